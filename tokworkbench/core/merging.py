@@ -1,0 +1,72 @@
+"""The two rewrites a training step makes on one chunk, with the pair-count changes they cause.
+
+Both report deltas locally (left neighbour from the output, right neighbour from the input), the
+way the fast trainers do, so a step costs the length of the chunks it touches and nothing more.
+"""
+
+
+def merge_word(ids: list[int], a: int, b: int, z: int) -> tuple[list[int], int, dict]:
+    """Replace (a, b) by z left to right without overlap.
+
+    Returns the new ids, the number of replacements, and the change in count of every
+    other pair (the merged pair itself simply disappears).
+    """
+    out: list[int] = []
+    delta: dict[tuple[int, int], int] = {}
+    n = len(ids)
+    i = 0
+    reps = 0
+    while i < n:
+        t = ids[i]
+        if t == a and i + 1 < n and ids[i + 1] == b:
+            if out:
+                x = out[-1]
+                delta[(x, a)] = delta.get((x, a), 0) - 1
+                delta[(x, z)] = delta.get((x, z), 0) + 1
+            if i + 2 < n:
+                y = ids[i + 2]
+                delta[(b, y)] = delta.get((b, y), 0) - 1
+                delta[(z, y)] = delta.get((z, y), 0) + 1
+            out.append(z)
+            reps += 1
+            i += 2
+        else:
+            out.append(t)
+            i += 1
+    delta.pop((a, b), None)
+    return out, reps, delta
+
+
+def unmerge_word(ids: list[int], a: int, b: int, z: int) -> tuple[list[int], dict]:
+    """Split every z back into (a, b): the exact inverse of `merge_word` when z is the newest id."""
+    out: list[int] = []
+    delta: dict[tuple[int, int], int] = {}
+    n = len(ids)
+    for i, t in enumerate(ids):
+        if t == z:
+            if out:
+                x = out[-1]
+                delta[(x, z)] = delta.get((x, z), 0) - 1
+                delta[(x, a)] = delta.get((x, a), 0) + 1
+            delta[(a, b)] = delta.get((a, b), 0) + 1
+            if i + 1 < n:
+                y = ids[i + 1]
+                delta[(z, y)] = delta.get((z, y), 0) - 1
+                delta[(b, y)] = delta.get((b, y), 0) + 1
+            out.append(a)
+            out.append(b)
+        else:
+            out.append(t)
+    return out, delta
+
+
+def first_offset(ids: list[int], pair: tuple[int, int], lengths: list[int]) -> int:
+    """Offset, in base units, of the leftmost occurrence of `pair` in `ids` (-1 if absent)."""
+    a, b = pair
+    off = 0
+    for i in range(len(ids) - 1):
+        t = ids[i]
+        if t == a and ids[i + 1] == b:
+            return off
+        off += lengths[t]
+    return -1

@@ -1,0 +1,58 @@
+"""Tie-break rules: which pair wins when several share the highest count (DESIGN.md pins them).
+
+Each rule is a sort key where smaller wins, so the trainer's heap orders by (-count, key).
+`first` depends on where the pair occurs now, so the trainer supplies it; the others depend
+only on the pair and the vocabulary.
+"""
+
+from collections.abc import Callable
+from functools import total_ordering
+
+from .vocab import hf_byte_ranks
+
+TIE_BREAKS = ("first", "lexmin", "lexmax", "hf")
+
+
+@total_ordering
+class Descending:
+    """Wraps a value so that larger sorts first (for lexmax over strings)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return self.value == other.value
+
+    def __lt__(self, other):
+        return other.value < self.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"Descending({self.value!r})"
+
+
+def static_key(rule: str, units: str, vocab: list) -> Callable[[tuple[int, int]], object]:
+    """Key for the rules that depend only on the pair; `vocab` is the trainer's live list."""
+    if rule == "lexmin":
+        if units == "byte":
+            return lambda p: p
+        return lambda p: (vocab[p[0]], vocab[p[1]])
+    if rule == "lexmax":
+        if units == "byte":
+            return lambda p: (-p[0], -p[1])
+        return lambda p: Descending((vocab[p[0]], vocab[p[1]]))
+    if rule == "hf":
+        if units == "char":  # HF's char alphabet is sorted by code point, like ours
+            return lambda p: p
+        ranks = hf_byte_ranks()
+
+        def hf_key(p):
+            a, b = p
+            return (ranks[a] if a < 256 else a, ranks[b] if b < 256 else b)
+
+        return hf_key
+    raise ValueError(f"no static key for tie-break {rule!r}")

@@ -1,0 +1,218 @@
+"""A trained tokenizer, frozen: encode by merge rank inside each chunk, decode with strict/replace.
+
+Special tokens follow tiktoken's rule: a special token's string in the text is an error unless
+the caller allows it, in which case it becomes the special id. Unseen characters (char units)
+become <unk> if the model has one, otherwise an error naming the character and its offset.
+"""
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from .errors import DecodeError, EncodeError
+from .normalize import normalize
+from .pretokenize import PreTokenizer
+from .vocab import render_bytes
+
+UNK = "<unk>"
+_CACHE_LIMIT = 1 << 16
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    units: str
+    normalizer: str
+    pre_tokenizer: PreTokenizer
+    tie_break: str
+    base: tuple[str, ...] | None
+    merges: tuple[tuple[int, int], ...]
+    special_tokens: tuple[str, ...] = ()
+    history: tuple[Any, ...] = ()
+    _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    # -- vocabulary ------------------------------------------------------------------------
+    @property
+    def base_size(self) -> int:
+        return 256 if self.units == "byte" else len(self.base or ())
+
+    @property
+    def vocab_size(self) -> int:
+        return self.base_size + len(self.merges) + len(self.special_tokens)
+
+    @property
+    def special_ids(self) -> dict[str, int]:
+        first = self.base_size + len(self.merges)
+        return {s: first + i for i, s in enumerate(self.special_tokens)}
+
+    @property
+    def vocab(self) -> list:
+        """Id -> token (bytes for byte units, str for char units), specials last."""
+        vocab = self._derived.get("vocab")
+        if vocab is None:
+            if self.units == "byte":
+                vocab = [bytes([i]) for i in range(256)]
+            else:
+                vocab = list(self.base or ())
+            for a, b in self.merges:
+                vocab.append(vocab[a] + vocab[b])
+            for s in self.special_tokens:
+                vocab.append(s.encode("utf-8") if self.units == "byte" else s)
+            self._derived["vocab"] = vocab
+        return vocab
+
+    def token_bytes(self, tid: int) -> bytes:
+        tok = self.vocab[self._check_id(tid)]
+        return tok if isinstance(tok, bytes) else tok.encode("utf-8")
+
+    def token_text(self, tid: int) -> str:
+        tok = self.vocab[self._check_id(tid)]
+        return render_bytes(tok) if isinstance(tok, bytes) else tok
+
+    # -- encoding --------------------------------------------------------------------------
+    def encode(
+        self,
+        text: str,
+        allowed_special: Collection[str] | str = (),
+        disallowed_special: Collection[str] | str = "all",
+    ) -> list[int]:
+        specials = self.special_ids
+        allowed = set(specials) if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - set(specials)
+        if unknown:
+            raise EncodeError(f"not a special token of this model: {', '.join(sorted(unknown))}")
+        disallowed = (set(specials) - allowed) if disallowed_special == "all" else set(disallowed_special)
+        for s in disallowed:
+            at = text.find(s)
+            if at >= 0:
+                raise EncodeError(
+                    f"text contains the special token {s!r} at offset {at}; allow it to encode it as"
+                    " a special token, or encode it as ordinary text"
+                )
+        if not allowed:
+            return self._encode_text(text, 0)
+        ids: list[int] = []
+        pos = 0
+        pattern = "|".join(regex.escape(s) for s in sorted(allowed, key=len, reverse=True))
+        for m in regex.finditer(pattern, text):
+            ids.extend(self._encode_text(text[pos : m.start()], pos))
+            ids.append(specials[m.group()])
+            pos = m.end()
+        ids.extend(self._encode_text(text[pos:], pos))
+        return ids
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode with special-token strings treated as plain text."""
+        return self._encode_text(text, 0)
+
+    def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw."""
+        text = normalize(text, self.normalizer)
+        return [(c, self._encode_chunk(c, 0)) for c in self.pre_tokenizer.split(text)]
+
+    def _encode_text(self, text: str, offset: int) -> list[int]:
+        if not text:
+            return []
+        text = normalize(text, self.normalizer)
+        ids: list[int] = []
+        pos = offset
+        for chunk in self.pre_tokenizer.split(text):
+            ids.extend(self._encode_chunk(chunk, pos))
+            pos += len(chunk)
+        return ids
+
+    def _encode_chunk(self, chunk: str, offset: int) -> list[int]:
+        cache = self._derived.setdefault("cache", {})
+        hit = cache.get(chunk)
+        if hit is not None:
+            return hit
+        if self.units == "byte":
+            try:
+                ids = self._bpe(list(chunk.encode("utf-8")))
+            except UnicodeEncodeError as exc:
+                raise EncodeError(f"cannot encode lone surrogate at offset {offset + exc.start}") from None
+        else:
+            ids = self._encode_chars(chunk, offset)
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[chunk] = ids
+        return ids
+
+    def _encode_chars(self, chunk: str, offset: int) -> list[int]:
+        index = self._derived.get("char_index")
+        if index is None:
+            index = self._derived["char_index"] = {c: i for i, c in enumerate(self.base or ())}
+        unk = self.special_ids.get(UNK)
+        ids: list[int] = []
+        run: list[int] = []
+        for i, ch in enumerate(chunk):
+            tid = index.get(ch)
+            if tid is not None:
+                run.append(tid)
+                continue
+            if unk is None:
+                raise EncodeError(
+                    f"character {ch!r} (U+{ord(ch):04X}) at offset {offset + i} is not in this"
+                    " char-unit vocabulary, and the model has no <unk> token"
+                )
+            ids.extend(self._bpe(run))
+            ids.append(unk)
+            run = []
+        ids.extend(self._bpe(run))
+        return ids
+
+    def _bpe(self, ids: list[int]) -> list[int]:
+        ranks = self._derived.get("ranks")
+        if ranks is None:
+            ranks = self._derived["ranks"] = {p: r for r, p in enumerate(self.merges)}
+        first = self.base_size
+        while len(ids) >= 2:
+            best = None
+            best_rank = len(self.merges)
+            for p in zip(ids, ids[1:]):
+                r = ranks.get(p)
+                if r is not None and r < best_rank:
+                    best, best_rank = p, r
+            if best is None:
+                break
+            a, b = best
+            z = first + best_rank
+            out = []
+            i = 0
+            n = len(ids)
+            while i < n:
+                if ids[i] == a and i + 1 < n and ids[i + 1] == b:
+                    out.append(z)
+                    i += 2
+                else:
+                    out.append(ids[i])
+                    i += 1
+            ids = out
+        return ids
+
+    # -- decoding --------------------------------------------------------------------------
+    def decode_bytes(self, ids: list[int]) -> bytes:
+        return b"".join(self.token_bytes(t) for t in ids)
+
+    def decode(self, ids: list[int], errors: str = "strict") -> str:
+        for pos, t in enumerate(ids):
+            self._check_id(t, pos)
+        if self.units == "char":
+            return "".join(self.vocab[t] for t in ids)
+        data = self.decode_bytes(ids)
+        try:
+            return data.decode("utf-8", errors=errors)
+        except UnicodeDecodeError as exc:
+            raise DecodeError(
+                f"the ids decode to bytes that are not valid UTF-8 at byte offset {exc.start}"
+                f" ({data[exc.start:exc.end].hex(' ')}); decode with errors=replace to see U+FFFD there"
+            ) from None
+
+    def _check_id(self, tid: int, pos: int | None = None) -> int:
+        if not isinstance(tid, int) or isinstance(tid, bool) or not 0 <= tid < self.vocab_size:
+            where = f" at position {pos}" if pos is not None else ""
+            raise DecodeError(
+                f"id {tid!r}{where} is out of range: this vocabulary has ids 0..{self.vocab_size - 1}"
+            )
+        return tid
