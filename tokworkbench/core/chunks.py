@@ -15,26 +15,60 @@ from .pretokenize import PreTokenizer
 
 
 @dataclass
+class DocumentLayout:
+    """One normalized document as training saw it: where each chunk occurrence ends, and which
+    distinct chunk it is. This is what lets a view draw current token boundaries exactly."""
+
+    text: str
+    ends: np.ndarray  # int64 char offset of each chunk occurrence's end
+    chunk_ids: np.ndarray  # int64 index into ChunkCounts.chunks
+
+    def chunk_range(self, start: int, end: int) -> tuple[int, int]:
+        """Occurrences that overlap the char window [start, end)."""
+        lo = int(np.searchsorted(self.ends, start, side="right"))
+        hi = int(np.searchsorted(self.ends, end, side="left")) + 1
+        return lo, min(hi, len(self.ends))
+
+    def chunk_start(self, k: int) -> int:
+        return int(self.ends[k - 1]) if k > 0 else 0
+
+
+@dataclass
 class ChunkCounts:
     chunks: list[str]
     counts: np.ndarray  # int64, one per chunk
     documents: int
     chars: int
     bytes: int
+    layouts: list[DocumentLayout] | None = None
 
 
-def count_chunks(texts: Iterable[str], normalizer: str, pre: PreTokenizer) -> ChunkCounts:
+def count_chunks(
+    texts: Iterable[str], normalizer: str, pre: PreTokenizer, keep_layout: bool = False
+) -> ChunkCounts:
     counter: Counter[str] = Counter()
     docs = chars = nbytes = 0
+    kept: list[tuple[str, list[str]]] = []
     for text in texts:
         text = normalize(text, normalizer)
         docs += 1
         chars += len(text)
         nbytes += len(text.encode("utf-8"))
-        counter.update(pre.split(text))
+        pieces = pre.split(text)
+        counter.update(pieces)
+        if keep_layout:
+            kept.append((text, pieces))
     chunks = list(counter)
     counts = np.fromiter(counter.values(), dtype=np.int64, count=len(chunks))
-    return ChunkCounts(chunks, counts, docs, chars, nbytes)
+    layouts = None
+    if keep_layout:
+        index = {c: i for i, c in enumerate(chunks)}
+        layouts = []
+        for text, pieces in kept:
+            ends = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)))
+            ids = np.fromiter(map(index.__getitem__, pieces), dtype=np.int64, count=len(pieces))
+            layouts.append(DocumentLayout(text, ends, ids))
+    return ChunkCounts(chunks, counts, docs, chars, nbytes, layouts)
 
 
 @dataclass

@@ -5,7 +5,7 @@ the byte offset, so the user can find the problem; nothing is silently dropped e
 files met while walking a folder, which are reported through `skipped`.
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,33 +86,53 @@ def _walk(folder: Path) -> list[Path]:
     return files
 
 
-def iter_documents(
-    paths: Iterable[str | Path], errors: str = "strict", skipped: list[str] | None = None
-) -> Iterator[Document]:
-    """Stream documents. Named files must be text; binary files inside folders are skipped."""
+def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, Path | None]]:
+    """Every file to read, with the folder it was found in (None for a file named directly)."""
+    out: list[tuple[Path, Path | None]] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             files = _walk(path)
             if not files:
                 raise CorpusError(f"{path}: folder holds no files")
-            texts = 0
-            for f in files:
-                try:
-                    doc = read_document(f, errors)
-                except CorpusError as exc:
-                    if "binary file" not in str(exc) or skipped is None:
-                        raise
-                    skipped.append(str(f))
-                    continue
-                texts += 1
-                yield doc
-            if texts == 0:
-                raise CorpusError(f"{path}: folder holds no text files (all {len(files)} are binary)")
+            out += [(f, path) for f in files]
         elif path.exists():
-            yield read_document(path, errors)
+            out.append((path, None))
         else:
             raise CorpusError(f"{path}: no such file or folder")
+    return out
+
+
+def iter_documents(
+    paths: Iterable[str | Path],
+    errors: str = "strict",
+    skipped: list[str] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Iterator[Document]:
+    """Stream documents. Named files must be text; binary files inside folders are skipped
+    (and listed in `skipped` when given). `progress(bytes_done, bytes_total, name)` follows."""
+    files = list_files(paths)
+    total = sum(f.stat().st_size for f, _ in files)
+    done = 0
+    texts_in: dict[Path, int] = {}
+    for f, folder in files:
+        try:
+            doc = read_document(f, errors)
+        except CorpusError as exc:
+            if folder is None or "binary file" not in str(exc) or skipped is None:
+                raise
+            skipped.append(str(f))
+            doc = None
+        done += f.stat().st_size
+        if progress is not None:
+            progress(done, total, str(f))
+        if folder is not None:
+            texts_in[folder] = texts_in.get(folder, 0) + (doc is not None)
+        if doc is not None:
+            yield doc
+    for folder, n in texts_in.items():
+        if n == 0:
+            raise CorpusError(f"{folder}: folder holds no text files (all are binary)")
 
 
 def load_corpus(paths: Iterable[str | Path], errors: str = "strict") -> Corpus:

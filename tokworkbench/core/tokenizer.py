@@ -193,12 +193,17 @@ class Tokenizer:
 
     # -- decoding --------------------------------------------------------------------------
     def decode_bytes(self, ids: list[int]) -> bytes:
-        return b"".join(self.token_bytes(t) for t in ids)
-
-    def decode(self, ids: list[int], errors: str = "strict") -> str:
         for pos, t in enumerate(ids):
             self._check_id(t, pos)
+        vocab = self.vocab
         if self.units == "char":
+            return "".join(vocab[t] for t in ids).encode("utf-8")
+        return b"".join(vocab[t] for t in ids)
+
+    def decode(self, ids: list[int], errors: str = "strict") -> str:
+        if self.units == "char":
+            for pos, t in enumerate(ids):
+                self._check_id(t, pos)
             return "".join(self.vocab[t] for t in ids)
         data = self.decode_bytes(ids)
         try:

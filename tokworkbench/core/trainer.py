@@ -69,11 +69,14 @@ class PairRow:
 
 
 class Trainer:
-    def __init__(self, texts: Iterable[str], config: TrainConfig = TrainConfig()):
+    def __init__(self, texts: Iterable[str], config: TrainConfig = TrainConfig(), keep_layout: bool = False):
+        """`keep_layout` remembers each document's chunk sequence so views can draw tokens."""
         self.config = config
-        table = count_chunks(texts, config.normalizer, config.pre_tokenizer)
+        table = count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout)
+        self.layouts = table.layouts or []
         self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
         self.chunk_strings = table.chunks
+        self._chunk_lookup: dict[str, int] | None = None
         self._weights = table.counts.tolist()
         if config.units == "byte":
             self.base: tuple[str, ...] | None = None
@@ -115,8 +118,14 @@ class Trainer:
 
     def chunk_ids(self, chunk: str) -> list[int] | None:
         """Current tokens of a chunk seen in training (None if the corpus never had it)."""
-        idx = self._chunk_index().get(chunk)
+        if self._chunk_lookup is None:
+            self._chunk_lookup = {c: i for i, c in enumerate(self.chunk_strings)}
+        idx = self._chunk_lookup.get(chunk)
         return None if idx is None else list(self._words[idx])
+
+    def chunk_tokens(self, index: int) -> list[int]:
+        """Current tokens of distinct chunk `index` (the trainer's own list: do not modify)."""
+        return self._words[index]
 
     def token_text(self, tid: int) -> str:
         tok = self.vocab[tid]
@@ -302,11 +311,6 @@ class Trainer:
         else:
             merged_text = self.vocab[a] + self.vocab[b]
         return PairRow(a, b, count, self.token_text(a), self.token_text(b), merged_text, merged)
-
-    def _chunk_index(self) -> dict[str, int]:
-        if not hasattr(self, "_chunk_lookup"):
-            self._chunk_lookup = {c: i for i, c in enumerate(self.chunk_strings)}
-        return self._chunk_lookup
 
 
 def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = None, merges: int | None = None) -> Trainer:

@@ -1,0 +1,256 @@
+"""The real app driven by Textual's pilot: each test checks what the screen shows and the core state."""
+
+import json
+
+import pytest
+from textual.widgets import DataTable, Input, Static
+
+from tokworkbench.app import WorkbenchApp
+from tokworkbench.core import modelfile
+from tokworkbench.core.session import Settings
+
+SIZE = (160, 48)
+
+
+async def ready(app, pilot):
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert app.trainer is not None
+
+
+def static_text(app, selector) -> str:
+    return str(app.query_one(selector, Static).render())
+
+
+def pair_cells(app, row=0):
+    table = app.query_one("#pair-table", DataTable)
+    return [str(c) for c in table.get_row_at(row)]
+
+
+async def test_step_undo_and_the_screen_follow_the_core():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        nxt = app.trainer.top_pairs(1)[0]
+        assert pair_cells(app)[0] == "▶"
+        await pilot.press("n")
+        await pilot.pause()
+        assert len(app.trainer.history) == 1
+        assert app.trainer.history[0].pair == (nxt.left, nxt.right)
+        merges = app.merges_panel
+        assert merges.row_count == 1 and "1 merges" in str(merges.border_subtitle)
+        assert f"{app.trainer.total_tokens:,} tokens" in static_text(app, "#corpus-stats")
+        await pilot.press("N")
+        await pilot.pause()
+        assert len(app.trainer.history) == 11 and merges.row_count == 11
+        before = app.trainer.total_tokens
+        await pilot.press("u", "backspace")
+        await pilot.pause()
+        assert len(app.trainer.history) == 9 and merges.row_count == 9
+        assert app.trainer.total_tokens > before
+        assert f"{app.trainer.total_tokens:,} tokens" in static_text(app, "#corpus-stats")
+
+
+async def test_undo_is_dimmed_when_there_is_nothing_to_undo():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        assert app.check_action("undo", ()) is None
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.trainer.history == []
+        await pilot.press("n")
+        assert app.check_action("undo", ()) is True
+
+
+async def test_run_to_target_in_a_worker_and_cancel():
+    app = WorkbenchApp(settings=Settings(target=400))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.trainer.vocab_size == 400 and not app.running
+        assert app.merges_panel.border_subtitle == "144 merges"
+
+        app.settings = app.settings.with_(target=60_000)
+        with app.lock:  # hold the worker before its first step while we press keys
+            await pilot.press("r")
+            assert app.running and app.check_action("step", ()) is None  # dimmed while running
+            await pilot.press("question_mark")  # the UI answers keys while the worker trains
+            await pilot.pause()
+            assert "Workbench" in str(app.screen.query_one(Static).render())
+            await pilot.press("escape")  # closes help
+            await pilot.press("escape")  # cancels the run
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.running
+        t = app.trainer
+        assert 400 - 256 <= len(t.history) == t.vocab_size - 256 < 60_000 - 256
+        assert app.merges_panel.border_subtitle == f"{len(t.history):,} merges"
+        assert any(n.message.startswith("cancelled") for n in app._notifications)
+        done = len(t.history)
+        await pilot.press("u")  # the trainer is usable again after the cancel
+        assert len(app.trainer.history) == done - 1
+
+
+async def test_change_settings_restarts_after_confirmation():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("n")
+        await pilot.press("c")
+        await pilot.pause()
+        app.screen.query_one("#units").value = "char"
+        app.screen.query_one("#split").value = "custom"
+        app.screen.query_one("#pattern", Input).value = "(unclosed"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "invalid pre-tokenizer regex" in static_text(app.screen, "#settings-error")
+        app.screen.query_one("#pattern", Input).value = r"\w+|\s+|[^\w\s]+"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "1 merges will be discarded" in str(app.screen.query_one(".question").render())
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.trainer.config.units == "char" and app.trainer.history == []
+        assert app.trainer.config.pre_tokenizer.pattern == r"\w+|\s+|[^\w\s]+"
+        assert "chars/token" in static_text(app, "#corpus-stats")
+
+
+async def test_encode_round_trip_korean_emoji_and_a_failing_normalizer():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.query_one("#encode-input", Input).value = "안녕하세요 👋🏽 세계!"
+        await pilot.pause()
+        shown = static_text(app, "#encode-result")
+        assert "✓ round trip is lossless" in shown
+        ids = app.snapshot.tokenizer.encode("안녕하세요 👋🏽 세계!")
+        assert " ".join(map(str, ids)) in shown
+        assert "👋" in str(app.query_one("#bytes", DataTable).get_row_at(6)[1])
+
+    app = WorkbenchApp(settings=Settings(normalizer="nfkc"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        app.query_one("#encode-input", Input).value = "ＡＩ ok"
+        await pilot.pause()
+        shown = static_text(app, "#encode-result")
+        assert "✗ round trip differs at char 0" in shown and "normalizer changed the text" in shown
+
+
+async def test_decode_typed_ids_shows_strict_and_replace():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        app.query_one("#decode-input", Input).value = "236 149"  # two bytes of a three-byte character
+        await pilot.pause()
+        shown = static_text(app, "#decode-result")
+        assert "EC 95" in shown and "not valid UTF-8" in shown
+        assert "replace \ufffd" in shown and "bytes 0–1 (EC 95): unexpected end of data — a partial UTF-8 sequence" in shown
+        app.query_one("#decode-input", Input).value = "72 105 99999"
+        await pilot.pause()
+        assert "id 99999 at position 2 is out of range" in static_text(app, "#decode-result")
+
+
+async def test_open_non_utf8_file_keeps_the_current_session(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello \xff world")
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("n")
+        trainer = app.trainer
+        await pilot.press("o")
+        await pilot.pause()
+        app.screen.query_one("#open-input", Input).value = str(bad)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")  # the model is unsaved: confirm opening
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.trainer is trainer and len(trainer.history) == 1
+        messages = [n.message for n in app._notifications]
+        assert any("not valid UTF-8 at byte offset 6" in m and "kept" in m for m in messages)
+
+
+async def test_open_a_folder(tmp_path):
+    (tmp_path / "a.txt").write_text("aaa bbb aaa", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("bbb ccc", encoding="utf-8")
+    app = WorkbenchApp([str(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        assert [d.text for d in app.corpus.documents] == ["aaa bbb aaa", "bbb ccc"]
+        assert "2 docs" in static_text(app, "#corpus-stats")
+
+
+async def test_tiny_terminal_shows_a_message_and_keeps_state():
+    app = WorkbenchApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await ready(app, pilot)
+        assert app.screen.has_class("too-small")
+        assert "needs at least 80×24" in static_text(app, "#too-small")
+        await pilot.press("n")
+        await pilot.resize_terminal(120, 36)
+        await pilot.pause()
+        assert not app.screen.has_class("too-small") and app.screen.has_class("-narrow")
+        assert len(app.trainer.history) == 1
+        assert "1 merges" in static_text(app, "#corpus-stats")
+
+
+async def test_save_is_atomic_and_asks_before_overwriting(tmp_path):
+    path = tmp_path / "model.json"
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("N")
+        await pilot.press("s")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(path)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert modelfile.load(path).merges == tuple(app.trainer.merges)
+        await pilot.press("n")
+        await pilot.press("s")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(path)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "exists. Overwrite it?" in str(app.screen.query_one(".question").render())
+        await pilot.press("n")
+        await pilot.pause()
+        assert len(json.loads(path.read_text(encoding="utf-8"))["merges"]) == 10
+        await pilot.press("q")
+        await pilot.pause()
+        assert "Quit without saving" in str(app.screen.query_one(".question").render())
+        await pilot.press("n")
+        assert app.is_running
+
+
+async def test_help_lists_every_key():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = str(app.screen.query_one(Static).render())
+        for b in app.BINDINGS:
+            assert b.tooltip in text
+
+
+@pytest.mark.parametrize("size", [(160, 48), (100, 30)])
+def test_main_screen_snapshot(snap_compare, size):
+    async def run_before(pilot):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        for _ in range(3):
+            await pilot.press("N")
+        await pilot.pause(0.3)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.3)
+
+    assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)

@@ -1,0 +1,88 @@
+"""How tokens and text are drawn: alternating token colours, visible whitespace, cut characters."""
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from ..core.segments import TokenSpan
+
+TOKEN_STYLES = ("on #2c3e5c", "on #4a3560", "on #2f5a46", "on #5c4f2a", "on #5a2f3c", "on #2a5559")
+CUT_STYLE = "bold underline #ff7b7b"  # drawn over the token's own background
+PAIR_STYLE = "bold black on #e5c07b"
+_VISIBLE = {"\n": "↵\n", "\t": "→", "\r": "␍", "\x00": "␀", "\u200b": "⟨ZWSP⟩", "\u200d": "⟨ZWJ⟩"}
+_CELL = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
+
+
+def visible(text: str) -> str:
+    """Token text for table cells: whitespace made visible, control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in _CELL:
+            out.append(_CELL[ch])
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _display(chunk: str) -> str:
+    if not any(c in _VISIBLE for c in chunk):
+        return chunk
+    return "".join(_VISIBLE.get(c, c) for c in chunk)
+
+
+def draw_tokens(
+    text: str,
+    spans: Sequence[TokenSpan],
+    start: int = 0,
+    end: int | None = None,
+    marks: Sequence[tuple[int, int]] = (),
+) -> Text:
+    """text[start:end] with each token on its own background.
+
+    A character that two tokens share (a byte-level token cut it) is drawn once, in red;
+    `marks` are char ranges to highlight (occurrences of the selected pair).
+    """
+    end = len(text) if end is None else end
+    cut = set()
+    for p, q in zip(spans, spans[1:]):
+        if p.end > q.start:
+            cut.update(range(q.start, p.end))
+    marked = set()
+    for a, b in marks:
+        marked.update(range(a, b))
+    out = Text(no_wrap=False, overflow="fold")
+    pos = start
+    for span in spans:
+        s, e = max(span.start, pos), min(span.end, end)
+        if e <= s:
+            continue
+        base = TOKEN_STYLES[span.ordinal % len(TOKEN_STYLES)]
+
+        def style_of(i: int) -> str:
+            if i in marked:
+                return PAIR_STYLE
+            return f"{CUT_STYLE} {base}" if i in cut else base
+
+        i = s
+        while i < e:
+            style = style_of(i)
+            j = i + 1
+            while j < e and style_of(j) == style:
+                j += 1
+            out.append(_display(text[i:j]), style)
+            i = j
+        pos = e
+    if pos < end:
+        out.append(_display(text[pos:end]))
+    return out
+
+
+def cell(text: str, style: str = "") -> Text:
+    """A table cell that shows `text` literally (DataTable would read a plain str as markup)."""
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
+
+
+def hex_bytes(data: bytes) -> str:
+    return " ".join(f"{b:02X}" for b in data)

@@ -1,0 +1,78 @@
+"""A read of the core taken between two training steps, for the UI to render.
+
+Built in whichever thread owns the trainer at that moment (the UI thread when idle, the
+training worker while it runs), so the UI never touches the trainer while a worker does.
+"""
+
+from dataclasses import dataclass
+
+from ..core.segments import TokenSpan, corpus_spans
+from ..core.tokenizer import Tokenizer
+from ..core.trainer import PairRow, Trainer
+from .render import visible
+
+PAIR_ROWS = 400
+HISTORY_ROWS = 400
+
+
+@dataclass(frozen=True)
+class View:
+    """What the user is looking at: which document and which window of it."""
+
+    doc: int = 0
+    start: int = 0
+    size: int = 6000
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    vocab_size: int
+    base_size: int
+    merges: int
+    total_tokens: int
+    initial_tokens: int
+    compression: float
+    pairs: list[PairRow]
+    history: list[tuple]  # rendered rows of the newest merges, oldest first
+    view: View
+    doc_length: int
+    text: str  # the window's normalized text
+    spans: list[TokenSpan]  # offsets relative to `text`
+    tokenizer: Tokenizer
+
+
+def take_snapshot(trainer: Trainer, view: View) -> Snapshot:
+    history = []
+    for rec in trainer.history[-HISTORY_ROWS:]:
+        a, b = rec.pair
+        history.append((
+            rec.step, f"{a}+{b}", rec.new_id, visible(trainer.token_text(rec.new_id)), rec.count,
+            rec.replacements, rec.length, trainer.initial_tokens / rec.length if rec.length else 0.0,
+        ))
+    text, spans, length = "", [], 0
+    if trainer.layouts:
+        doc = min(view.doc, len(trainer.layouts) - 1)
+        full = trainer.layouts[doc].text
+        length = len(full)
+        start = max(0, min(view.start, max(0, length - 1)))
+        end = min(length, start + view.size)
+        text = full[start:end]
+        spans = [
+            TokenSpan(s.start - start, s.end - start, s.token, s.ordinal, s.cut)
+            for s in corpus_spans(trainer, doc, start, end)
+        ]
+    return Snapshot(
+        vocab_size=trainer.vocab_size,
+        base_size=trainer.base_size,
+        merges=len(trainer.merges),
+        total_tokens=trainer.total_tokens,
+        initial_tokens=trainer.initial_tokens,
+        compression=trainer.compression,
+        pairs=trainer.top_pairs(PAIR_ROWS),
+        history=history,
+        view=view,
+        doc_length=length,
+        text=text,
+        spans=spans,
+        tokenizer=trainer.tokenizer(),
+    )

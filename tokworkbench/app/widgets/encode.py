@@ -1,0 +1,79 @@
+"""Encode / decode: tokens drawn in the text, a round-trip verdict, and hand-typed id decoding."""
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Input, Static
+
+from ...core.roundtrip import DecodeReport, RoundTrip
+from ..messages import DecodeChanged, EncodeChanged
+from ..render import draw_tokens, hex_bytes
+
+
+class EncodePanel(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="type text to encode (e.g. 안녕하세요 👋🏽 hello)", id="encode-input")
+        with VerticalScroll(id="encode-scroll"):
+            yield Static(id="encode-result")
+        yield Input(placeholder="ids to decode, e.g. 236 149 136", id="decode-input")
+        yield Static(id="decode-result")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        if event.input.id == "encode-input":
+            self.post_message(EncodeChanged(event.value))
+        else:
+            self.post_message(DecodeChanged(event.value))
+
+    def show_round_trip(self, rt: RoundTrip | None, tokens_text: list[str]) -> None:
+        out = Text()
+        if rt is None or not rt.text:
+            out.append("Type above: tokens are drawn with alternating backgrounds; red marks a character a token cuts.", "dim")
+        elif rt.error:
+            out.append("✗ cannot encode: ", "bold red")
+            out.append(rt.error)
+        else:
+            out.append_text(draw_tokens(rt.normalized, rt.spans))
+            out.append("\n")
+            out.append("ids ", "dim")
+            out.append(" ".join(map(str, rt.ids)))
+            out.append("\n")
+            chars = len(rt.text)
+            n = len(rt.ids)
+            out.append(f"{n} tokens · {chars} chars · {len(rt.text.encode())} bytes · "
+                       f"{chars / n if n else 0:.2f} chars/token  ", "dim")
+            if rt.ok:
+                out.append("✓ round trip is lossless", "bold green")
+            else:
+                at = rt.first_difference
+                out.append(f"✗ round trip differs at char {at}: ", "bold red")
+                out.append(f"{rt.text[at:at + 8]!r} → {rt.decoded[at:at + 8]!r}")
+                if rt.normalized != rt.text:
+                    out.append("  (the normalizer changed the text)", "dim")
+        self.query_one("#encode-result", Static).update(out)
+
+    def show_decode(self, report: DecodeReport | None) -> None:
+        out = Text()
+        if report is None:
+            out.append("Decoding shows what strict and replace give, including partial UTF-8 sequences.", "dim")
+        elif report.data is None:
+            out.append("✗ ", "bold red")
+            out.append(report.strict_error or "")
+        else:
+            out.append("bytes   ", "dim")
+            out.append(hex_bytes(report.data) or "(none)")
+            out.append("\nstrict  ", "dim")
+            if report.strict_error:
+                out.append("✗ " + report.strict_error, "red")
+            else:
+                out.append(repr(report.strict), "green")
+            out.append("\nreplace ", "dim")
+            for piece in (report.replace or "").split("\ufffd")[:-1]:
+                out.append(piece)
+                out.append("\ufffd", "bold reverse #ff7b7b")
+            out.append((report.replace or "").split("\ufffd")[-1])
+            for p in report.problems:
+                out.append(f"\n  bytes {p.start}–{p.end - 1} ({hex_bytes(report.data[p.start:p.end])}): {p.reason}", "#ff7b7b")
+                if p.reason == "unexpected end of data":
+                    out.append(" — a partial UTF-8 sequence", "#ff7b7b")
+        self.query_one("#decode-result", Static).update(out)

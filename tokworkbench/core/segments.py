@@ -1,0 +1,98 @@
+"""Token boundaries in text: which characters each token covers, and where a token cuts one.
+
+Views draw from this. Byte-unit tokens may end inside a multi-byte character; such a character
+is marked `cut` and belongs, for drawing, to the token that holds its first byte.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TokenSpan:
+    start: int  # char offset of the token's first (possibly partial) character
+    end: int  # char offset after its last (possibly partial) character
+    token: int
+    ordinal: int  # position of the token in the whole sequence (for alternating colours)
+    cut: bool  # the token starts or ends inside a character
+
+
+def chunk_spans(
+    pieces: Iterable[tuple[int, str, Sequence[int]]], vocab: Sequence, first_ordinal: int = 0
+) -> list[TokenSpan]:
+    """Spans for (char offset, chunk text, token ids) triples; `vocab` maps id -> bytes or str."""
+    spans: list[TokenSpan] = []
+    ordinal = first_ordinal
+    for offset, chunk, ids in pieces:
+        if not ids:
+            continue
+        if isinstance(vocab[ids[0]], str):
+            pos = offset
+            for t in ids:
+                n = len(vocab[t])
+                spans.append(TokenSpan(pos, pos + n, t, ordinal, False))
+                pos += n
+                ordinal += 1
+            continue
+        data = chunk.encode("utf-8")
+        if len(data) == len(chunk):  # ASCII: bytes are characters
+            pos = offset
+            for t in ids:
+                n = len(vocab[t])
+                spans.append(TokenSpan(pos, pos + n, t, ordinal, False))
+                pos += n
+                ordinal += 1
+            continue
+        char_of = _char_of_byte(chunk)
+        b = 0
+        for t in ids:
+            n = len(vocab[t])
+            first, last = char_of[b], char_of[b + n - 1]
+            cut = (b > 0 and char_of[b - 1] == first) or (b + n < len(data) and char_of[b + n] == last)
+            spans.append(TokenSpan(offset + first, offset + last + 1, t, ordinal, cut))
+            b += n
+            ordinal += 1
+    return spans
+
+
+def _char_of_byte(text: str) -> list[int]:
+    out: list[int] = []
+    for i, ch in enumerate(text):
+        out.extend([i] * len(ch.encode("utf-8")))
+    return out
+
+
+def text_spans(tokenizer, text: str) -> tuple[str, list[TokenSpan]]:
+    """The normalized text and its token spans under a frozen tokenizer (ordinary encoding)."""
+    pieces = []
+    pos = 0
+    normalized_parts = []
+    for chunk, ids in tokenizer.encode_chunks(text):
+        pieces.append((pos, chunk, ids))
+        normalized_parts.append(chunk)
+        pos += len(chunk)
+    return "".join(normalized_parts), chunk_spans(pieces, tokenizer.vocab)
+
+
+def corpus_spans(trainer, doc: int, start: int, end: int) -> list[TokenSpan]:
+    """Current token spans over chars [start, end) of document `doc`, from the trainer's state.
+
+    Ordinals count from the first chunk in the window, so colours alternate within the window.
+    """
+    layout = trainer.layouts[doc]
+    lo, hi = layout.chunk_range(start, end)
+    pieces = []
+    for k in range(lo, hi):
+        cid = int(layout.chunk_ids[k])
+        pieces.append((layout.chunk_start(k), trainer.chunk_strings[cid], trainer.chunk_tokens(cid)))
+    return chunk_spans(pieces, trainer.vocab)
+
+
+def pair_occurrences(spans: Sequence[TokenSpan], pair: tuple[int, int]) -> list[tuple[int, int]]:
+    """Char ranges where `pair` occurs as two adjacent tokens of the same chunk."""
+    a, b = pair
+    out = []
+    for left, right in zip(spans, spans[1:]):
+        if left.token == a and right.token == b and left.end >= right.start and right.start >= left.start:
+            out.append((left.start, right.end))
+    return out
