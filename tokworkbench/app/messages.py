@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..core.corpus import Corpus
+from ..core.corpus import Corpus, CorpusStats
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from .snapshot import Snapshot
@@ -16,6 +16,10 @@ class TrainProgress(Message):
     done: int
     total: int
     rate: float
+
+    def can_replace(self, message: Message) -> bool:
+        """Only the newest snapshot matters: a waiting older one is dropped, so keys never queue."""
+        return isinstance(message, TrainProgress)
 
 
 @dataclass
@@ -31,10 +35,14 @@ class LoadProgress(Message):
     total: int
     what: str
 
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgress)
+
 
 @dataclass
 class SessionReady(Message):
     corpus: Corpus
+    stats: CorpusStats
     settings: Settings
     trainer: Trainer
     seconds: float

@@ -32,17 +32,17 @@ def _display(chunk: str) -> str:
     return "".join(_VISIBLE.get(c, c) for c in chunk)
 
 
-def draw_tokens(
+def style_runs(
     text: str,
     spans: Sequence[TokenSpan],
     start: int = 0,
     end: int | None = None,
     marks: Sequence[tuple[int, int]] = (),
-) -> Text:
-    """text[start:end] with each token on its own background.
+) -> list[tuple[str, str]]:
+    """text[start:end] as (display text, style) runs, each token on its own background.
 
-    A character that two tokens share (a byte-level token cut it) is drawn once, in red;
-    `marks` are char ranges to highlight (occurrences of the selected pair).
+    A character that two tokens share (a byte-level token cut it) is drawn once, underlined in
+    red; `marks` are char ranges to highlight (occurrences of the selected pair).
     """
     end = len(text) if end is None else end
     cut = set()
@@ -52,13 +52,17 @@ def draw_tokens(
     marked = set()
     for a, b in marks:
         marked.update(range(a, b))
-    out = Text(no_wrap=False, overflow="fold")
+    runs: list[tuple[str, str]] = []
     pos = start
     for span in spans:
         s, e = max(span.start, pos), min(span.end, end)
         if e <= s:
             continue
         base = TOKEN_STYLES[span.ordinal % len(TOKEN_STYLES)]
+        if not (cut or marked):
+            runs.append((_display(text[s:e]), base))
+            pos = e
+            continue
 
         def style_of(i: int) -> str:
             if i in marked:
@@ -71,17 +75,26 @@ def draw_tokens(
             j = i + 1
             while j < e and style_of(j) == style:
                 j += 1
-            out.append(_display(text[i:j]), style)
+            runs.append((_display(text[i:j]), style))
             i = j
         pos = e
     if pos < end:
-        out.append(_display(text[pos:end]))
+        runs.append((_display(text[pos:end]), ""))
+    return runs
+
+
+def draw_tokens(
+    text: str,
+    spans: Sequence[TokenSpan],
+    start: int = 0,
+    end: int | None = None,
+    marks: Sequence[tuple[int, int]] = (),
+) -> Text:
+    """The same runs as a Rich Text, for small texts shown in a Static."""
+    out = Text(no_wrap=False, overflow="fold")
+    for piece, style in style_runs(text, spans, start, end, marks):
+        out.append(piece, style)
     return out
-
-
-def cell(text: str, style: str = "") -> Text:
-    """A table cell that shows `text` literally (DataTable would read a plain str as markup)."""
-    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
 
 
 def hex_bytes(data: bytes) -> str:

@@ -21,7 +21,7 @@ class View:
 
     doc: int = 0
     start: int = 0
-    size: int = 6000
+    size: int = 2400
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,12 @@ from ..core import modelfile
 from ..core.corpus import Corpus, sample_paths
 from ..core.errors import TokWorkbenchError
 from ..core.hexview import char_rows
-from ..core.roundtrip import decode_report, parse_ids, round_trip
+from ..core.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
+from ..core.segments import pair_occurrences
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from . import messages as msg
-from .render import draw_tokens
+from .render import style_runs
 from .screens import ConfirmScreen, HelpScreen, OpenScreen, PromptScreen, SettingsScreen
 from .snapshot import Snapshot, View, take_snapshot
 from .widgets.bytes_view import BytesPanel
@@ -62,6 +63,7 @@ class WorkbenchApp(App):
         self.paths = [str(p) for p in paths] if paths else None
         self.settings = settings or Settings()
         self.corpus: Corpus | None = None
+        self.corpus_stats = None
         self.trainer: Trainer | None = None
         self.lock = threading.Lock()
         self.view = View()
@@ -72,6 +74,7 @@ class WorkbenchApp(App):
         self.selected_pair: tuple[int, int] | None = None
         self.encode_text = ""
         self.decode_text = ""
+        self._binding_state: tuple = ()
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -101,7 +104,10 @@ class WorkbenchApp(App):
         self.encode_panel = self.query_one(EncodePanel)
         self.bytes_panel = self.query_one(BytesPanel)
         self.progress_row = self.query_one("#progress")
+        self.progress_label = self.query_one("#progress-label", Label)
+        self.progress_bar = self.query_one("#progress-bar", ProgressBar)
         self.too_small = self.query_one("#too-small", Static)
+        self.bottom_tabs = self.query_one("#bottom", TabbedContent)
         self.progress_row.display = False
         self._check_size(self.size.width, self.size.height)
         self.start_load(self.paths, None, self.settings)
@@ -140,6 +146,7 @@ class WorkbenchApp(App):
     def on_session_ready(self, message: msg.SessionReady) -> None:
         self.loading = False
         self.corpus, self.settings, self.trainer = message.corpus, message.settings, message.trainer
+        self.corpus_stats = message.stats
         self.saved_merges = ()
         self.view = View()
         self.selected_pair = None
@@ -172,8 +179,14 @@ class WorkbenchApp(App):
 
     def apply_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
-        corpus = self.corpus
-        stats = corpus.stats() if corpus else None
+        self.pairs_panel.rows = snap.pairs
+        self.selected_pair = self.pairs_panel.selected_pair
+        self._draw_corpus()
+        self.merges_panel.show(snap.history, snap.merges)
+        self._refresh_encode()
+
+    def _draw_corpus(self) -> None:
+        snap, stats = self.snapshot, self.corpus_stats
         unit = "bytes" if self.settings.units == "byte" else "chars"
         line = Text.assemble(
             f"{stats.documents} docs · {stats.chars:,} chars · {stats.bytes:,} bytes · "
@@ -181,20 +194,13 @@ class WorkbenchApp(App):
             (f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
             f" {unit}/token · vocab ", (f"{snap.vocab_size:,}", "bold"), f" / target {self.settings.target:,}",
             f" · {snap.merges:,} merges",
-        ) if stats else Text()
-        marks = []
-        if self.selected_pair is not None:
-            from ..core.segments import pair_occurrences
-
-            marks = pair_occurrences(snap.spans, self.selected_pair)
-        text = draw_tokens(snap.text, snap.spans, marks=marks)
+        )
+        marks = pair_occurrences(snap.spans, self.selected_pair) if self.selected_pair else []
+        text = style_runs(snap.text, snap.spans, marks=marks)
         end = snap.view.start + len(snap.text)
         window = (f"chars {snap.view.start:,}–{end:,} of {snap.doc_length:,}  ·  [ and ] move the window"
                   + (f"  ·  {len(marks)} occurrences of the selected pair" if marks else ""))
         self.corpus_pane.show(line, text, window)
-        self.pairs_panel.rows = snap.pairs
-        self.merges_panel.show(snap.history, snap.merges)
-        self._refresh_encode()
 
     def _refresh_encode(self) -> None:
         if self.snapshot is None:
@@ -208,13 +214,16 @@ class WorkbenchApp(App):
             try:
                 report = decode_report(tok, parse_ids(self.decode_text))
             except TokWorkbenchError as exc:
-                from ..core.roundtrip import DecodeReport
-
                 report = DecodeReport([], None, None, str(exc), None)
         encode.show_decode(report)
         self._refresh_bytes(rt)
 
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._refresh_encode()
+
     def _refresh_bytes(self, rt) -> None:
+        if self.bottom_tabs.active != "tab-bytes":
+            return  # rebuilt when its tab is shown
         snap = self.snapshot
         tok = snap.tokenizer
         if rt is not None and rt.error is None:
@@ -231,16 +240,15 @@ class WorkbenchApp(App):
     def _progress(self, shown: bool, label: str = "", done=None, total=None) -> None:
         self.progress_row.display = shown
         if shown:
-            self.progress_row.query_one("#progress-label", Label).update(label)
-            bar = self.progress_row.query_one("#progress-bar", ProgressBar)
-            bar.update(total=total, progress=done or 0)
+            self.progress_label.update(label)
+            self.progress_bar.update(total=total, progress=done or 0)
 
     # -- panel messages --------------------------------------------------------------------
     def on_pair_selected(self, message: msg.PairSelected) -> None:
         if message.pair != self.selected_pair:
             self.selected_pair = message.pair
             if self.snapshot is not None:
-                self.apply_snapshot(self.snapshot)
+                self._draw_corpus()
 
     def on_document_selected(self, message: msg.DocumentSelected) -> None:
         if message.index != self.view.doc:
@@ -280,7 +288,14 @@ class WorkbenchApp(App):
 
     def _after_change(self) -> None:
         self.refresh_from_core()
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
+
+    def _refresh_bindings_if_changed(self) -> None:
+        """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""
+        state = tuple(self.check_action(b.action, ()) for b in self.BINDINGS)
+        if state != self._binding_state:
+            self._binding_state = state
+            self.refresh_bindings()
 
     def action_step(self) -> None:
         with self.lock:

@@ -4,6 +4,7 @@ They only iterate core generators, check for cancellation between steps, and pos
 the trainer is theirs alone while they run.
 """
 
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,8 @@ from .messages import LoadFailed, LoadProgress, SessionReady, TrainFinished, Tra
 from .snapshot import View, take_snapshot
 
 FRAME = 0.2  # seconds between progress posts: a few updates a second is plenty
+SWITCH_INTERVAL = 0.0005  # seconds; CPython's default is 0.005
+WORK_SLICE, REST = 0.010, 0.002  # train 10 ms, then let the UI run alone for 2 ms
 
 
 def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: Settings) -> None:
@@ -41,7 +44,8 @@ def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: 
         app.post_message(LoadFailed("out of memory while loading the corpus"))
         return
     if not worker.is_cancelled:
-        app.post_message(SessionReady(corpus, settings, trainer, time.perf_counter() - started))
+        stats = corpus.stats()
+        app.post_message(SessionReady(corpus, stats, settings, trainer, time.perf_counter() - started))
 
 
 def _read(app, paths, worker) -> Corpus | None:
@@ -68,9 +72,20 @@ def _read(app, paths, worker) -> Corpus | None:
 def train_to(app, trainer: Trainer, lock: threading.Lock, target: int, view_of) -> None:
     """Merge until the vocabulary reaches `target`, posting snapshots a few times a second."""
     worker = get_current_worker()
+    # The UI thread gives up the GIL at every event-loop turn and must win it back from this
+    # thread each time; a short switch interval keeps those waits far below a frame.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    try:
+        _train(app, trainer, lock, target, view_of, worker)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _train(app, trainer, lock, target, view_of, worker) -> None:
     todo = trainer.merges_for_vocab(target)
     done = 0
-    started = last = time.monotonic()
+    started = last = rested = time.monotonic()
     reason = "target"
     while done < todo:
         if worker.is_cancelled:
@@ -83,6 +98,9 @@ def train_to(app, trainer: Trainer, lock: threading.Lock, target: int, view_of) 
             break
         done += 1
         now = time.monotonic()
+        if now - rested >= WORK_SLICE:  # leave the UI thread a moment alone with the GIL
+            time.sleep(REST)
+            rested = time.monotonic()
         if now - last >= FRAME:
             last = now
             with lock:

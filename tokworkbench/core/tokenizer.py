@@ -62,6 +62,11 @@ class Tokenizer:
             self._derived["vocab"] = vocab
         return vocab
 
+    def prime_vocab(self, tokens: list) -> None:
+        """Take the base+merged tokens from a trainer that already has them (same ids)."""
+        specials = [s.encode("utf-8") if self.units == "byte" else s for s in self.special_tokens]
+        self._derived["vocab"] = list(tokens) + specials
+
     def token_bytes(self, tid: int) -> bytes:
         tok = self.vocab[self._check_id(tid)]
         return tok if isinstance(tok, bytes) else tok.encode("utf-8")

@@ -154,7 +154,7 @@ class Trainer:
 
     def tokenizer(self) -> Tokenizer:
         """A frozen snapshot for encoding, decoding and saving."""
-        return Tokenizer(
+        tok = Tokenizer(
             units=self.config.units,
             normalizer=self.config.normalizer,
             pre_tokenizer=self.config.pre_tokenizer,
@@ -164,6 +164,8 @@ class Trainer:
             special_tokens=self.config.special_tokens,
             history=tuple(self.history),
         )
+        tok.prime_vocab(self.vocab)  # a list copy instead of a rebuild from the merges
+        return tok
 
     # -- training --------------------------------------------------------------------------
     def merges_for_vocab(self, vocab_size: int) -> int:

@@ -3,11 +3,12 @@
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..messages import DocumentSelected, WindowMove
+from .tokentext import TokenText
 
 
 class CorpusPane(Vertical):
@@ -22,8 +23,7 @@ class CorpusPane(Vertical):
         yield Static(id="corpus-stats")
         with Horizontal(id="corpus-body"):
             yield OptionList(id="doc-list")
-            with VerticalScroll(id="corpus-scroll"):
-                yield Static(id="corpus-text")
+            yield TokenText(id="corpus-text")
         yield Static(id="corpus-window")
 
     def on_mount(self) -> None:
@@ -38,13 +38,14 @@ class CorpusPane(Vertical):
         if names:
             docs.highlighted = 0
 
-    def show(self, stats: Text, text: Text, window: str) -> None:
-        self.query_one("#corpus-stats", Static).update(stats)
-        self.query_one("#corpus-text", Static).update(text)
-        self.query_one("#corpus-window", Static).update(Text(window))
+    def show(self, stats: Text, runs: list[tuple[str, str]], window: str) -> None:
+        # fixed-height lines: no layout pass, only a repaint of these widgets
+        self.query_one("#corpus-stats", Static).update(stats, layout=False)
+        self.query_one("#corpus-text", TokenText).set_runs(runs)
+        self.query_one("#corpus-window", Static).update(Text(window), layout=False)
 
     def scroll_text_home(self) -> None:
-        self.query_one("#corpus-scroll", VerticalScroll).scroll_home(animate=False)
+        self.query_one("#corpus-text", TokenText).scroll_home(animate=False)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

@@ -18,6 +18,9 @@ class EncodePanel(Vertical):
         yield Input(placeholder="ids to decode, e.g. 236 149 136", id="decode-input")
         yield Static(id="decode-result")
 
+    def on_mount(self) -> None:
+        self._shown: dict[str, Text] = {}
+
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         if event.input.id == "encode-input":
@@ -50,7 +53,7 @@ class EncodePanel(Vertical):
                 out.append(f"{rt.text[at:at + 8]!r} → {rt.decoded[at:at + 8]!r}")
                 if rt.normalized != rt.text:
                     out.append("  (the normalizer changed the text)", "dim")
-        self.query_one("#encode-result", Static).update(out)
+        self._update("#encode-result", out)
 
     def show_decode(self, report: DecodeReport | None) -> None:
         out = Text()
@@ -76,4 +79,10 @@ class EncodePanel(Vertical):
                 out.append(f"\n  bytes {p.start}–{p.end - 1} ({hex_bytes(report.data[p.start:p.end])}): {p.reason}", "#ff7b7b")
                 if p.reason == "unexpected end of data":
                     out.append(" — a partial UTF-8 sequence", "#ff7b7b")
-        self.query_one("#decode-result", Static).update(out)
+        self._update("#decode-result", out)
+
+    def _update(self, selector: str, text: Text) -> None:
+        """Skip unchanged content: an update costs a layout pass of the whole screen."""
+        if self._shown.get(selector) != text:
+            self._shown[selector] = text
+            self.query_one(selector, Static).update(text)

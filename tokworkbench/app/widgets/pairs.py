@@ -1,15 +1,15 @@
 """The live pair-frequency table: the best pairs in selection order, the next merge marked."""
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import DataTable, Input
+from textual.widgets import Input
 
 from ...core.trainer import PairRow
 from ..messages import PairSelected
-from ..render import cell, hex_bytes, visible
+from ..render import hex_bytes, visible
+from .rowsview import RowsView
 
 SHOWN = 60
 
@@ -24,13 +24,24 @@ class PairsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter pairs by merged text…", id="pair-filter")
-        table = DataTable(id="pair-table", cursor_type="row", zebra_stripes=True)
-        table.add_columns("#", "left", "right", "merged", "count", "bytes")
-        yield table
+        yield RowsView(
+            [("#", 4, "left"), ("left", 14, "left"), ("right", 14, "left"), ("merged", 18, "left"),
+             ("count", 9, "right"), ("bytes", 24, "left")],
+            id="pair-table",
+        )
 
     def on_mount(self) -> None:
         self.border_title = "Pair frequencies"
         self.query_one("#pair-filter").display = False
+        self._shown: list[PairRow] = []
+
+    @property
+    def selected_pair(self) -> tuple[int, int] | None:
+        table = self.query_one("#pair-table", RowsView)
+        if not self._shown:
+            return None
+        row = self._shown[table.cursor]
+        return row.left, row.right
 
     def focus_filter(self) -> None:
         box = self.query_one("#pair-filter", Input)
@@ -58,30 +69,25 @@ class PairsPanel(Vertical):
         self._fill()
 
     def _fill(self) -> None:
-        table = self.query_one("#pair-table", DataTable)
-        cursor = table.cursor_row
-        table.clear()
-        shown = 0
+        """Rebuild the rows; the cursor keeps its place without announcing a new selection
+        (the app reads `selected_pair` after setting rows)."""
+        shown, cells = [], []
         for rank, row in enumerate(self.rows, 1):
             if self.filter and self.filter not in row.merged_text:
                 continue
-            mark = "▶" if rank == 1 else str(rank)
-            table.add_row(
-                cell(mark, "bold" if rank == 1 else ""), cell(visible(row.left_text)), cell(visible(row.right_text)),
-                cell(visible(row.merged_text), "bold"), Text(f"{row.count:,}", justify="right"),
-                cell(hex_bytes(row.merged_bytes), "dim"), key=f"{row.left},{row.right}",
-            )
-            shown += 1
-            if shown >= SHOWN:
+            shown.append(row)
+            cells.append((
+                ("▶", "bold") if rank == 1 else str(rank), visible(row.left_text), visible(row.right_text),
+                (visible(row.merged_text), "bold"), f"{row.count:,}", (hex_bytes(row.merged_bytes), "dim"),
+            ))
+            if len(shown) >= SHOWN:
                 break
-        if shown:
-            table.move_cursor(row=min(cursor, shown - 1), animate=False)
+        self._shown = shown
+        self.query_one("#pair-table", RowsView).set_rows(cells)
         n = len(self.rows)
-        self.border_subtitle = f"{shown} of {n}{'+' if n >= 400 else ''} pairs" + (f" matching {self.filter!r}" if self.filter else "")
+        self.border_subtitle = f"{len(shown)} of {n}{'+' if n >= 400 else ''} pairs" + (
+            f" matching {self.filter!r}" if self.filter else "")
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_rows_view_highlighted(self, event: RowsView.Highlighted) -> None:
         event.stop()
-        key = event.row_key.value if event.row_key is not None else None
-        if key:
-            left, right = map(int, key.split(","))
-            self.post_message(PairSelected((left, right)))
+        self.post_message(PairSelected(self.selected_pair))

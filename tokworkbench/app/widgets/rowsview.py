@@ -1,0 +1,159 @@
+"""A light table: fixed rows of pre-formatted cells, a cursor, and only visible lines rendered.
+
+The pair table and the merge history are rebuilt on every merge; Textual's DataTable re-renders
+each cell through Rich on every rebuild, which costs more than the merge itself. Rows here are
+turned into strips once per update and drawn by the line API.
+"""
+
+from dataclasses import dataclass
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+Cell = str | tuple[str, str]  # text, or (text, style)
+
+HEADER = Style(bold=True)
+CURSOR = Style(reverse=True)
+CURSOR_UNFOCUSED = Style(bgcolor="grey23")
+GAP = 2
+
+
+def set_virtual_size(view: ScrollView, size: Size) -> None:
+    """Change the scrollable size without a layout pass of the whole screen (which the reactive
+    would trigger, and which costs more than anything else on a merge); only this widget's
+    scrollbars and lines are refreshed."""
+    if view.virtual_size != size:
+        view.set_reactive(ScrollView.virtual_size, size)
+        view._scroll_update(size)
+    view.refresh()
+
+
+class RowsView(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    RowsView {
+        height: 1fr;
+    }
+    """
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "move(-10)", "Page up", show=False),
+        Binding("pagedown", "move(10)", "Page down", show=False),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "Last", show=False),
+    ]
+
+    @dataclass
+    class Highlighted(Message):
+        """The user moved the cursor to row `index` (not sent when rows are replaced)."""
+
+        view: "RowsView"
+        index: int
+
+    def __init__(self, columns: list[tuple[str, int, str]], **kwargs):
+        """`columns`: (title, max width, "left"|"right")."""
+        super().__init__(**kwargs)
+        self.columns = columns
+        self.rows: list[tuple[Cell, ...]] = []
+        self.cursor = 0
+        self._widths = [len(title) for title, _, _ in columns]
+        self._strips: dict[int, Strip] = {}
+        self._header = Strip([])
+        self._styles: dict[str, Style] = {}
+
+    def set_rows(self, rows: list[tuple[Cell, ...]], cursor: int | None = None, follow: bool = False) -> None:
+        self.rows = rows
+        if cursor is not None:
+            self.cursor = cursor
+        self.cursor = max(0, min(self.cursor, len(rows) - 1))
+        if follow:
+            self.cursor = max(0, len(rows) - 1)
+        widths = [len(title) for title, _, _ in self.columns]
+        for row in rows:
+            for i, c in enumerate(row):
+                widths[i] = max(widths[i], min(cell_len(c if isinstance(c, str) else c[0]), self.columns[i][1]))
+        self._widths = widths
+        self._header = self._strip([(t, "") for t, _, _ in self.columns], HEADER)
+        self._strips = {}  # row index -> Strip, made when first drawn
+        set_virtual_size(self, Size(sum(widths) + GAP * len(widths), len(rows) + 1))
+        if follow:
+            self.scroll_to(y=max(0, len(rows) + 1 - self.size.height), animate=False)
+        self._keep_cursor_visible()
+        self.refresh()
+
+    def _style(self, spec: str) -> Style:
+        style = self._styles.get(spec)
+        if style is None:
+            style = self._styles[spec] = Style.parse(spec) if spec else Style()
+        return style
+
+    def _strip(self, row, base: Style | None = None) -> Strip:
+        segments = []
+        for (title, width, justify), w, c in zip(self.columns, self._widths, row):
+            text, spec = (c, "") if isinstance(c, str) else c
+            if cell_len(text) > w:
+                text = set_cell_size(text, w - 1) + "…"
+            pad = " " * (w - cell_len(text))
+            text = pad + text if justify == "right" else text + pad
+            style = self._style(spec)
+            segments.append(Segment(text, base + style if base else style))
+            segments.append(Segment(" " * GAP, base))
+        return Strip(segments)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        x = self.scroll_offset.x
+        if y == 0:
+            strip = self._header
+        else:
+            index = y - 1 + self.scroll_offset.y
+            if index >= len(self.rows):
+                return Strip.blank(width, self.rich_style)
+            strip = self._strips.get(index)
+            if strip is None:
+                strip = self._strips[index] = self._strip(self.rows[index])
+            if index == self.cursor:
+                strip = strip.apply_style(CURSOR if self.has_focus else CURSOR_UNFOCUSED)
+        return strip.crop(x, x + width).extend_cell_length(width, self.rich_style).apply_style(self.rich_style)
+
+    def _keep_cursor_visible(self) -> None:
+        top = self.scroll_offset.y
+        visible = max(1, self.size.height - 1)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + visible:
+            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+
+    def action_move(self, delta: int) -> None:
+        self._set_cursor(self.cursor + delta)
+
+    def action_jump(self, index: int) -> None:
+        self._set_cursor(index if index >= 0 else len(self.rows) - 1)
+
+    def _set_cursor(self, index: int) -> None:
+        if not self.rows:
+            return
+        index = max(0, min(index, len(self.rows) - 1))
+        if index != self.cursor:
+            self.cursor = index
+            self._keep_cursor_visible()
+            self.refresh()
+            self.post_message(self.Highlighted(self, index))
+
+    def on_click(self, event) -> None:
+        row = event.y - 1 + self.scroll_offset.y
+        if 0 <= row < len(self.rows) and event.y >= 1:
+            self.focus()
+            self._set_cursor(row)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()

@@ -1,0 +1,103 @@
+"""A scrollable view of text drawn as token runs, wrapped to its width.
+
+Renders only the visible lines (the line API) from strips built once per update, because a
+window of corpus text holds thousands of differently coloured tokens and is redrawn on every
+merge; going through Static/Content for that costs ten times more.
+"""
+
+from functools import lru_cache
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from .rowsview import set_virtual_size
+
+
+@lru_cache(maxsize=256)
+def _style(spec: str) -> Style:
+    return Style.parse(spec) if spec else Style()
+
+
+Line = tuple[list[Segment], int]  # segments and their cell length; made a Strip only when shown
+
+
+def wrap_runs(runs: list[tuple[str, str]], width: int) -> list[Line]:
+    """Greedy character wrap (tokens are not words; any cell may end a line)."""
+    width = max(width, 4)
+    lines: list[Line] = []
+    segments: list[Segment] = []
+    used = 0
+    for text, spec in runs:
+        style = _style(spec)
+        parts = text.split("\n")
+        for k, part in enumerate(parts):
+            if k:
+                lines.append((segments, used))
+                segments, used = [], 0
+            while part:
+                need = cell_len(part)
+                if used + need <= width:
+                    segments.append(Segment(part, style))
+                    used += need
+                    break
+                room = width - used
+                cut = _fit(part, room)
+                if cut:
+                    segments.append(Segment(part[:cut], style))
+                    used += cell_len(part[:cut])
+                lines.append((segments, used))
+                segments, used = [], 0
+                part = part[cut:]
+    lines.append((segments, used))
+    return lines
+
+
+def _fit(text: str, room: int) -> int:
+    """How many characters of `text` fit in `room` cells."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += cell_len(ch)
+        if used > room:
+            return i
+    return len(text)
+
+
+class TokenText(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    TokenText {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._runs: list[tuple[str, str]] = []
+        self._lines: list[Line] = []
+        self._width = 0
+
+    def set_runs(self, runs: list[tuple[str, str]], keep_scroll: bool = True) -> None:
+        self._runs = runs
+        self._rewrap()
+        if not keep_scroll:
+            self.scroll_home(animate=False)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._rewrap()
+
+    def _rewrap(self) -> None:
+        width = self.scrollable_content_region.width or 80
+        self._width = width
+        self._lines = wrap_runs(self._runs, width)
+        set_virtual_size(self, Size(width, len(self._lines)))
+
+    def render_line(self, y: int) -> Strip:
+        index = y + self.scroll_offset.y
+        if index >= len(self._lines):
+            return Strip.blank(self.size.width, self.rich_style)
+        segments, length = self._lines[index]
+        return Strip(segments, length).extend_cell_length(self.size.width, self.rich_style)
