@@ -12,6 +12,8 @@ from pathlib import Path
 from .core import modelfile
 from .core.corpus import iter_documents, sample_paths
 from .core.errors import TokWorkbenchError, TrainingError
+from .core.export import FORMATS, export
+from .core.importers import load_any
 from .core.normalize import NORMALIZERS
 from .core.pretokenize import pre_tokenizer
 from .core.tiebreak import TIE_BREAKS
@@ -58,14 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
     dec.add_argument("ids", nargs="+", metavar="ID")
     dec.add_argument("--errors", choices=("strict", "replace"), default="strict")
 
-    ins = sub.add_parser("inspect", help="summarize a model file")
+    ins = sub.add_parser("inspect", help="summarize a model: ours, HF tokenizer.json, .tiktoken or minbpe .model")
     ins.add_argument("model")
+    ins.add_argument("--split", help="pattern for a bare .tiktoken file: gpt2, gpt4, o200k or a regex")
+
+    exp = sub.add_parser("export", help="write a model as HF tokenizer.json, tiktoken ranks, or minbpe .model")
+    exp.add_argument("-m", "--model", required=True)
+    exp.add_argument("--format", choices=FORMATS, required=True)
+    exp.add_argument("-o", "--output", required=True)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or (argv[0] not in ("train", "encode", "decode", "inspect", "app", "-h", "--help")):
+    if not argv or (argv[0] not in ("train", "encode", "decode", "inspect", "export", "app", "-h", "--help")):
         argv = ["app", *argv]
     args = build_parser().parse_args(argv)
     try:
@@ -131,7 +139,7 @@ def cmd_train(args) -> int:
 
 
 def cmd_encode(args) -> int:
-    tok = modelfile.load(args.model)
+    tok = load_any(args.model)
     if args.file is not None:
         from .core.corpus import read_document
 
@@ -149,7 +157,7 @@ def cmd_encode(args) -> int:
 
 
 def cmd_decode(args) -> int:
-    tok = modelfile.load(args.model)
+    tok = load_any(args.model)
     ids = []
     for raw in args.ids:
         for part in raw.replace(",", " ").split():
@@ -161,8 +169,15 @@ def cmd_decode(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    tok = load_any(args.model)
+    for note in export(tok, args.format, args.output):
+        print(note)
+    return 0
+
+
 def cmd_inspect(args) -> int:
-    tok = modelfile.load(args.model)
+    tok = load_any(args.model, args.split)
     pre = tok.pre_tokenizer
     lines = [
         f"model        {args.model}",
@@ -191,16 +206,15 @@ def cmd_inspect(args) -> int:
 
 
 def _merge_lines(tok, ranks) -> list[str]:
+    def show(internal: int) -> str:
+        return json.dumps(tok.piece_text(internal), ensure_ascii=False)
+
     out = []
     for r in ranks:
         a, b = tok.merges[r]
         z = tok.base_size + r
         count = f"  x{tok.history[r].count:,}" if r < len(tok.history) else ""
-        out.append(
-            f"  {r:>5}  {json.dumps(tok.token_text(a), ensure_ascii=False)} + "
-            f"{json.dumps(tok.token_text(b), ensure_ascii=False)} -> {z} "
-            f"{json.dumps(tok.token_text(z), ensure_ascii=False)}{count}"
-        )
+        out.append(f"  {r:>5}  {show(a)} + {show(b)} -> id {tok.to_external([z])[0]} {show(z)}{count}")
     return out
 
 
@@ -229,4 +243,5 @@ class _Progress:
         sys.stderr.write("\n")
 
 
-COMMANDS = {"app": cmd_app, "train": cmd_train, "encode": cmd_encode, "decode": cmd_decode, "inspect": cmd_inspect}
+COMMANDS = {"app": cmd_app, "train": cmd_train, "encode": cmd_encode, "decode": cmd_decode,
+            "inspect": cmd_inspect, "export": cmd_export}

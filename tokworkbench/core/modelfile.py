@@ -30,6 +30,7 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
         "base": list(tok.base) if tok.base is not None else None,
         "merges": [list(p) for p in tok.merges],
         "special_tokens": tok.special_ids,
+        "ids": list(tok.ids) if tok.ids is not None else None,
         "history": [
             {"step": r.step, "pair": list(r.pair), "id": r.new_id, "count": r.count,
              "replacements": r.replacements, "length": r.length}
@@ -94,7 +95,14 @@ def from_json(doc) -> Tokenizer:
             merges.append((m[0], m[1]))
         specials = doc["special_tokens"]
         first = base_size + len(merges)
-        expected = {s: first + i for i, s in enumerate(specials)}
+        ids = doc.get("ids")
+        if ids is not None:
+            size = first + len(specials)
+            if not (isinstance(ids, list) and len(ids) == size and all(type(i) is int and i >= 0 for i in ids)
+                    and len(set(ids)) == size):
+                raise ModelFileError(f"'ids' must list {size} distinct outside ids, one per token")
+            ids = tuple(ids)
+        expected = {s: (ids[first + i] if ids else first + i) for i, s in enumerate(specials)}
         if not isinstance(specials, dict) or specials != expected:
             raise ModelFileError("special token ids must follow the merges in order")
         history = tuple(
@@ -103,7 +111,7 @@ def from_json(doc) -> Tokenizer:
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(f"corrupt model file ({type(exc).__name__}: {exc})") from None
-    return Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history)
+    return Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids)
 
 
 def _one_of(value, allowed, what):

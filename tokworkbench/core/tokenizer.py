@@ -30,6 +30,10 @@ class Tokenizer:
     merges: tuple[tuple[int, int], ...]
     special_tokens: tuple[str, ...] = ()
     history: tuple[Any, ...] = ()
+    ids: tuple[int, ...] | None = None
+    """The id the outside world uses for each internal id (an imported Hugging Face vocabulary
+    numbers its tokens its own way); None means they are the same. Internally, byte b is id b
+    and merge k is id base+k, always."""
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # -- vocabulary ------------------------------------------------------------------------
@@ -44,7 +48,34 @@ class Tokenizer:
     @property
     def special_ids(self) -> dict[str, int]:
         first = self.base_size + len(self.merges)
-        return {s: first + i for i, s in enumerate(self.special_tokens)}
+        return {s: self._ext(first + i) for i, s in enumerate(self.special_tokens)}
+
+    def _ext(self, internal: int) -> int:
+        return internal if self.ids is None else self.ids[internal]
+
+    def to_external(self, ids: list[int]) -> list[int]:
+        if self.ids is None:
+            return ids
+        table = self.ids
+        return [table[i] for i in ids]
+
+    def to_internal(self, ids: list[int]) -> list[int]:
+        """Validate outside ids and map them in; an unknown id is a clear error with its position."""
+        if self.ids is None:
+            for pos, t in enumerate(ids):
+                self._check_id(t, pos)
+            return list(ids)
+        table = self._derived.get("internal")
+        if table is None:
+            table = self._derived["internal"] = {e: i for i, e in enumerate(self.ids)}
+        out = []
+        for pos, t in enumerate(ids):
+            i = table.get(t) if isinstance(t, int) and not isinstance(t, bool) else None
+            if i is None:
+                raise DecodeError(f"id {t!r} at position {pos} is not in this vocabulary "
+                                  f"(ids {min(self.ids)}..{max(self.ids)})")
+            out.append(i)
+        return out
 
     @property
     def vocab(self) -> list:
@@ -68,11 +99,17 @@ class Tokenizer:
         self._derived["vocab"] = list(tokens) + specials
 
     def token_bytes(self, tid: int) -> bytes:
-        tok = self.vocab[self._check_id(tid)]
+        """Bytes of an outside id."""
+        tok = self.vocab[self.to_internal([tid])[0]]
         return tok if isinstance(tok, bytes) else tok.encode("utf-8")
 
+    def piece_text(self, internal: int) -> str:
+        """Text of an internal id (merges name internal ids)."""
+        tok = self.vocab[internal]
+        return render_bytes(tok) if isinstance(tok, bytes) else tok
+
     def token_text(self, tid: int) -> str:
-        tok = self.vocab[self._check_id(tid)]
+        tok = self.vocab[self.to_internal([tid])[0]]
         return render_bytes(tok) if isinstance(tok, bytes) else tok
 
     # -- encoding --------------------------------------------------------------------------
@@ -96,23 +133,25 @@ class Tokenizer:
                     " a special token, or encode it as ordinary text"
                 )
         if not allowed:
-            return self._encode_text(text, 0)
+            return self.to_external(self._encode_text(text, 0))
+        internal_specials = {s: self.base_size + len(self.merges) + i for i, s in enumerate(self.special_tokens)}
         ids: list[int] = []
         pos = 0
         pattern = "|".join(regex.escape(s) for s in sorted(allowed, key=len, reverse=True))
         for m in regex.finditer(pattern, text):
             ids.extend(self._encode_text(text[pos : m.start()], pos))
-            ids.append(specials[m.group()])
+            ids.append(internal_specials[m.group()])
             pos = m.end()
         ids.extend(self._encode_text(text[pos:], pos))
-        return ids
+        return self.to_external(ids)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode with special-token strings treated as plain text."""
-        return self._encode_text(text, 0)
+        return self.to_external(self._encode_text(text, 0))
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
-        """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw."""
+        """Each pre-tokenizer chunk of the normalized text with its internal ids (index `vocab`):
+        what the views draw."""
         text = normalize(text, self.normalizer)
         return [(c, self._encode_chunk(c, 0)) for c in self.pre_tokenizer.split(text)]
 
@@ -148,7 +187,9 @@ class Tokenizer:
         index = self._derived.get("char_index")
         if index is None:
             index = self._derived["char_index"] = {c: i for i, c in enumerate(self.base or ())}
-        unk = self.special_ids.get(UNK)
+        unk = None
+        if UNK in self.special_tokens:
+            unk = self.base_size + len(self.merges) + self.special_tokens.index(UNK)
         ids: list[int] = []
         run: list[int] = []
         for i, ch in enumerate(chunk):
@@ -198,8 +239,7 @@ class Tokenizer:
 
     # -- decoding --------------------------------------------------------------------------
     def decode_bytes(self, ids: list[int]) -> bytes:
-        for pos, t in enumerate(ids):
-            self._check_id(t, pos)
+        ids = self.to_internal(ids)
         vocab = self.vocab
         if self.units == "char":
             return "".join(vocab[t] for t in ids).encode("utf-8")
@@ -207,9 +247,7 @@ class Tokenizer:
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         if self.units == "char":
-            for pos, t in enumerate(ids):
-                self._check_id(t, pos)
-            return "".join(self.vocab[t] for t in ids)
+            return "".join(self.vocab[t] for t in self.to_internal(ids))
         data = self.decode_bytes(ids)
         try:
             return data.decode("utf-8", errors=errors)
