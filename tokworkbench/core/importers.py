@@ -48,7 +48,10 @@ def load_any(path: str | Path, split: str | None = None) -> Tokenizer:
         if head.startswith(b"minbpe v1"):
             return from_minbpe(raw.decode("utf-8"))
         side = path.with_name(path.name + ".json")
-        meta = json.loads(side.read_text(encoding="utf-8")) if side.exists() else None
+        try:
+            meta = json.loads(side.read_text(encoding="utf-8")) if side.exists() else None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ImportError_(f"cannot read the companion {side.name}: {exc}") from None
         return from_tiktoken(raw, split, meta)
     except TokWorkbenchError as exc:
         raise type(exc)(f"{path}: {exc}") from None
@@ -88,7 +91,14 @@ def _merges_from_ranked_bytes(tokens: list[bytes], what: str) -> list[tuple[int,
 
 def from_tiktoken(raw: bytes, split: str | None, meta: dict | None) -> Tokenizer:
     tokens: list[bytes] = []
-    for n, line in enumerate(raw.decode("ascii", errors="strict").splitlines(), 1):
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise ImportError_(
+            "not a model file this tool reads (tokworkbench JSON, HF tokenizer.json, "
+            ".tiktoken ranks, minbpe .model)"
+        ) from None
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
