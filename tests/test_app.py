@@ -256,3 +256,56 @@ def test_main_screen_snapshot(snap_compare, size):
         await pilot.pause(0.3)
 
     assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)
+
+
+async def test_export_from_the_app_and_refuse_what_a_format_cannot_hold(tmp_path):
+    from tokworkbench.core.importers import load_any
+
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("N")
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "tokenizer.json")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert load_any(tmp_path / "tokenizer.json").merges == tuple(app.trainer.merges)
+
+    app = WorkbenchApp(settings=Settings(units="char"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-format").value = "tiktoken"
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "m.tiktoken")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not (tmp_path / "m.tiktoken").exists()
+        assert any("byte-level only" in n.message for n in app._notifications)
+
+
+async def test_replay_another_tokenizers_merges_on_this_corpus(tmp_path):
+    from tokworkbench.core import TrainConfig, Trainer, modelfile, pre_tokenizer
+
+    other = Trainer(["zzz qqq zzz qqq " * 20], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
+    list(other.run(merges=5))
+    path = tmp_path / "other.json"
+    modelfile.save(other.tokenizer(), path)
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(path)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.trainer.replaying == 5
+        assert "replay: next" in str(app.pairs_panel.border_subtitle)
+        await pilot.press("n")
+        await pilot.pause()
+        rec = app.trainer.history[0]
+        assert rec.pair == other.merges[0] and app.trainer.token_text(rec.new_id) == other.token_text(rec.new_id)
+        await pilot.press("N")
+        await pilot.pause()
+        assert app.trainer.merges[:5] == other.merges and app.trainer.replaying == 0

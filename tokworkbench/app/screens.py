@@ -192,3 +192,37 @@ class OpenScreen(ModalScreen[list[str] | None]):
             label.add_class("error")
             return
         self.dismiss(paths)
+
+
+class ExportScreen(ModalScreen[tuple[str, str] | None]):
+    """Format and path; the app checks what the format cannot express before writing."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULTS = {"hf": "tokenizer.json", "tiktoken": "model.tiktoken", "minbpe": "model.model"}
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Export the model", classes="question")
+            yield Select([("Hugging Face tokenizer.json", "hf"), ("tiktoken ranks (+ .json)", "tiktoken"),
+                          ("minbpe .model", "minbpe")], value="hf", allow_blank=False, id="export-format")
+            yield Input(self.DEFAULTS["hf"], id="export-path")
+            yield Label("enter writes the file (atomically); shift+tab picks the format; a format that "
+                        "cannot carry the model says why", id="export-error", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        box = self.query_one("#export-path", Input)
+        if box.value in self.DEFAULTS.values():
+            box.value = self.DEFAULTS[event.value]
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        path = event.value.strip()
+        parent = Path(path).expanduser().parent
+        if not path or not parent.is_dir():
+            label = self.query_one("#export-error", Label)
+            label.update(f"folder {parent} does not exist" if path else "name a file")
+            label.add_class("error")
+            return
+        self.dismiss((self.query_one("#export-format", Select).value, path))

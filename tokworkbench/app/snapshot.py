@@ -33,6 +33,9 @@ class Snapshot:
     initial_tokens: int
     compression: float
     pairs: list[PairRow]
+    next_pair: tuple[int, int] | None
+    next_text: str  # what the next merge makes, for when it is not among `pairs` (replay)
+    replaying: int  # replayed merges still to come
     history: list[tuple]  # rendered rows of the newest merges, oldest first
     view: View
     doc_length: int
@@ -42,6 +45,7 @@ class Snapshot:
 
 
 def take_snapshot(trainer: Trainer, view: View) -> Snapshot:
+    nxt = trainer.next_pair()
     history = []
     for rec in trainer.history[-HISTORY_ROWS:]:
         a, b = rec.pair
@@ -69,6 +73,9 @@ def take_snapshot(trainer: Trainer, view: View) -> Snapshot:
         initial_tokens=trainer.initial_tokens,
         compression=trainer.compression,
         pairs=trainer.top_pairs(PAIR_ROWS),
+        next_pair=nxt,
+        next_text=visible(trainer.token_text(nxt[0]) + trainer.token_text(nxt[1])) if nxt else "",
+        replaying=trainer.replaying,
         history=history,
         view=view,
         doc_length=length,

@@ -18,7 +18,9 @@ from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedCo
 
 from ..core import modelfile
 from ..core.corpus import Corpus, sample_paths
-from ..core.errors import TokWorkbenchError
+from ..core.errors import TokWorkbenchError, TrainingError
+from ..core.export import check, export
+from ..core.importers import load_any
 from ..core.hexview import char_rows
 from ..core.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
 from ..core.segments import pair_occurrences
@@ -26,7 +28,7 @@ from ..core.session import Settings
 from ..core.trainer import Trainer
 from . import messages as msg
 from .render import style_runs
-from .screens import ConfirmScreen, HelpScreen, OpenScreen, PromptScreen, SettingsScreen
+from .screens import ConfirmScreen, ExportScreen, HelpScreen, OpenScreen, PromptScreen, SettingsScreen
 from .snapshot import Snapshot, View, take_snapshot
 from .widgets.bytes_view import BytesPanel
 from .widgets.corpus import CorpusPane
@@ -36,7 +38,8 @@ from .widgets.pairs import PairsPanel
 from .workers import load_session, train_to
 
 MIN_SIZE = (80, 24)
-IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save"}
+IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
+             "replay"}
 
 
 class WorkbenchApp(App):
@@ -53,6 +56,8 @@ class WorkbenchApp(App):
         Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break"),
         Binding("o", "open", "Open", tooltip="Open corpus files or folders"),
         Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)"),
+        Binding("e", "export", "Export", tooltip="Export to HF tokenizer.json, tiktoken or minbpe"),
+        Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus"),
         Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table"),
         Binding("question_mark", "help", "Help", tooltip="All keys"),
         Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)"),
@@ -179,6 +184,9 @@ class WorkbenchApp(App):
 
     def apply_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
+        self.pairs_panel.next_pair = snap.next_pair
+        self.pairs_panel.note = (f"replay: next {snap.next_text!r}, {snap.replaying:,} to go · "
+                                 if snap.replaying else "")
         self.pairs_panel.rows = snap.pairs
         self.selected_pair = self.pairs_panel.selected_pair
         self._draw_corpus()
@@ -448,6 +456,68 @@ class WorkbenchApp(App):
             return None if parent.is_dir() else f"folder {parent} does not exist"
 
         self.push_screen(PromptScreen("Save model as (tokworkbench JSON)", "model.json", validate), chosen)
+
+    def action_export(self) -> None:
+        def chosen(result: tuple[str, str] | None) -> None:
+            if not result:
+                return
+            fmt, path = result
+            with self.lock:
+                tok = self.trainer.tokenizer()
+            try:
+                check(tok, fmt)
+            except TokWorkbenchError as exc:
+                self.notify(str(exc), title=f"Cannot export to {fmt}", severity="error", timeout=10)
+                return
+
+            def write() -> None:
+                try:
+                    notes = export(tok, fmt, path)
+                except TokWorkbenchError as exc:
+                    self.notify(str(exc), title="Not exported", severity="error")
+                    return
+                self.notify("; ".join(notes), title=f"Exported to {fmt}")
+
+            if Path(path).exists():
+                self.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", "Overwrite"),
+                                 lambda yes: write() if yes else None)
+            else:
+                write()
+
+        self.push_screen(ExportScreen(), chosen)
+
+    def action_replay(self) -> None:
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            path, _, split = value.partition("  ")
+            try:
+                tok = load_any(path.strip(), split.strip() or None)
+                if tok.units != "byte" or self.settings.units != "byte":
+                    raise TrainingError("replay works with byte-level tokenizers on byte units")
+            except TokWorkbenchError as exc:
+                self.notify(str(exc), title="Cannot replay", severity="error", timeout=10)
+                return
+
+            def go(yes: bool | None) -> None:
+                if not yes:
+                    return
+                with self.lock:
+                    while self.trainer.undo() is not None:
+                        pass
+                    self.trainer.replay(list(tok.merges))
+                self.notify(f"replaying {len(tok.merges):,} merges from {path}: n steps through them, r runs")
+                self._after_change()
+
+            if self.trainer.history:
+                self.push_screen(ConfirmScreen(
+                    f"Undo the {len(self.trainer.history):,} merges made here and replay {path}?", "Replay"), go)
+            else:
+                go(True)
+
+        self.push_screen(PromptScreen(
+            "Tokenizer to replay: a tokworkbench model, HF tokenizer.json, minbpe .model or .tiktoken",
+            "", hint="for a bare .tiktoken file add two spaces and a pattern: model.tiktoken  gpt4"), chosen)
 
     def action_filter_pairs(self) -> None:
         self.pairs_panel.focus_filter()

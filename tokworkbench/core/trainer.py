@@ -101,6 +101,7 @@ class Trainer:
         self._static = None if self._use_first else static_key(config.tie_break, config.units, self.vocab)
         self._heap: list = []
         self._rebuild_heap()
+        self._replay: list[Pair] = []
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -179,15 +180,36 @@ class Trainer:
             )
         return max(0, vocab_size - self.vocab_size)
 
+    def replay(self, merges: list[Pair]) -> None:
+        """Make the next steps merge these pairs (another tokenizer's merges, in rank order, in
+        base+rank ids) whatever their count here; training goes on normally after them."""
+        if self.merges:
+            raise TrainingError("replay starts from the base vocabulary: reset first")
+        for r, (a, b) in enumerate(merges):
+            if not (0 <= a < self.base_size + r and 0 <= b < self.base_size + r):
+                raise TrainingError(f"merge {r} ({a}, {b}) names an id that does not exist yet")
+        self._replay = list(merges)
+
+    @property
+    def replaying(self) -> int:
+        """Replayed merges still to come."""
+        return max(0, len(self._replay) - len(self.merges))
+
+    def next_pair(self) -> Pair | None:
+        """The pair `step` will merge: the next replayed merge, else the best by count."""
+        if self.replaying:
+            return self._replay[len(self.merges)]
+        return self._best()
+
     def step(self) -> MergeRecord | None:
-        """Merge the best pair; None when no pair is left (every chunk is one token)."""
-        best = self._best()
+        """Merge the best pair (or the next replayed one); None when no pair is left."""
+        best = self.next_pair()
         if best is None:
             return None
         a, b = best
         z = len(self.vocab)
-        count = self._counts.pop(best)
-        chunks = sorted(self._where.pop(best))
+        count = self._counts.pop(best, 0)
+        chunks = sorted(self._where.pop(best, ()))
         self._first.pop(best, None)
         self.vocab.append(self.vocab[a] + self.vocab[b])
         self._lengths.append(self._lengths[a] + self._lengths[b])

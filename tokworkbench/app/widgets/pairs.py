@@ -21,6 +21,10 @@ class PairsPanel(Vertical):
     """The best pairs from the core, best first; the first merges next."""
     filter: reactive[str] = reactive("")
     """Show only pairs whose merged text contains this."""
+    next_pair: tuple[int, int] | None = None
+    """The pair the next step merges (marked ▶); set before `rows`."""
+    note: str = ""
+    """Said under the table, e.g. which replayed merge comes next."""
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter pairs by merged text…", id="pair-filter")
@@ -76,8 +80,9 @@ class PairsPanel(Vertical):
             if self.filter and self.filter not in row.merged_text:
                 continue
             shown.append(row)
+            is_next = (row.left, row.right) == self.next_pair
             cells.append((
-                ("▶", "bold") if rank == 1 else str(rank), visible(row.left_text), visible(row.right_text),
+                ("▶", "bold") if is_next else str(rank), visible(row.left_text), visible(row.right_text),
                 (visible(row.merged_text), "bold"), f"{row.count:,}", (hex_bytes(row.merged_bytes), "dim"),
             ))
             if len(shown) >= SHOWN:
@@ -85,7 +90,7 @@ class PairsPanel(Vertical):
         self._shown = shown
         self.query_one("#pair-table", RowsView).set_rows(cells)
         n = len(self.rows)
-        self.border_subtitle = f"{len(shown)} of {n}{'+' if n >= 400 else ''} pairs" + (
+        self.border_subtitle = self.note + f"{len(shown)} of {n}{'+' if n >= 400 else ''} pairs" + (
             f" matching {self.filter!r}" if self.filter else "")
 
     def on_rows_view_highlighted(self, event: RowsView.Highlighted) -> None:
