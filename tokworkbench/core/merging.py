@@ -70,3 +70,62 @@ def first_offset(ids: list[int], pair: tuple[int, int], lengths: list[int]) -> i
             return off
         off += lengths[t]
     return -1
+
+
+def merge_chunks(words, weights, chunks, a: int, b: int, z: int, delta: dict, where: dict) -> tuple[int, list[int]]:
+    """The hot loop of training: `merge_word` over many chunks at once, folding the weighted
+    count changes straight into `delta` and adding each chunk to `where` under the pairs it
+    gains. `where` may keep chunks that lost a pair (a superset is enough to find the chunks
+    of a pair; they are skipped here when they no longer hold it).
+
+    Returns the weighted number of replacements and the chunks actually rewritten.
+    """
+    replacements = 0
+    touched = []
+    get = delta.get
+    for c in chunks:
+        ids = words[c]
+        if a not in ids:
+            continue
+        w = weights[c]
+        out: list[int] = []
+        n = len(ids)
+        i = 0
+        reps = 0
+        while i < n:
+            t = ids[i]
+            if t == a and i + 1 < n and ids[i + 1] == b:
+                if out:
+                    x = out[-1]
+                    k = (x, a)
+                    delta[k] = get(k, 0) - w
+                    k = (x, z)
+                    delta[k] = get(k, 0) + w
+                    s = where.get(k)
+                    if s is None:
+                        where[k] = {c}
+                    else:
+                        s.add(c)
+                if i + 2 < n:
+                    y = ids[i + 2]
+                    k = (b, y)
+                    delta[k] = get(k, 0) - w
+                    k = (z, y)
+                    delta[k] = get(k, 0) + w
+                    s = where.get(k)
+                    if s is None:
+                        where[k] = {c}
+                    else:
+                        s.add(c)
+                out.append(z)
+                reps += 1
+                i += 2
+            else:
+                out.append(t)
+                i += 1
+        if reps:
+            words[c] = out
+            replacements += reps * w
+            touched.append(c)
+    delta.pop((a, b), None)
+    return replacements, touched

@@ -56,3 +56,17 @@ def static_key(rule: str, units: str, vocab: list) -> Callable[[tuple[int, int]]
 
         return hf_key
     raise ValueError(f"no static key for tie-break {rule!r}")
+
+
+def order_table(rule: str, units: str, base_size: int) -> list[int] | None:
+    """Sort key per id when a rule compares ids (so keys are two list lookups, no call);
+    None when it compares strings or positions."""
+    if rule == "first" or (units == "char" and rule in ("lexmin", "lexmax")):
+        return None
+    if rule == "hf" and units == "byte":
+        return hf_byte_ranks()
+    return [next_order(rule, i) for i in range(base_size)]
+
+
+def next_order(rule: str, new_id: int) -> int:
+    return -new_id if rule == "lexmax" else new_id

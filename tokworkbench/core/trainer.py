@@ -15,10 +15,10 @@ import numpy as np
 
 from .chunks import count_chunks, initial_pair_stats
 from .errors import TrainingError
-from .merging import first_offset, merge_word, unmerge_word
+from .merging import first_offset, merge_chunks, merge_word, unmerge_word
 from .normalize import check_normalizer
 from .pretokenize import PreTokenizer, pre_tokenizer
-from .tiebreak import TIE_BREAKS, static_key
+from .tiebreak import TIE_BREAKS, next_order, order_table, static_key
 from .tokenizer import Tokenizer
 from .vocab import render_bytes
 
@@ -99,6 +99,8 @@ class Trainer:
         stats = initial_pair_stats(self._words, table.counts, self._use_first)
         self._counts, self._where, self._first = stats.counts, stats.where, stats.first
         self._static = None if self._use_first else static_key(config.tie_break, config.units, self.vocab)
+        # for rules that compare ids, a sort key per id (kept as long as the vocabulary)
+        self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
         self._heap: list = []
         self._rebuild_heap()
         self._replay: list[Pair] = []
@@ -209,19 +211,24 @@ class Trainer:
         a, b = best
         z = len(self.vocab)
         count = self._counts.pop(best, 0)
-        chunks = sorted(self._where.pop(best, ()))
+        chunks = sorted(self._where.pop(best, ()))  # for every tie-break but `first`, a superset
         self._first.pop(best, None)
         self.vocab.append(self.vocab[a] + self.vocab[b])
         self._lengths.append(self._lengths[a] + self._lengths[b])
-        replacements = 0
+        if self._order is not None:
+            self._order.append(next_order(self.config.tie_break, z))
         delta: dict[Pair, int] = {}
         added_at: dict[Pair, int] = {}
-        for c in chunks:
-            new, reps, local = merge_word(self._words[c], a, b, z)
-            self._words[c] = new
-            w = self._weights[c]
-            replacements += reps * w
-            self._apply_local(c, new, local, w, delta, added_at)
+        if self._use_first:  # needs the exact pair -> chunks index for first occurrences
+            replacements = 0
+            for c in chunks:
+                new, reps, local = merge_word(self._words[c], a, b, z)
+                self._words[c] = new
+                w = self._weights[c]
+                replacements += reps * w
+                self._apply_local(c, new, local, w, delta, added_at)
+        else:
+            replacements, chunks = merge_chunks(self._words, self._weights, chunks, a, b, z, delta, self._where)
         self.merges.append(best)
         self._touched.append(chunks)
         self.total_tokens -= replacements
@@ -246,6 +253,8 @@ class Trainer:
             self._apply_local(c, old, local, self._weights[c], delta, added_at)
         self.vocab.pop()
         self._lengths.pop()
+        if self._order is not None:
+            self._order.pop()
         self.total_tokens += record.replacements
         self._settle(delta, added_at, set(chunks))
         return record
@@ -282,19 +291,24 @@ class Trainer:
 
     def _settle(self, delta, added_at, chunks):
         """Fold the step's deltas into the counts, the first-occurrence keys and the heap."""
+        counts, heap, push = self._counts, self._heap, heapq.heappush
+        order = self._order
         for p, d in delta.items():
-            if d == 0:
-                continue
-            n = self._counts.get(p, 0) + d
-            if n == 0:
-                del self._counts[p]
+            n = counts.get(p, 0) + d
+            if n == 0:  # gone (or, d == 0, a pair made and unmade within this step)
+                counts.pop(p, None)
                 self._where.pop(p, None)
                 self._first.pop(p, None)
                 continue
-            self._counts[p] = n
+            if d == 0:
+                continue
+            counts[p] = n
+            if order is not None:
+                push(heap, (-n, (order[p[0]], order[p[1]]), p))
+                continue
             if self._use_first:
                 self._first[p] = self._first_key(p, added_at.get(p), chunks)
-            heapq.heappush(self._heap, (-n, self._key(p), p))
+            push(heap, (-n, self._key(p), p))
         if len(self._heap) > 4 * len(self._counts) + 4096:
             self._rebuild_heap()
 
@@ -309,6 +323,8 @@ class Trainer:
         return (c, first_offset(self._words[c], p, self._lengths))
 
     def _key(self, p):
+        if self._order is not None:
+            return (self._order[p[0]], self._order[p[1]])
         return self._first[p] if self._use_first else self._static(p)
 
     def _live(self, entry) -> bool:
