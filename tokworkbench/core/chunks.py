@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .normalize import normalize
+from .parallel import can_parallelize, count_parallel
 from .pretokenize import PreTokenizer
 
 
@@ -49,15 +50,24 @@ def count_chunks(
     counter: Counter[str] = Counter()
     docs = chars = nbytes = 0
     kept: list[tuple[str, list[str]]] = []
+    pending: list[str] = []  # normalized documents not counted yet (for the parallel path)
     for text in texts:
         text = normalize(text, normalizer)
         docs += 1
         chars += len(text)
         nbytes += len(text.encode("utf-8"))
-        pieces = pre.split(text)
-        counter.update(pieces)
         if keep_layout:
+            pieces = pre.split(text)
+            counter.update(pieces)
             kept.append((text, pieces))
+        else:
+            pending.append(text)
+    if pending:
+        if can_parallelize(pre, chars):
+            counter = count_parallel(pending, pre)
+        else:
+            for text in pending:
+                counter.update(pre.split(text))
     chunks = list(counter)
     counts = np.fromiter(counter.values(), dtype=np.int64, count=len(chunks))
     layouts = None

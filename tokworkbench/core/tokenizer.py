@@ -6,6 +6,7 @@ become <unk> if the model has one, otherwise an error naming the character and i
 """
 
 from collections.abc import Collection
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,11 +14,12 @@ import regex
 
 from .errors import DecodeError, EncodeError
 from .normalize import normalize
+from .parallel import can_parallelize, encode_parallel
 from .pretokenize import PreTokenizer
 from .vocab import render_bytes
 
 UNK = "<unk>"
-_CACHE_LIMIT = 1 << 16
+_CACHE_LIMIT = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -155,33 +157,55 @@ class Tokenizer:
         text = normalize(text, self.normalizer)
         return [(c, self._encode_chunk(c, 0)) for c in self.pre_tokenizer.split(text)]
 
+    def __getstate__(self):
+        """Pickled (for worker processes) without the caches."""
+        state = dict(self.__dict__)
+        state["_derived"] = {}
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
     def _encode_text(self, text: str, offset: int) -> list[int]:
+        """Each distinct chunk is encoded once (and cached); the rest is C-speed lookups.
+        Long texts with a preset pattern are cut where the preset always cuts and encoded on
+        all cores."""
         if not text:
             return []
         text = normalize(text, self.normalizer)
-        ids: list[int] = []
-        pos = offset
-        for chunk in self.pre_tokenizer.split(text):
-            ids.extend(self._encode_chunk(chunk, pos))
-            pos += len(chunk)
-        return ids
+        if can_parallelize(self.pre_tokenizer, len(text)):
+            return encode_parallel(self, text)
+        return self._encode_normalized(text, offset)
+
+    def _encode_normalized(self, text: str, offset: int) -> list[int]:
+        chunks = self.pre_tokenizer.split(text)
+        cache = self._derived.setdefault("cache", {})
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        table = {}
+        for chunk in dict.fromkeys(chunks):
+            ids = cache.get(chunk)
+            if ids is None:
+                try:
+                    ids = cache[chunk] = self._encode_chunk(chunk, 0)
+                except EncodeError:
+                    pos = offset  # find where it fails in the text, for the message
+                    for c in chunks:
+                        if c == chunk:
+                            break
+                        pos += len(c)
+                    self._encode_chunk(chunk, pos)
+                    raise
+            table[chunk] = ids
+        return list(chain.from_iterable(map(table.__getitem__, chunks)))
 
     def _encode_chunk(self, chunk: str, offset: int) -> list[int]:
-        cache = self._derived.setdefault("cache", {})
-        hit = cache.get(chunk)
-        if hit is not None:
-            return hit
         if self.units == "byte":
             try:
-                ids = self._bpe(list(chunk.encode("utf-8")))
+                return self._bpe(list(chunk.encode("utf-8")))
             except UnicodeEncodeError as exc:
                 raise EncodeError(f"cannot encode lone surrogate at offset {offset + exc.start}") from None
-        else:
-            ids = self._encode_chars(chunk, offset)
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[chunk] = ids
-        return ids
+        return self._encode_chars(chunk, offset)
 
     def _encode_chars(self, chunk: str, offset: int) -> list[int]:
         index = self._derived.get("char_index")

@@ -1,0 +1,62 @@
+"""Encoding throughput against tiktoken with the same ranks and pattern, in one process.
+
+    python benchmarks/encode_vs_tiktoken.py [TRAIN_CORPUS] [--text FILE] [--vocab-size 8192]
+
+Trains a byte-level gpt4 model on TRAIN_CORPUS (default bench-data/corpus/en-10M.txt, else the
+mixed 10 MB file), exports it to tiktoken, encodes --text (default: the same file) with both,
+checks the ids are identical, and prints MB/s and the ratio.
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from train_vs_hf import default_corpus  # noqa: E402
+from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer  # noqa: E402
+from tokworkbench.core.export import export  # noqa: E402
+from tokworkbench.core.importers import tiktoken_encoding  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus", nargs="?")
+    ap.add_argument("--text")
+    ap.add_argument("--vocab-size", type=int, default=8192)
+    args = ap.parse_args()
+    en10 = ROOT / "bench-data" / "corpus" / "en-10M.txt"
+    corpus = Path(args.corpus) if args.corpus else (en10 if en10.exists() else default_corpus())
+    text = Path(args.text or corpus).read_text(encoding="utf-8")
+    t0 = time.perf_counter()
+    trainer = Trainer([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), tie_break="lexmin"))
+    for _ in trainer.run(vocab_size=args.vocab_size):
+        pass
+    tok = trainer.tokenizer()
+    print(f"trained {len(tok.merges)} merges on {corpus.name} in {time.perf_counter() - t0:.1f} s")
+    with tempfile.TemporaryDirectory() as tmp:
+        export(tok, "tiktoken", Path(tmp) / "m.tiktoken")
+        enc = tiktoken_encoding(Path(tmp) / "m.tiktoken")
+    mb = len(text.encode()) / 1e6
+    t = time.perf_counter()
+    theirs = enc.encode_ordinary(text)
+    tt = time.perf_counter() - t
+    fresh = tok.__class__(tok.units, tok.normalizer, tok.pre_tokenizer, tok.tie_break, tok.base, tok.merges)
+    t = time.perf_counter()
+    ours = fresh.encode_ordinary(text)  # cold: no chunk cache
+    ot = time.perf_counter() - t
+    t = time.perf_counter()
+    fresh.encode_ordinary(text)  # warm: every chunk cached
+    warm = time.perf_counter() - t
+    print(f"text: {mb:.1f} MB, {len(ours):,} tokens, ids identical to tiktoken: {ours == theirs}")
+    print(f"tiktoken encode_ordinary : {mb / tt:6.2f} MB/s")
+    print(f"tokworkbench (cold cache): {mb / ot:6.2f} MB/s   ratio {tt / ot:.2f}x tiktoken's throughput")
+    print(f"tokworkbench (warm cache): {mb / warm:6.2f} MB/s   ratio {tt / warm:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

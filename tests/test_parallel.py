@@ -1,0 +1,64 @@
+"""Cutting text where the presets always cut changes no chunk; parallel counts equal serial ones."""
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
+from tokworkbench.core.parallel import count_parallel, cut_text, safe_cut
+
+PRESETS = ("gpt2", "gpt4", "o200k")
+# text rich in the characters the patterns treat specially around spaces
+tricky = st.lists(st.sampled_from(list("ab AB 1 2\n\r\t'sdlt.,!?-/") + ["\u00a0", "\u3000", "é", "e\u0301",
+                                                                       "日", "😀", "\u200d", "٣"]),
+                  max_size=200).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=tricky, parts=st.integers(1, 12))
+def test_cut_text_changes_no_chunk(text, parts):
+    pieces = cut_text(text, parts)
+    assert "".join(pieces) == text
+    for name in PRESETS:
+        pre = pre_tokenizer(name)
+        assert [c for p in pieces for c in pre.split(p)] == pre.split(text), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=300))
+def test_every_safe_cut_is_a_chunk_boundary_on_any_unicode(text):
+    for name in PRESETS:
+        pre = pre_tokenizer(name)
+        bounds = set()
+        pos = 0
+        for chunk in pre.split(text):
+            bounds.add(pos)
+            pos += len(chunk)
+        at = safe_cut(text, 0, len(text))
+        while at != -1:
+            assert at in bounds, (name, text, at)
+            at = safe_cut(text, at + 1, len(text))
+
+
+def test_parallel_counts_equal_serial_in_first_appearance_order():
+    words = ["alpha", "beta", "gamma", "δέλτα", "1234", "日本語", "😀x"]
+    text = " ".join(words[(i * 7) % len(words)] + str(i % 13) for i in range(20000))
+    docs = [text, "  leading spaces\n\n and more", text[:5000]]
+    pre = pre_tokenizer("gpt4")
+    serial: Counter = Counter()
+    for d in docs:
+        serial.update(pre.split(d))
+    parallel = count_parallel(docs, pre, workers=2)
+    assert parallel == serial and list(parallel) == list(serial)
+
+
+def test_trainer_gives_the_same_merges_with_parallel_counting(monkeypatch):
+    import tokworkbench.core.parallel as parallel
+
+    text = " ".join(f"w{i % 97}x{i % 89} the cat sat" for i in range(30000))
+    serial = Trainer([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt2"), tie_break="first"))
+    monkeypatch.setattr(parallel, "MIN_PARALLEL", 1)
+    par = Trainer([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt2"), tie_break="first"))
+    assert par.chunk_strings == serial.chunk_strings
+    assert [r.pair for r in par.run(merges=50)] == [r.pair for r in serial.run(merges=50)]
