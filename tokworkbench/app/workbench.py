@@ -35,7 +35,8 @@ from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
-from .workers import load_session, train_to
+from .runner import train_in_child
+from .workers import load_session
 
 MIN_SIZE = (80, 24)
 IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
@@ -337,7 +338,7 @@ class WorkbenchApp(App):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="train", description="train to target")
     def _train_worker(self, target: int) -> None:
-        train_to(self, self.trainer, self.lock, target, lambda: self.view)
+        train_in_child(self, self.trainer, self.lock, target, lambda: self.view)
 
     def on_train_progress(self, message: msg.TrainProgress) -> None:
         self._progress(True, f"training… {message.done:,}/{message.total:,} merges · {message.rate:,.0f} merges/s · escape cancels",
@@ -350,6 +351,9 @@ class WorkbenchApp(App):
         self.apply_snapshot(message.snapshot)
         self.refresh_bindings()
         said = {"target": "reached the target", "cancelled": "cancelled", "exhausted": "no pair left to merge"}
+        if message.reason not in said:
+            self.notify(message.reason, title="Training stopped", severity="error")
+            return
         self.notify(f"{said[message.reason]}: {message.done:,} merges, vocabulary {message.snapshot.vocab_size:,}")
 
     def action_cancel(self) -> None:

@@ -1,11 +1,6 @@
-"""The long jobs, as plain functions a thread worker runs: load a corpus, train to a target.
+"""Loading a corpus, as a plain function a thread worker runs: read files with progress, build
+the trainer, post the result. (Training to a target runs in a child process: runner.py.)"""
 
-They only iterate core generators, check for cancellation between steps, and post messages;
-the trainer is theirs alone while they run.
-"""
-
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -15,12 +10,9 @@ from ..core.corpus import Corpus, iter_documents
 from ..core.errors import CorpusError, TokWorkbenchError
 from ..core.session import Settings
 from ..core.trainer import Trainer
-from .messages import LoadFailed, LoadProgress, SessionReady, TrainFinished, TrainProgress
-from .snapshot import View, take_snapshot
+from .messages import LoadFailed, LoadProgress, SessionReady
 
 FRAME = 0.2  # seconds between progress posts: a few updates a second is plenty
-SWITCH_INTERVAL = 0.0005  # seconds; CPython's default is 0.005
-WORK_SLICE, REST = 0.010, 0.002  # train 10 ms, then let the UI run alone for 2 ms
 
 
 def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: Settings) -> None:
@@ -67,48 +59,3 @@ def _read(app, paths, worker) -> Corpus | None:
     if not any(d.text for d in docs):
         raise CorpusError("the corpus is empty: its files hold no text")
     return Corpus(docs, skipped)
-
-
-def train_to(app, trainer: Trainer, lock: threading.Lock, target: int, view_of) -> None:
-    """Merge until the vocabulary reaches `target`, posting snapshots a few times a second."""
-    worker = get_current_worker()
-    # The UI thread gives up the GIL at every event-loop turn and must win it back from this
-    # thread each time; a short switch interval keeps those waits far below a frame.
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    try:
-        _train(app, trainer, lock, target, view_of, worker)
-    finally:
-        sys.setswitchinterval(interval)
-
-
-def _train(app, trainer, lock, target, view_of, worker) -> None:
-    todo = trainer.merges_for_vocab(target)
-    done = 0
-    started = last = rested = time.monotonic()
-    reason = "target"
-    while done < todo:
-        if worker.is_cancelled:
-            reason = "cancelled"
-            break
-        with lock:
-            record = trainer.step()
-        if record is None:
-            reason = "exhausted"
-            break
-        done += 1
-        now = time.monotonic()
-        if now - rested >= WORK_SLICE:  # leave the UI thread a moment alone with the GIL
-            time.sleep(REST)
-            rested = time.monotonic()
-        if now - last >= FRAME:
-            last = now
-            with lock:
-                snap = take_snapshot(trainer, view_of())
-            app.post_message(TrainProgress(snap, done, todo, done / (now - started)))
-    with lock:
-        snap = take_snapshot(trainer, view_of())
-    app.post_message(TrainFinished(snap, done, reason))
-
-
-__all__ = ["View", "load_session", "train_to"]

@@ -272,6 +272,21 @@ class Trainer:
                 return
             yield record
 
+    # -- moving training to another process -------------------------------------------------
+    _MUTABLE = ("vocab", "_lengths", "merges", "history", "_touched", "total_tokens", "_words", "_counts",
+                "_where", "_first", "_heap", "_order", "_replay")
+
+    def training_state(self) -> dict:
+        """Everything a step or an undo changes (the corpus tables stay put), to carry the work
+        of a trainer forked into another process back into this one."""
+        return {name: getattr(self, name) for name in self._MUTABLE}
+
+    def restore_state(self, state: dict) -> None:
+        for name in self._MUTABLE:
+            setattr(self, name, state[name])
+        if self._static is not None:  # it reads the vocabulary list, which was just replaced
+            self._static = static_key(self.config.tie_break, self.config.units, self.vocab)
+
     # -- internals -------------------------------------------------------------------------
     def _apply_local(self, c, ids, local, w, delta, added_at):
         gone = None
