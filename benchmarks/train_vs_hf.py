@@ -4,8 +4,8 @@
 
 CORPUS defaults to ../shared/bench/corpus-10M.txt.xz (the mixed 10 MB file), decompressed into
 bench-data/. Prints wall time for each, the ratio ours/HF, and whether the two agree on the
-token count of the corpus (they share the pattern; HF's regex engine may split digit runs
-differently, so a small difference in counts is expected with gpt4).
+token count of a sample (same pattern, HF's in its Oniguruma-safe form; with tie-break hf the
+merges are HF's own, so the counts should be equal).
 """
 
 import argparse
@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer  # noqa: E402
 from tokworkbench.core.corpus import iter_documents  # noqa: E402
+from tokworkbench.core.export import hf_pattern  # noqa: E402
 
 DEFAULT_XZ = ROOT.parent / "shared" / "bench" / "corpus-10M.txt.xz"
 
@@ -47,7 +48,7 @@ def train_ours(paths, vocab_size, split, tie_break):
 def train_hf(paths, vocab_size, split):
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    pattern = pre_tokenizer(split).pattern
+    pattern = hf_pattern(pre_tokenizer(split).pattern)  # Oniguruma reads {1,3}+ differently
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
