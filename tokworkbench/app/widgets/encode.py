@@ -20,6 +20,8 @@ class EncodePanel(Vertical):
 
     def on_mount(self) -> None:
         self._shown: dict[str, Text] = {}
+        # not a tab stop: shift+tab from the decode box goes straight to the text box
+        self.query_one("#encode-scroll").can_focus = False
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
