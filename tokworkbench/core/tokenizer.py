@@ -233,32 +233,34 @@ class Tokenizer:
         return ids
 
     def _bpe(self, ids: list[int]) -> list[int]:
+        """Apply merges by rank. All occurrences of the lowest-ranked pair are merged left to right
+        at once: a merge only makes pairs that contain its new id, whose ranks are all higher."""
+        if len(ids) < 2:
+            return ids
         ranks = self._derived.get("ranks")
         if ranks is None:
             ranks = self._derived["ranks"] = {p: r for r, p in enumerate(self.merges)}
+        never = len(self.merges)
+        get = ranks.get
+        pair_ranks = [get(p, never) for p in zip(ids, ids[1:])]
         first = self.base_size
-        while len(ids) >= 2:
-            best = None
-            best_rank = len(self.merges)
-            for p in zip(ids, ids[1:]):
-                r = ranks.get(p)
-                if r is not None and r < best_rank:
-                    best, best_rank = p, r
-            if best is None:
-                break
-            a, b = best
-            z = first + best_rank
-            out = []
-            i = 0
-            n = len(ids)
-            while i < n:
-                if ids[i] == a and i + 1 < n and ids[i + 1] == b:
-                    out.append(z)
-                    i += 2
-                else:
-                    out.append(ids[i])
-                    i += 1
-            ids = out
+        while pair_ranks:
+            r = min(pair_ranks)
+            if r == never:
+                return ids
+            z = first + r
+            i = pair_ranks.index(r)
+            while True:
+                ids[i : i + 2] = (z,)
+                del pair_ranks[i]
+                if i:
+                    pair_ranks[i - 1] = get((ids[i - 1], z), never)
+                if i < len(pair_ranks):
+                    pair_ranks[i] = get((z, ids[i + 1]), never)
+                try:
+                    i = pair_ranks.index(r, i + 1)
+                except ValueError:
+                    break
         return ids
 
     # -- decoding --------------------------------------------------------------------------
