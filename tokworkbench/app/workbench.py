@@ -197,12 +197,12 @@ class WorkbenchApp(App):
     def _draw_corpus(self) -> None:
         snap, stats = self.snapshot, self.corpus_stats
         unit = "bytes" if self.settings.units == "byte" else "chars"
-        line = Text.assemble(
-            f"{stats.documents} docs · {stats.chars:,} chars · {stats.bytes:,} bytes · "
-            f"{stats.distinct_chars:,} distinct chars\n",
+        line = Text.assemble(  # the training line first: it is what changes on every merge
             (f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
-            f" {unit}/token · vocab ", (f"{snap.vocab_size:,}", "bold"), f" / target {self.settings.target:,}",
-            f" · {snap.merges:,} merges",
+            f" {unit}/token · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{self.settings.target:,}",
+            f" · {snap.merges:,} merges\n",
+            f"{stats.documents} docs · {stats.chars:,} chars · {stats.bytes:,} bytes · "
+            f"{stats.distinct_chars:,} distinct chars",
         )
         marks = pair_occurrences(snap.spans, self.selected_pair) if self.selected_pair else []
         text = style_runs(snap.text, snap.spans, marks=marks)

@@ -94,7 +94,7 @@ def merge_chunks(words, weights, chunks, a: int, b: int, z: int, delta: dict, wh
             continue
         w = weights[c]
         reps = 0
-        while True:
+        while True:  # the two neighbour updates below stay inline: this loop is the hot path
             if j + 1 < len(ids) and ids[j + 1] == b:
                 if j:
                     x = ids[j - 1]  # already rewritten: may be z

@@ -26,16 +26,9 @@ def chunk_spans(
     for offset, chunk, ids in pieces:
         if not ids:
             continue
-        if isinstance(vocab[ids[0]], str):
-            pos = offset
-            for t in ids:
-                n = len(vocab[t])
-                spans.append(TokenSpan(pos, pos + n, t, ordinal, False))
-                pos += n
-                ordinal += 1
-            continue
         data = chunk.encode("utf-8")
-        if len(data) == len(chunk):  # ASCII: bytes are characters
+        # char units, or ASCII bytes: a token's length is its length in characters
+        if isinstance(vocab[ids[0]], str) or len(data) == len(chunk):
             pos = offset
             for t in ids:
                 n = len(vocab[t])

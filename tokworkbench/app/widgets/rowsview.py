@@ -83,7 +83,7 @@ class RowsView(ScrollView, can_focus=True):
         self._strips = {}  # row index -> Strip, made when first drawn
         set_virtual_size(self, Size(sum(widths) + GAP * len(widths), len(rows) + 1))
         if follow:
-            self.scroll_to(y=max(0, len(rows) + 1 - self.size.height), animate=False)
+            self.scroll_to(y=max(0, len(rows) - self._visible_rows()), animate=False)
         self._keep_cursor_visible()
         self.refresh()
 
@@ -124,11 +124,15 @@ class RowsView(ScrollView, can_focus=True):
 
     def _keep_cursor_visible(self) -> None:
         top = self.scroll_offset.y
-        visible = max(1, self.size.height - 1)
+        visible = self._visible_rows()
         if self.cursor < top:
             self.scroll_to(y=self.cursor, animate=False)
         elif self.cursor >= top + visible:
             self.scroll_to(y=self.cursor - visible + 1, animate=False)
+
+    def _visible_rows(self) -> int:
+        """Rows that fit under the header, above a horizontal scrollbar if there is one."""
+        return max(1, self.scrollable_content_region.height - 1)
 
     def action_move(self, delta: int) -> None:
         self._set_cursor(self.cursor + delta)
