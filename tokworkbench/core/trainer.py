@@ -116,9 +116,6 @@ class Trainer:
         """Base units per token now (1.0 before any merge)."""
         return self.initial_tokens / self.total_tokens if self.total_tokens else 1.0
 
-    def pair_count(self, pair: Pair) -> int:
-        return self._counts.get(pair, 0)
-
     def chunk_ids(self, chunk: str) -> list[int] | None:
         """Current tokens of a chunk seen in training (None if the corpus never had it)."""
         if self._chunk_lookup is None:
