@@ -1,7 +1,8 @@
 """UTF-8 bytes: each character's code point, name, bytes, and the tokens its bytes fall in."""
 
 from ...core.hexview import CharRow
-from ..render import hex_bytes, visible
+from ...core.vocab import hex_bytes
+from ..render import visible
 from .rowsview import RowsView
 
 MAX_ROWS = 400

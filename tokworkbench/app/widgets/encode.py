@@ -7,7 +7,8 @@ from textual.widgets import Input, Static
 
 from ...core.roundtrip import DecodeReport, RoundTrip
 from ..messages import DecodeChanged, EncodeChanged
-from ..render import draw_tokens, hex_bytes
+from ...core.vocab import hex_bytes
+from ..render import draw_tokens
 
 
 class EncodePanel(Vertical):

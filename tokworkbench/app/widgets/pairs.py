@@ -8,7 +8,8 @@ from textual.widgets import Input
 
 from ...core.trainer import PairRow
 from ..messages import PairSelected
-from ..render import hex_bytes, visible
+from ...core.vocab import hex_bytes
+from ..render import visible
 from .rowsview import RowsView
 
 SHOWN = 60
