@@ -16,11 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedContent, TabPane
 
-from ..core import modelfile
 from ..core.corpus import Corpus, sample_paths
-from ..core.errors import TokWorkbenchError, TrainingError
-from ..core.export import check, export
-from ..core.importers import load_any
+from ..core.errors import TokWorkbenchError
 from ..core.hexview import char_rows
 from ..core.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
 from ..core.segments import pair_occurrences
@@ -28,7 +25,8 @@ from ..core.session import Settings
 from ..core.trainer import Trainer
 from . import messages as msg
 from .render import style_runs
-from .screens import ConfirmScreen, ExportScreen, HelpScreen, OpenScreen, PromptScreen, SettingsScreen
+from .dialogs import DialogActions
+from .screens import HelpScreen
 from .snapshot import Snapshot, View, take_snapshot
 from .widgets.bytes_view import BytesPanel
 from .widgets.corpus import CorpusPane
@@ -43,7 +41,7 @@ IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings
              "replay"}
 
 
-class WorkbenchApp(App):
+class WorkbenchApp(DialogActions, App):
     CSS_PATH = "workbench.tcss"
     TITLE = "tokworkbench"
     BINDINGS = [
@@ -361,168 +359,6 @@ class WorkbenchApp(App):
             if worker.group == "train":
                 worker.cancel()
 
-    def action_reset(self) -> None:
-        def reset(yes: bool | None) -> None:
-            if yes:
-                with self.lock:
-                    while self.trainer.undo() is not None:
-                        pass
-                self._after_change()
-
-        if self.trainer.history:
-            self.push_screen(ConfirmScreen(f"Undo all {len(self.trainer.history):,} merges?", "Reset"), reset)
-
-    def action_set_target(self) -> None:
-        def validate(value: str) -> str | None:
-            try:
-                self.trainer.merges_for_vocab(int(value))
-            except ValueError:
-                return "a whole number, please"
-            except TokWorkbenchError as exc:
-                return str(exc)
-            return None
-
-        def done(value: str | None) -> None:
-            if value is not None:
-                self.settings = self.settings.with_(target=int(value))
-                self.sub_title = self.settings.describe()
-                self.refresh_from_core()
-
-        self.push_screen(PromptScreen("Target vocabulary size (base + merges + specials)", str(self.settings.target),
-                                      validate, f"now {self.trainer.vocab_size:,}; base {self.trainer.base_size}"), done)
-
-    def action_settings(self) -> None:
-        def done(new: Settings | None) -> None:
-            if new is None or new == self.settings:
-                return
-            if not self.settings.needs_retrain(new):
-                self.settings = new
-                self.sub_title = new.describe()
-                self.refresh_from_core()
-                return
-
-            def restart(yes: bool | None) -> None:
-                if yes:
-                    self.start_load(None, self.corpus, new)
-
-            if self.trainer.history:
-                self.push_screen(ConfirmScreen(
-                    f"Restart training with the new settings? {len(self.trainer.history):,} merges will be discarded.",
-                    "Restart"), restart)
-            else:
-                restart(True)
-
-        self.push_screen(SettingsScreen(self.settings), done)
-
-    def action_open(self) -> None:
-        def done(paths: list[str] | None) -> None:
-            if not paths:
-                return
-
-            def go(yes: bool | None) -> None:
-                if yes:
-                    self.start_load(paths, None, self.settings)
-
-            if self._unsaved():
-                self.push_screen(ConfirmScreen("Open another corpus? The trained model is not saved.", "Open"), go)
-            else:
-                go(True)
-
-        self.push_screen(OpenScreen(), done)
-
-    def action_save(self) -> None:
-        def write(path: str) -> None:
-            with self.lock:
-                tok = self.trainer.tokenizer()
-                corpus = {"documents": self.trainer.documents, "chars": self.trainer.chars,
-                          "bytes": self.trainer.bytes, "tokens_before": self.trainer.initial_tokens}
-            try:
-                modelfile.save(tok, path, corpus)
-            except TokWorkbenchError as exc:
-                self.notify(str(exc), title="Not saved", severity="error")
-                return
-            self.saved_merges = tok.merges
-            self.notify(f"saved {len(tok.merges):,} merges to {path}")
-
-        def chosen(path: str | None) -> None:
-            if not path:
-                return
-            if Path(path).exists():
-                self.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", "Overwrite"),
-                                 lambda yes: write(path) if yes else None)
-            else:
-                write(path)
-
-        def validate(value: str) -> str | None:
-            if not value.strip():
-                return "name a file"
-            parent = Path(value).expanduser().parent
-            return None if parent.is_dir() else f"folder {parent} does not exist"
-
-        self.push_screen(PromptScreen("Save model as (tokworkbench JSON)", "model.json", validate), chosen)
-
-    def action_export(self) -> None:
-        def chosen(result: tuple[str, str] | None) -> None:
-            if not result:
-                return
-            fmt, path = result
-            with self.lock:
-                tok = self.trainer.tokenizer()
-            try:
-                check(tok, fmt)
-            except TokWorkbenchError as exc:
-                self.notify(str(exc), title=f"Cannot export to {fmt}", severity="error", timeout=10)
-                return
-
-            def write() -> None:
-                try:
-                    notes = export(tok, fmt, path)
-                except TokWorkbenchError as exc:
-                    self.notify(str(exc), title="Not exported", severity="error")
-                    return
-                self.notify("; ".join(notes), title=f"Exported to {fmt}")
-
-            if Path(path).exists():
-                self.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", "Overwrite"),
-                                 lambda yes: write() if yes else None)
-            else:
-                write()
-
-        self.push_screen(ExportScreen(), chosen)
-
-    def action_replay(self) -> None:
-        def chosen(value: str | None) -> None:
-            if not value:
-                return
-            path, _, split = value.partition("  ")
-            try:
-                tok = load_any(path.strip(), split.strip() or None)
-                if tok.units != "byte" or self.settings.units != "byte":
-                    raise TrainingError("replay works with byte-level tokenizers on byte units")
-            except TokWorkbenchError as exc:
-                self.notify(str(exc), title="Cannot replay", severity="error", timeout=10)
-                return
-
-            def go(yes: bool | None) -> None:
-                if not yes:
-                    return
-                with self.lock:
-                    while self.trainer.undo() is not None:
-                        pass
-                    self.trainer.replay(list(tok.merges))
-                self.notify(f"replaying {len(tok.merges):,} merges from {path}: n steps through them, r runs")
-                self._after_change()
-
-            if self.trainer.history:
-                self.push_screen(ConfirmScreen(
-                    f"Undo the {len(self.trainer.history):,} merges made here and replay {path}?", "Replay"), go)
-            else:
-                go(True)
-
-        self.push_screen(PromptScreen(
-            "Tokenizer to replay: a tokworkbench model, HF tokenizer.json, minbpe .model or .tiktoken",
-            "", hint="for a bare .tiktoken file add two spaces and a pattern: model.tiktoken  gpt4"), chosen)
-
     def action_filter_pairs(self) -> None:
         self.pairs_panel.focus_filter()
 
@@ -533,16 +369,6 @@ class WorkbenchApp(App):
                     ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
                                     ("escape", "close a dialog; clear the pair filter")])]
         self.push_screen(HelpScreen(sections))
-
-    def _unsaved(self) -> bool:
-        return bool(self.trainer and self.trainer.merges and tuple(self.trainer.merges) != self.saved_merges)
-
-    def action_quit_app(self) -> None:
-        if self._unsaved():
-            self.push_screen(ConfirmScreen("Quit without saving the trained model?", "Quit"),
-                             lambda yes: self.exit() if yes else None)
-        else:
-            self.exit()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
