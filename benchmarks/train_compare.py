@@ -41,22 +41,30 @@ def run_ours(paths, vocab, split, tie):
     return seconds, merges
 
 
-def run_hf(paths, vocab, split):
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+def hf_byte_level(vocab: int, split: str):
+    """An untrained HF byte-level BPE with our pattern (in its Oniguruma-safe form) and its trainer."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     from tokworkbench.core import pre_tokenizer
     from tokworkbench.core.export import hf_pattern
-    from tokworkbench.core.vocab import bytes_to_unicode
 
-    docs = read_docs(paths)
-    t = time.perf_counter()
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(hf_pattern(pre_tokenizer(split).pattern)), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
+    tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab, min_frequency=0, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    return tok, trainer
+
+
+def run_hf(paths, vocab, split):
+    from tokworkbench.core.vocab import bytes_to_unicode
+
+    docs = read_docs(paths)
+    t = time.perf_counter()
+    tok, trainer = hf_byte_level(vocab, split)
     tok.train_from_iterator(docs, trainer=trainer)
     seconds = time.perf_counter() - t
     back = {c: b for b, c in bytes_to_unicode().items()}

@@ -20,7 +20,8 @@ sys.path.insert(0, str(ROOT))
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer  # noqa: E402
 from tokworkbench.core.corpus import iter_documents  # noqa: E402
-from tokworkbench.core.export import hf_pattern  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from train_compare import hf_byte_level  # noqa: E402
 
 DEFAULT_XZ = ROOT.parent / "shared" / "bench" / "corpus-10M.txt.xz"
 
@@ -46,19 +47,7 @@ def train_ours(paths, vocab_size, split, tie_break):
 
 
 def train_hf(paths, vocab_size, split):
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    pattern = hf_pattern(pre_tokenizer(split).pattern)  # Oniguruma reads {1,3}+ differently
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, min_frequency=0, show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[],
-    )
+    tok, trainer = hf_byte_level(vocab_size, split)
     texts = [d.text for d in iter_documents(paths)]
     t0 = time.perf_counter()
     tok.train_from_iterator(texts, trainer=trainer)
