@@ -62,3 +62,20 @@ def test_trainer_gives_the_same_merges_with_parallel_counting(monkeypatch):
     par = Trainer([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt2"), tie_break="first"))
     assert par.chunk_strings == serial.chunk_strings
     assert [r.pair for r in par.run(merges=50)] == [r.pair for r in serial.run(merges=50)]
+
+
+def test_layouts_built_piece_by_piece_name_the_right_chunks(monkeypatch):
+    import tokworkbench.core.chunks as chunks
+
+    monkeypatch.setattr(chunks, "PIECE", 500)  # many pieces per document
+    docs = [" ".join(f"word{i % 37} 12{i % 5}45 тест{i % 3}" for i in range(3000)), "short doc", ""]
+    seen = []
+    t = Trainer(docs, TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), tie_break="first"), keep_layout=True,
+                progress=seen.append)
+    assert seen and seen[-1] == sum(len(d) for d in docs) and seen == sorted(seen)
+    for doc, layout in zip(docs, t.layouts):
+        assert "".join(t.chunk_strings[i] for i in layout.chunk_ids.tolist()) == doc
+        starts = [0] + layout.ends.tolist()[:-1]
+        assert [doc[a:b] for a, b in zip(starts, layout.ends.tolist())] == pre_tokenizer("gpt4").split(doc)
+    plain = Trainer(docs, TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), tie_break="first"))
+    assert plain.chunk_strings == t.chunk_strings

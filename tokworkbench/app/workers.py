@@ -25,8 +25,17 @@ def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: 
             corpus = _read(app, paths or [], worker)
             if corpus is None:
                 return
-        app.post_message(LoadProgress(0, 1, "pre-tokenizing and counting chunks…"))
-        trainer = Trainer((d.text for d in corpus.documents), config, keep_layout=True)
+        total = max(1, sum(len(d.text) for d in corpus.documents))
+        last = [0.0]
+
+        def progress(chars: int) -> None:
+            now = time.monotonic()
+            if now - last[0] > FRAME:
+                last[0] = now
+                app.post_message(LoadProgress(chars, total, "pre-tokenizing and counting chunks…"))
+
+        app.post_message(LoadProgress(0, total, "pre-tokenizing and counting chunks…"))
+        trainer = Trainer((d.text for d in corpus.documents), config, keep_layout=True, progress=progress)
         if trainer.chars == 0:
             raise CorpusError("the corpus is empty: its files hold no text")
     except TokWorkbenchError as exc:

@@ -5,14 +5,14 @@ once, in order of first appearance (which is what the `first` tie-break needs), 
 """
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from .normalize import normalize
-from .parallel import can_parallelize, count_parallel
-from .pretokenize import PreTokenizer
+from .parallel import PIECE, can_parallelize, count_parallel, cut_text
+from .pretokenize import PRESETS, PreTokenizer
 
 
 @dataclass
@@ -45,23 +45,42 @@ class ChunkCounts:
 
 
 def count_chunks(
-    texts: Iterable[str], normalizer: str, pre: PreTokenizer, keep_layout: bool = False
+    texts: Iterable[str],
+    normalizer: str,
+    pre: PreTokenizer,
+    keep_layout: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> ChunkCounts:
+    """Distinct chunks in order of first appearance, with counts; `progress(chars)` follows
+    the layout pass, which works a piece at a time so its memory stays small."""
     counter: Counter[str] = Counter()
     docs = chars = nbytes = 0
-    kept: list[tuple[str, list[str]]] = []
+    layouts: list[DocumentLayout] | None = [] if keep_layout else None
+    index: dict[str, int] = {}
     pending: list[str] = []  # normalized documents not counted yet (for the parallel path)
     for text in texts:
         text = normalize(text, normalizer)
         docs += 1
-        chars += len(text)
         nbytes += len(text.encode("utf-8"))
-        if keep_layout:
-            pieces = pre.split(text)
-            counter.update(pieces)
-            kept.append((text, pieces))
-        else:
+        if layouts is None:
+            chars += len(text)
             pending.append(text)
+            continue
+        ends, ids, offset = [], [], 0
+        for piece in _pieces(text, pre):
+            found = pre.split(piece)
+            counter.update(found)
+            for chunk in dict.fromkeys(found):
+                if chunk not in index:
+                    index[chunk] = len(index)
+            lengths = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+            ends.append(offset + np.cumsum(lengths))
+            ids.append(np.fromiter(map(index.__getitem__, found), dtype=np.int64, count=len(found)))
+            offset += len(piece)
+            chars += len(piece)
+            if progress is not None:
+                progress(chars)
+        layouts.append(DocumentLayout(text, _join(ends), _join(ids)))
     if pending:
         if can_parallelize(pre, chars):
             counter = count_parallel(pending, pre)
@@ -70,15 +89,18 @@ def count_chunks(
                 counter.update(pre.split(text))
     chunks = list(counter)
     counts = np.fromiter(counter.values(), dtype=np.int64, count=len(chunks))
-    layouts = None
-    if keep_layout:
-        index = {c: i for i, c in enumerate(chunks)}
-        layouts = []
-        for text, pieces in kept:
-            ends = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)))
-            ids = np.fromiter(map(index.__getitem__, pieces), dtype=np.int64, count=len(pieces))
-            layouts.append(DocumentLayout(text, ends, ids))
     return ChunkCounts(chunks, counts, docs, chars, nbytes, layouts)
+
+
+def _pieces(text: str, pre: PreTokenizer) -> list[str]:
+    """Where the pattern allows it, the text in ~1M-character pieces that split to the same chunks."""
+    if PRESETS.get(pre.name) == pre.pattern and pre.pattern is not None and len(text) > PIECE:
+        return cut_text(text, len(text) // PIECE)
+    return [text]
+
+
+def _join(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 @dataclass

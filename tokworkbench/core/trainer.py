@@ -69,10 +69,12 @@ class PairRow:
 
 
 class Trainer:
-    def __init__(self, texts: Iterable[str], config: TrainConfig = TrainConfig(), keep_layout: bool = False):
-        """`keep_layout` remembers each document's chunk sequence so views can draw tokens."""
+    def __init__(self, texts: Iterable[str], config: TrainConfig = TrainConfig(), keep_layout: bool = False,
+                 progress=None):
+        """`keep_layout` remembers each document's chunk sequence so views can draw tokens;
+        `progress(chars)` is called as that pass goes."""
         self.config = config
-        table = count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout)
+        table = count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
         self.layouts = table.layouts or []
         self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
         self.chunk_strings = table.chunks
