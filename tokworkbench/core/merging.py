@@ -1,44 +1,15 @@
-"""The two rewrites a training step makes on one chunk, with the pair-count changes they cause.
+"""The rewrites a training step and an undo make on chunks, with the pair-count changes they cause.
 
 Both report deltas locally (left neighbour from the output, right neighbour from the input), the
 way the fast trainers do, so a step costs the length of the chunks it touches and nothing more.
 """
 
 
-def merge_word(ids: list[int], a: int, b: int, z: int) -> tuple[list[int], int, dict]:
-    """Replace (a, b) by z left to right without overlap.
-
-    Returns the new ids, the number of replacements, and the change in count of every
-    other pair (the merged pair itself simply disappears).
-    """
-    out: list[int] = []
-    delta: dict[tuple[int, int], int] = {}
-    n = len(ids)
-    i = 0
-    reps = 0
-    while i < n:
-        t = ids[i]
-        if t == a and i + 1 < n and ids[i + 1] == b:
-            if out:
-                x = out[-1]
-                delta[(x, a)] = delta.get((x, a), 0) - 1
-                delta[(x, z)] = delta.get((x, z), 0) + 1
-            if i + 2 < n:
-                y = ids[i + 2]
-                delta[(b, y)] = delta.get((b, y), 0) - 1
-                delta[(z, y)] = delta.get((z, y), 0) + 1
-            out.append(z)
-            reps += 1
-            i += 2
-        else:
-            out.append(t)
-            i += 1
-    delta.pop((a, b), None)
-    return out, reps, delta
-
-
 def unmerge_word(ids: list[int], a: int, b: int, z: int) -> tuple[list[int], dict]:
-    """Split every z back into (a, b): the exact inverse of `merge_word` when z is the newest id."""
+    """Split every z back into (a, b): the exact inverse of `merge_chunks` when z is the newest id.
+
+    Returns the new ids and the change in count of every pair (left neighbour from the output,
+    right neighbour from the input, as in the merge)."""
     out: list[int] = []
     delta: dict[tuple[int, int], int] = {}
     n = len(ids)
@@ -73,7 +44,8 @@ def first_offset(ids: list[int], pair: tuple[int, int], lengths: list[int]) -> i
 
 
 def merge_chunks(words, weights, chunks, a: int, b: int, z: int, delta: dict, where: dict) -> tuple[int, list[int]]:
-    """The hot loop of training: `merge_word` over many chunks at once, in place, folding the
+    """The hot loop of training: replace (a, b) by z left to right without overlap ("aaa" with
+    (a, a) gives [z, a]) in many chunks at once, in place, folding the
     weighted count changes straight into `delta` and adding each chunk to `where` under the
     pairs it gains. `where` may keep chunks that lost a pair (a superset is enough to find the
     chunks of a pair; those are skipped here).

@@ -15,7 +15,7 @@ import numpy as np
 
 from .chunks import count_chunks, initial_pair_stats
 from .errors import TrainingError
-from .merging import first_offset, merge_chunks, merge_word, unmerge_word
+from .merging import first_offset, merge_chunks, unmerge_word
 from .normalize import check_normalizer
 from .pretokenize import PreTokenizer, pre_tokenizer
 from .tiebreak import TIE_BREAKS, next_order, order_table, static_key
@@ -210,7 +210,7 @@ class Trainer:
         a, b = best
         z = len(self.vocab)
         count = self._counts.pop(best, 0)
-        chunks = sorted(self._where.pop(best, ()))  # for every tie-break but `first`, a superset
+        chunks = sorted(self._where.pop(best, ()))  # a superset: chunks that lost the pair are skipped
         self._first.pop(best, None)
         self.vocab.append(self.vocab[a] + self.vocab[b])
         self._lengths.append(self._lengths[a] + self._lengths[b])
@@ -218,16 +218,7 @@ class Trainer:
             self._order.append(next_order(self.config.tie_break, z))
         delta: dict[Pair, int] = {}
         added_at: dict[Pair, int] = {}
-        if self._use_first:  # needs the exact pair -> chunks index for first occurrences
-            replacements = 0
-            for c in chunks:
-                new, reps, local = merge_word(self._words[c], a, b, z)
-                self._words[c] = new
-                w = self._weights[c]
-                replacements += reps * w
-                self._apply_local(c, new, local, w, delta, added_at)
-        else:
-            replacements, chunks = merge_chunks(self._words, self._weights, chunks, a, b, z, delta, self._where)
+        replacements, chunks = merge_chunks(self._words, self._weights, chunks, a, b, z, delta, self._where)
         self.merges.append(best)
         self._touched.append(chunks)
         self.total_tokens -= replacements
@@ -327,14 +318,23 @@ class Trainer:
             self._rebuild_heap()
 
     def _first_key(self, p, added_chunk, chunks):
+        """(chunk, offset) of p's leftmost occurrence, recomputed only where it can have moved."""
         old = self._first.get(p)
         if old is None or old[0] in chunks:
-            c = min(self._where[p])
-        elif added_chunk is not None and added_chunk < old[0]:
-            c = added_chunk
-        else:
-            return old
-        return (c, first_offset(self._words[c], p, self._lengths))
+            return self._leftmost(p)
+        if added_chunk is not None and added_chunk < old[0]:
+            return (added_chunk, first_offset(self._words[added_chunk], p, self._lengths))
+        return old
+
+    def _leftmost(self, p):
+        """The index may hold chunks that lost p (a superset): drop those until the smallest holds it."""
+        chunks = self._where[p]
+        while True:
+            c = min(chunks)
+            offset = first_offset(self._words[c], p, self._lengths)
+            if offset >= 0:
+                return (c, offset)
+            chunks.discard(c)
 
     def _key(self, p):
         if self._order is not None:
