@@ -1,7 +1,8 @@
 """The workbench app: one screen of panes over one training session.
 
 The app owns the session (corpus, settings, trainer, lock) and renders snapshots of it. While a
-training worker runs, the worker alone touches the trainer and sends snapshots up as messages.
+run is going, a forked child process trains (runner.py) and snapshots come up as messages; the UI
+does not touch the trainer until the child's state is back.
 """
 
 import threading
@@ -24,8 +25,9 @@ from ..core.segments import pair_occurrences
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from . import messages as msg
-from .render import style_runs
 from .dialogs import DialogActions
+from .render import style_runs
+from .runner import train_in_child
 from .screens import HelpScreen
 from .snapshot import Snapshot, View, take_snapshot
 from .widgets.bytes_view import BytesPanel
@@ -33,7 +35,6 @@ from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
-from .runner import train_in_child
 from .workers import load_session
 
 MIN_SIZE = (80, 24)
