@@ -316,3 +316,17 @@ async def test_replay_another_tokenizers_merges_on_this_corpus(tmp_path):
         await pilot.press("N")
         await pilot.pause()
         assert app.trainer.merges[:5] == other.merges and app.trainer.replaying == 0
+
+
+async def test_byte_view_follows_the_selected_pair_in_the_corpus():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("N")
+        app.query_one("#bottom").active = "tab-bytes"
+        await pilot.pause()
+        assert "the selected pair's first occurrence" in str(app.bytes_panel.border_subtitle)
+        shown = " ".join(app.bytes_panel.row_text(i)[4] for i in range(len(app.bytes_panel.rows)))
+        a, b = app.selected_pair
+        merged = app.trainer.token_bytes(a) + app.trainer.token_bytes(b)
+        assert " ".join(f"{x:02X}" for x in merged) in shown

@@ -21,7 +21,7 @@ from ..core.corpus import Corpus, sample_paths
 from ..core.errors import TokWorkbenchError
 from ..core.hexview import char_rows
 from ..core.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
-from ..core.segments import pair_occurrences
+from ..core.segments import pair_occurrences, whole_run
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from . import messages as msg
@@ -237,13 +237,23 @@ class WorkbenchApp(DialogActions, App):
         if rt is not None and rt.error is None:
             text, ids, source = rt.normalized, rt.ids, "encode input"
         else:
-            end = snap.text.find("\n", 0, 200)
-            text = snap.text[: end if end > 0 else 200]
-            first = [s for s in snap.spans if s.start >= 0 and s.end <= len(text)]
-            ids, source = [s.token for s in first], "corpus window, first line"
-            text = snap.text[: first[-1].end] if first else ""
+            text, ids, source = self._corpus_selection(snap)
         lengths = [len(tok.token_bytes(i)) for i in ids]
         self.bytes_panel.show(char_rows(text, lengths), [tok.token_text(i) for i in ids], source)
+
+    def _corpus_selection(self, snap: Snapshot) -> tuple[str, list[int], str]:
+        """The line holding the selected pair's first occurrence in the window, else the first line."""
+        marks = pair_occurrences(snap.spans, self.selected_pair) if self.selected_pair else []
+        at = marks[0][0] if marks else 0
+        lo = snap.text.rfind("\n", 0, at) + 1
+        hi = snap.text.find("\n", at)
+        hi = len(snap.text) if hi < 0 else hi + 1
+        lo, hi = max(lo, at - 120), min(hi, at + 120)
+        run = whole_run(snap.spans, lo, hi)
+        where = "the selected pair's first occurrence in the window" if marks else "the window's first line"
+        if not run:
+            return "", [], f"corpus: {where}"
+        return snap.text[run[0].start : run[-1].end], [s.token for s in run], f"corpus: {where}"
 
     def _progress(self, shown: bool, label: str = "", done=None, total=None) -> None:
         self.progress_row.display = shown
@@ -257,6 +267,8 @@ class WorkbenchApp(DialogActions, App):
             self.selected_pair = message.pair
             if self.snapshot is not None:
                 self._draw_corpus()
+                if not self.encode_text:
+                    self._refresh_bytes(None)  # the byte view follows the selection
 
     def on_document_selected(self, message: msg.DocumentSelected) -> None:
         if message.index != self.view.doc:

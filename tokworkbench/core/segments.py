@@ -89,3 +89,17 @@ def pair_occurrences(spans: Sequence[TokenSpan], pair: tuple[int, int]) -> list[
         if left.token == a and right.token == b and left.end >= right.start and right.start >= left.start:
             out.append((left.start, right.end))
     return out
+
+
+def whole_run(spans: Sequence[TokenSpan], lo: int, hi: int) -> list[TokenSpan]:
+    """The tokens inside chars [lo, hi) whose run starts and ends on character boundaries, so
+    their bytes are exactly the UTF-8 of text[run[0].start:run[-1].end] (for the byte view)."""
+    inside = [i for i, s in enumerate(spans) if s.start >= lo and s.end <= hi]
+    if not inside:
+        return []
+    first, last = inside[0], inside[-1]
+    while first <= last and first > 0 and spans[first - 1].end > spans[first].start:
+        first += 1  # starts inside a character its left neighbour also holds
+    while last >= first and last + 1 < len(spans) and spans[last + 1].start < spans[last].end:
+        last -= 1  # ends inside a character its right neighbour also holds
+    return list(spans[first : last + 1])
