@@ -6,8 +6,8 @@ from pathlib import Path
 
 from textual.worker import get_current_worker
 
-from ..core.corpus import Corpus, iter_documents
-from ..core.errors import CorpusError, TokWorkbenchError
+from ..core.corpus import Corpus, load_corpus
+from ..core.errors import TokWorkbenchError
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from .messages import LoadFailed, LoadProgress, SessionReady
@@ -15,29 +15,35 @@ from .messages import LoadFailed, LoadProgress, SessionReady
 FRAME = 0.2  # seconds between progress posts: a few updates a second is plenty
 
 
+def _throttled(app):
+    """A progress callback that posts at most one LoadProgress per frame."""
+    last = [0.0]
+
+    def post(done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if now - last[0] > FRAME:
+            last[0] = now
+            app.post_message(LoadProgress(done, max(total, 1), what))
+
+    return post
+
+
 def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: Settings) -> None:
-    """Read `paths` (unless a corpus is given) and build a trainer; report progress by bytes."""
+    """Read `paths` (unless a corpus is given) and build a trainer; report progress as it goes.
+    The core's own checks (bad files, empty corpus) arrive as LoadFailed."""
     worker = get_current_worker()
     started = time.perf_counter()
     try:
         config = settings.config()
+        post = _throttled(app)
         if corpus is None:
-            corpus = _read(app, paths or [], worker)
-            if corpus is None:
-                return
-        total = max(1, sum(len(d.text) for d in corpus.documents))
-        last = [0.0]
-
-        def progress(chars: int) -> None:
-            now = time.monotonic()
-            if now - last[0] > FRAME:
-                last[0] = now
-                app.post_message(LoadProgress(chars, total, "pre-tokenizing and counting chunks…"))
-
-        app.post_message(LoadProgress(0, total, "pre-tokenizing and counting chunks…"))
-        trainer = Trainer((d.text for d in corpus.documents), config, keep_layout=True, progress=progress)
-        if trainer.chars == 0:
-            raise CorpusError("the corpus is empty: its files hold no text")
+            corpus = load_corpus(paths or [], "strict",
+                                 lambda done, total, name: post(done, total, f"reading {Path(name).name}"))
+        total = sum(len(d.text) for d in corpus.documents)
+        counting = "pre-tokenizing and counting chunks…"
+        app.post_message(LoadProgress(0, max(total, 1), counting))
+        trainer = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
+                          progress=lambda chars: post(chars, total, counting))
     except TokWorkbenchError as exc:
         app.post_message(LoadFailed(str(exc)))
         return
@@ -45,26 +51,4 @@ def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: 
         app.post_message(LoadFailed("out of memory while loading the corpus"))
         return
     if not worker.is_cancelled:
-        stats = corpus.stats()
-        app.post_message(SessionReady(corpus, stats, settings, trainer, time.perf_counter() - started))
-
-
-def _read(app, paths, worker) -> Corpus | None:
-    last = [0.0]
-
-    def progress(done: int, total: int, name: str) -> None:
-        now = time.monotonic()
-        if now - last[0] > FRAME:
-            last[0] = now
-            app.post_message(LoadProgress(done, max(total, 1), f"reading {Path(name).name}"))
-
-    docs, skipped = [], []
-    for doc in iter_documents(paths, "strict", skipped, progress):
-        if worker.is_cancelled:
-            return None
-        docs.append(doc)
-    if not docs:
-        raise CorpusError("no corpus given: name at least one file or folder")
-    if not any(d.text for d in docs):
-        raise CorpusError("the corpus is empty: its files hold no text")
-    return Corpus(docs, skipped)
+        app.post_message(SessionReady(corpus, corpus.stats(), settings, trainer, time.perf_counter() - started))

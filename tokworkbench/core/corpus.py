@@ -135,12 +135,16 @@ def iter_documents(
             raise CorpusError(f"{folder}: folder holds no text files (all are binary)")
 
 
-def load_corpus(paths: Iterable[str | Path], errors: str = "strict") -> Corpus:
+def load_corpus(
+    paths: Iterable[str | Path],
+    errors: str = "strict",
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Corpus:
     paths = list(paths)
     if not paths:
         raise CorpusError("no corpus given: name at least one file or folder")
     skipped: list[str] = []
-    docs = list(iter_documents(paths, errors, skipped))
+    docs = list(iter_documents(paths, errors, skipped, progress))
     if not any(d.text for d in docs):
         raise CorpusError("the corpus is empty: its files hold no text")
     return Corpus(docs, skipped)
