@@ -48,9 +48,15 @@ class Tokenizer:
         return self.base_size + len(self.merges) + len(self.special_tokens)
 
     @property
-    def special_ids(self) -> dict[str, int]:
+    def _special_internal(self) -> dict[str, int]:
+        """Special tokens and their internal ids: right after the merges."""
         first = self.base_size + len(self.merges)
-        return {s: self._ext(first + i) for i, s in enumerate(self.special_tokens)}
+        return {s: first + i for i, s in enumerate(self.special_tokens)}
+
+    @property
+    def special_ids(self) -> dict[str, int]:
+        """Special tokens and the ids the outside world sees."""
+        return {s: self._ext(i) for s, i in self._special_internal.items()}
 
     def _ext(self, internal: int) -> int:
         return internal if self.ids is None else self.ids[internal]
@@ -136,7 +142,7 @@ class Tokenizer:
                 )
         if not allowed:
             return self.to_external(self._encode_text(text, 0))
-        internal_specials = {s: self.base_size + len(self.merges) + i for i, s in enumerate(self.special_tokens)}
+        internal_specials = self._special_internal
         ids: list[int] = []
         pos = 0
         pattern = "|".join(regex.escape(s) for s in sorted(allowed, key=len, reverse=True))
@@ -211,9 +217,7 @@ class Tokenizer:
         index = self._derived.get("char_index")
         if index is None:
             index = self._derived["char_index"] = {c: i for i, c in enumerate(self.base or ())}
-        unk = None
-        if UNK in self.special_tokens:
-            unk = self.base_size + len(self.merges) + self.special_tokens.index(UNK)
+        unk = self._special_internal.get(UNK)
         ids: list[int] = []
         run: list[int] = []
         for i, ch in enumerate(chunk):
