@@ -12,7 +12,7 @@ import numpy as np
 
 from .normalize import normalize
 from .parallel import PIECE, can_parallelize, count_parallel, cut_text
-from .pretokenize import PRESETS, PreTokenizer
+from .pretokenize import PreTokenizer
 
 
 @dataclass
@@ -94,7 +94,7 @@ def count_chunks(
 
 def _pieces(text: str, pre: PreTokenizer) -> list[str]:
     """Where the pattern allows it, the text in ~1M-character pieces that split to the same chunks."""
-    if PRESETS.get(pre.name) == pre.pattern and pre.pattern is not None and len(text) > PIECE:
+    if pre.is_preset_pattern and len(text) > PIECE:
         return cut_text(text, len(text) // PIECE)
     return [text]
 

@@ -14,7 +14,6 @@ import regex
 
 from .atomic import write_atomic
 from .errors import TokWorkbenchError
-from .pretokenize import PRESETS
 from .tokenizer import UNK, Tokenizer
 from .vocab import bytes_to_unicode
 
@@ -80,7 +79,7 @@ def check(tok: Tokenizer, fmt: str) -> list[str]:
         if tok.normalizer != "none":
             raise ExportError(f"{fmt} has no normalizer; this model normalizes with {tok.normalizer.upper()}")
         pre = tok.pre_tokenizer
-        if pre.pattern is not None and PRESETS.get(pre.name) != pre.pattern:
+        if pre.pattern is not None and not pre.is_preset_pattern:
             raise ExportError(
                 f"{fmt} drops text that its pattern does not match, while this model keeps it as chunks; "
                 "only the preset pre-tokenizers (gpt2, gpt4, o200k) export exactly"

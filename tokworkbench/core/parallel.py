@@ -12,7 +12,7 @@ import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from .pretokenize import PRESETS, PreTokenizer
+from .pretokenize import PreTokenizer
 
 MIN_PARALLEL = 4_000_000  # characters; below this, starting processes costs more than it saves
 PIECE = 1_000_000  # characters pre-tokenized at a time: bounds the memory of the chunk lists
@@ -51,8 +51,7 @@ def _count(pre: PreTokenizer, pieces: list[str]) -> Counter:
 
 
 def can_parallelize(pre: PreTokenizer, chars: int) -> bool:
-    return PRESETS.get(pre.name) == pre.pattern and pre.pattern is not None and chars >= MIN_PARALLEL \
-        and (os.cpu_count() or 1) > 1
+    return pre.is_preset_pattern and chars >= MIN_PARALLEL and (os.cpu_count() or 1) > 1
 
 
 def count_parallel(texts: list[str], pre: PreTokenizer, workers: int | None = None) -> Counter:

@@ -41,11 +41,17 @@ class PreTokenizer:
     name: str
     pattern: str | None
 
+    @property
+    def is_preset_pattern(self) -> bool:
+        """One of the published patterns (not none, not custom): they match every character and
+        always start a chunk at a single space between two non-space characters."""
+        return self.pattern is not None and PRESETS.get(self.name) == self.pattern
+
     def split(self, text: str) -> list[str]:
         """Chunks in order; they always join back to `text` (text between matches is kept)."""
         if self.pattern is None:
             return [text] if text else []
-        if PRESETS.get(self.name) == self.pattern:  # presets match every character: findall is lossless
+        if self.is_preset_pattern:  # presets match every character: findall is lossless
             return _compiled(self.pattern).findall(text)
         return [text[a:b] for a, b in self.spans(text)]
 
