@@ -126,9 +126,7 @@ def cmd_train(args) -> int:
     done = len(trainer.merges)
     if done < todo:
         print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
-    corpus = {"documents": trainer.documents, "chars": trainer.chars, "bytes": trainer.bytes,
-              "tokens_before": trainer.initial_tokens}
-    modelfile.save(trainer.tokenizer(), args.output, corpus)
+    modelfile.save(trainer.tokenizer(), args.output, trainer.corpus_summary())
     elapsed = time.perf_counter() - started
     print(
         f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "

@@ -96,8 +96,7 @@ class DialogActions:
         def write(path: str) -> None:
             with self.lock:
                 tok = self.trainer.tokenizer()
-                corpus = {"documents": self.trainer.documents, "chars": self.trainer.chars,
-                          "bytes": self.trainer.bytes, "tokens_before": self.trainer.initial_tokens}
+                corpus = self.trainer.corpus_summary()
             try:
                 modelfile.save(tok, path, corpus)
             except TokWorkbenchError as exc:

@@ -154,6 +154,11 @@ class Trainer:
             heapq.heappush(self._heap, entry)
         return rows
 
+    def corpus_summary(self) -> dict:
+        """What the model file records about the corpus it was trained on."""
+        return {"documents": self.documents, "chars": self.chars, "bytes": self.bytes,
+                "tokens_before": self.initial_tokens}
+
     def tokenizer(self) -> Tokenizer:
         """A frozen snapshot for encoding, decoding and saving."""
         tok = Tokenizer(
