@@ -45,7 +45,6 @@ class SessionReady(Message):
     stats: CorpusStats
     settings: Settings
     trainer: Trainer
-    seconds: float
 
 
 @dataclass

@@ -11,8 +11,7 @@ from ..core.errors import TokWorkbenchError
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from .messages import LoadFailed, LoadProgress, SessionReady
-
-FRAME = 0.2  # seconds between progress posts: a few updates a second is plenty
+from .runner import FRAME  # a few progress posts a second is plenty
 
 
 def _throttled(app):
@@ -32,7 +31,6 @@ def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: 
     """Read `paths` (unless a corpus is given) and build a trainer; report progress as it goes.
     The core's own checks (bad files, empty corpus) arrive as LoadFailed."""
     worker = get_current_worker()
-    started = time.perf_counter()
     try:
         config = settings.config()
         post = _throttled(app)
@@ -51,4 +49,4 @@ def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: 
         app.post_message(LoadFailed("out of memory while loading the corpus"))
         return
     if not worker.is_cancelled:
-        app.post_message(SessionReady(corpus, corpus.stats(), settings, trainer, time.perf_counter() - started))
+        app.post_message(SessionReady(corpus, corpus.stats(), settings, trainer))
