@@ -19,8 +19,10 @@ def _state(t: Trainer):
         list(t.history),
         list(t.vocab),
         t.total_tokens,
-        {p: n for p, n in t._counts.items()},
-        [list(w) for w in t._words],
+        dict(t._counts),
+        [t.chunk_tokens(c) for c in range(len(t.chunk_strings))],
+        # the flat store itself, links included (the sentinel's `prev` takes junk by design)
+        t._flat.ids.tolist(), t._flat.next.tolist(), t._flat.prev[:-1].tolist(),
         [(r.left, r.right, r.count) for r in t.top_pairs(10)],
     )
 
@@ -92,23 +94,30 @@ def test_stops_when_nothing_is_left_to_merge():
 
 
 def _check_invariants(t: Trainer):
-    """Counts, the pair -> chunks index and first-occurrence keys equal a from-scratch recount."""
-    counts, where, first = {}, {}, {}
-    for c, ids in enumerate(t._words):
-        off = 0
-        for i, p in enumerate(zip(ids, ids[1:])):
-            counts[p] = counts.get(p, 0) + t._weights[c]
-            where.setdefault(p, set()).add(c)
-            if p not in first:
-                first[p] = (c, off)
-            off += t._lengths[ids[i]]
+    """Counts, links, the pair -> positions index and first-occurrence keys equal a recount."""
+    flat = t._flat
+    counts, where, first, total = {}, {}, {}, 0
+    for c in range(len(t.chunk_strings)):
+        lo, hi = int(flat.starts[c]), int(flat.starts[c + 1])
+        at = [i for i in range(lo, hi) if flat.ids[i] >= 0]
+        ids = [int(flat.ids[i]) for i in at]
+        assert ids == t.chunk_tokens(c)
+        assert [int(flat.next[i]) for i in at] == at[1:] + [flat.size]
+        assert [int(flat.prev[i]) for i in at] == [flat.size] + at[:-1]
+        weight = int(flat.weight[lo])
+        total += weight * len(ids)
+        for i, (x, y) in enumerate(zip(ids, ids[1:])):
+            p = (x << 32) | y  # the trainer's key for pair (x, y)
+            counts[p] = counts.get(p, 0) + weight
+            where.setdefault(p, set()).add(at[i])
+            first.setdefault(p, at[i])  # positions grow with (chunk, offset)
     assert t._counts == counts
-    # the index may keep chunks that lost a pair, never miss one that has it
-    assert set(t._where) == set(where)
-    assert all(where[p] <= t._where[p] for p in where)
+    # the index may keep positions a pair has left, never miss one where it stands
+    assert set(flat.index) == set(where)
+    assert all(where[p] <= set(flat.index[p].tolist()) for p in where)
     if t.config.tie_break == "first":
         assert t._first == first
-    assert t.total_tokens == sum(len(w) * n for w, n in zip(t._words, t._weights))
+    assert t.total_tokens == total
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

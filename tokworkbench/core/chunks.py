@@ -1,4 +1,4 @@
-"""Distinct chunks with their frequencies, and the initial pair statistics, built with numpy.
+"""Distinct chunks with their frequencies, and where each occurrence sits in its document.
 
 Training never looks at the corpus again after this: every chunk string that occurs is kept
 once, in order of first appearance (which is what the `first` tie-break needs), with its count.
@@ -101,52 +101,3 @@ def _pieces(text: str, pre: PreTokenizer) -> list[str]:
 
 def _join(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-@dataclass
-class PairStats:
-    """Initial pair counts, the chunks each pair occurs in, and each pair's first occurrence."""
-
-    counts: dict[tuple[int, int], int]
-    where: dict[tuple[int, int], set[int]]
-    first: dict[tuple[int, int], tuple[int, int]]
-
-
-def initial_pair_stats(words: list[list[int]], weights: np.ndarray, want_first: bool) -> PairStats:
-    """Vectorized count of adjacent pairs over all chunks, weighted by chunk frequency.
-
-    Requires every token to be a base symbol (length 1), so positions are base offsets.
-    """
-    lens = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
-    total = int(lens.sum())
-    if total < 2:
-        return PairStats({}, {}, {})
-    flat = np.fromiter((t for w in words for t in w), dtype=np.int64, count=total)
-    chunk_of = np.repeat(np.arange(len(words), dtype=np.int64), lens)
-    starts = np.cumsum(lens) - lens
-    ok = chunk_of[:-1] == chunk_of[1:]
-    pos = np.nonzero(ok)[0]
-    if len(pos) == 0:
-        return PairStats({}, {}, {})
-    keys = (flat[pos] << 32) | flat[pos + 1]
-    order = np.argsort(keys, kind="stable")  # stable keeps corpus order inside each pair
-    keys = keys[order]
-    pos = pos[order]
-    chunk = chunk_of[pos]
-    bounds = np.flatnonzero(np.diff(keys)) + 1
-    group_starts = np.concatenate(([0], bounds))
-    sums = np.add.reduceat(weights[chunk], group_starts)
-    uniq = keys[group_starts]
-    lefts = (uniq >> 32).tolist()
-    rights = (uniq & 0xFFFFFFFF).tolist()
-    pairs = list(zip(lefts, rights))
-    counts = dict(zip(pairs, sums.tolist()))
-    where = {}
-    for p, part in zip(pairs, np.split(chunk, bounds)):
-        where[p] = set(part.tolist())
-    first = {}
-    if want_first:
-        fchunk = chunk[group_starts]
-        foff = pos[group_starts] - starts[fchunk]
-        first = dict(zip(pairs, zip(fchunk.tolist(), foff.tolist())))
-    return PairStats(counts, where, first)

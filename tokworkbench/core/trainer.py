@@ -1,10 +1,11 @@
 """The incremental BPE trainer the UI and the CLI drive: step, undo, run, and the live pair table.
 
-State is the distinct chunks (as id lists) with their frequencies, the count of every adjacent
-pair, and for every pair the set of chunks it occurs in. A step rewrites only the chunks that
-hold the chosen pair and applies count deltas; undo splits the newest id back in those same
-chunks. Selection uses a heap with lazy invalidation: an entry is live only while it still
-matches the pair's current (count, tie key), and every change pushes a fresh entry.
+State is the distinct chunks with their frequencies (a `FlatChunks`: one linked array of
+positions and a pair -> positions index), and the count of every adjacent pair. A step rewrites
+only the pair's occurrences and applies the count changes it reports; undo writes the same cells
+back and subtracts the same changes. Selection uses a heap with lazy invalidation: an entry is
+live only while it still matches the pair's current (count, tie key), and every change pushes a
+fresh entry.
 """
 
 import heapq
@@ -13,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .chunks import count_chunks, initial_pair_stats
+from .chunks import count_chunks
 from .errors import TrainingError
-from .merging import first_offset, merge_chunks, unmerge_word
+from .flatchunks import Applied, FlatChunks, Grouped, key_pair, pair_keys
 from .normalize import check_normalizer
 from .pretokenize import PreTokenizer, pre_tokenizer
 from .tiebreak import TIE_BREAKS, next_order, order_table, static_key
@@ -79,27 +80,32 @@ class Trainer:
         self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
         self.chunk_strings = table.chunks
         self._chunk_lookup: dict[str, int] | None = None
-        self._weights = table.counts.tolist()
         if config.units == "byte":
             self.base: tuple[str, ...] | None = None
             self.vocab: list = [bytes([i]) for i in range(256)]
-            self._words = [list(c.encode("utf-8")) for c in table.chunks]
+            encoded = [c.encode("utf-8") for c in table.chunks]
+            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+            units = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         else:
-            alphabet = sorted(set().union(*table.chunks)) if table.chunks else []
-            self.base = tuple(alphabet)
-            index = {c: i for i, c in enumerate(alphabet)}
-            self.vocab = list(alphabet)
-            self._words = [[index[ch] for ch in c] for c in table.chunks]
+            lengths = np.fromiter(map(len, table.chunks), dtype=np.int64, count=len(table.chunks))
+            points = np.frombuffer("".join(table.chunks).encode("utf-32-le"), dtype=np.uint32)
+            alphabet = np.unique(points)  # code point order, as DESIGN.md fixes the base ids
+            self.base = tuple(map(chr, alphabet.tolist()))
+            self.vocab = list(self.base)
+            units = np.searchsorted(alphabet, points)
         self.base_size = len(self.vocab)
-        self._lengths = [1] * self.base_size  # token length in base units, for `first`
         self.merges: list[Pair] = []
         self.history: list[MergeRecord] = []
-        self._touched: list[list[int]] = []  # chunk ids each step rewrote, for undo
-        self.initial_tokens = int(np.dot(table.counts, [len(w) for w in self._words])) if self._words else 0
+        self._applied: list[Applied] = []  # what each step changed, for undo
+        self.initial_tokens = int(np.dot(table.counts, lengths))
         self.total_tokens = self.initial_tokens
         self._use_first = config.tie_break == "first"
-        stats = initial_pair_stats(self._words, table.counts, self._use_first)
-        self._counts, self._where, self._first = stats.counts, stats.where, stats.first
+        self._flat = FlatChunks(units, lengths, table.counts)
+        pairs = self._flat.initial_pairs()
+        # pairs are keyed by `pair_keys(a, b)` inside; the public API speaks (a, b)
+        self._counts: dict[int, int] = dict(zip(pairs.pair_keys(), pairs.counts.tolist()))
+        # for `first`: a pair's leftmost position (positions order as (chunk, offset) do)
+        self._first: dict[int, int] = dict(zip(pairs.pair_keys(), pairs.leftmost.tolist())) if self._use_first else {}
         self._static = None if self._use_first else static_key(config.tie_break, config.units, self.vocab)
         # for rules that compare ids, a sort key per id (kept as long as the vocabulary)
         self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
@@ -123,11 +129,11 @@ class Trainer:
         if self._chunk_lookup is None:
             self._chunk_lookup = {c: i for i, c in enumerate(self.chunk_strings)}
         idx = self._chunk_lookup.get(chunk)
-        return None if idx is None else list(self._words[idx])
+        return None if idx is None else self._flat.tokens(idx)
 
     def chunk_tokens(self, index: int) -> list[int]:
-        """Current tokens of distinct chunk `index` (the trainer's own list: do not modify)."""
-        return self._words[index]
+        """Current tokens of distinct chunk `index`."""
+        return self._flat.tokens(index)
 
     def token_text(self, tid: int) -> str:
         tok = self.vocab[tid]
@@ -149,7 +155,7 @@ class Trainer:
                 continue
             seen.add(pair)
             keep.append(entry)
-            rows.append(self._row(pair, -entry[0]))
+            rows.append(self._row(key_pair(pair), -entry[0]))
         for entry in keep:
             heapq.heappush(self._heap, entry)
         return rows
@@ -214,21 +220,20 @@ class Trainer:
             return None
         a, b = best
         z = len(self.vocab)
-        count = self._counts.pop(best, 0)
-        chunks = sorted(self._where.pop(best, ()))  # a superset: chunks that lost the pair are skipped
-        self._first.pop(best, None)
+        key = pair_keys(a, b)
+        count = self._counts.pop(key, 0)
+        self._first.pop(key, None)
         self.vocab.append(self.vocab[a] + self.vocab[b])
-        self._lengths.append(self._lengths[a] + self._lengths[b])
         if self._order is not None:
             self._order.append(next_order(self.config.tie_break, z))
-        delta: dict[Pair, int] = {}
-        added_at: dict[Pair, int] = {}
-        replacements, chunks = merge_chunks(self._words, self._weights, chunks, a, b, z, delta, self._where)
+        applied = self._flat.merge(a, b, z)
         self.merges.append(best)
-        self._touched.append(chunks)
-        self.total_tokens -= replacements
-        self._settle(delta, added_at, set(chunks))
-        record = MergeRecord(len(self.history) + 1, best, z, count, replacements, self.total_tokens)
+        self._applied.append(applied)
+        self.total_tokens -= applied.replacements
+        self._gain(applied.added)
+        self._lose(applied.removed)
+        self._trim_heap()
+        record = MergeRecord(len(self.history) + 1, best, z, count, applied.replacements, self.total_tokens)
         self.history.append(record)
         return record
 
@@ -237,21 +242,23 @@ class Trainer:
         if not self.history:
             return None
         record = self.history.pop()
-        chunks = self._touched.pop()
-        a, b = self.merges.pop()
-        z = record.new_id
-        delta: dict[Pair, int] = {}
-        added_at: dict[Pair, int] = {}
-        for c in chunks:
-            old, local = unmerge_word(self._words[c], a, b, z)
-            self._words[c] = old
-            self._apply_local(c, old, local, self._weights[c], delta, added_at)
+        applied = self._applied.pop()
+        key = pair_keys(*self.merges.pop())
+        self._flat.unmerge(applied)
+        for p in applied.added.pair_keys():  # every pair holding the new id goes with it
+            del self._counts[p]
+            self._first.pop(p, None)
+        self._gain(applied.removed)
+        if record.count:
+            self._counts[key] = record.count
+            if self._use_first:
+                self._first[key] = int(applied.positions[0])  # a run's leftmost pair is merged
+            self._push(key, record.count)
         self.vocab.pop()
-        self._lengths.pop()
         if self._order is not None:
             self._order.pop()
         self.total_tokens += record.replacements
-        self._settle(delta, added_at, set(chunks))
+        self._trim_heap()
         return record
 
     def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[MergeRecord]:
@@ -268,8 +275,8 @@ class Trainer:
             yield record
 
     # -- moving training to another process -------------------------------------------------
-    _MUTABLE = ("vocab", "_lengths", "merges", "history", "_touched", "total_tokens", "_words", "_counts",
-                "_where", "_first", "_heap", "_order", "_replay")
+    _MUTABLE = ("vocab", "merges", "history", "_applied", "total_tokens", "_flat", "_counts", "_first",
+                "_heap", "_order", "_replay")
 
     def training_state(self) -> dict:
         """Everything a step or an undo changes (the corpus tables stay put), to carry the work
@@ -283,79 +290,68 @@ class Trainer:
             self._static = static_key(self.config.tie_break, self.config.units, self.vocab)
 
     # -- internals -------------------------------------------------------------------------
-    def _apply_local(self, c, ids, local, w, delta, added_at):
-        gone = None
-        for p, d in local.items():
-            if d == 0:
-                continue
-            delta[p] = delta.get(p, 0) + d * w
-            if d > 0:
-                self._where.setdefault(p, set()).add(c)
-                if c < added_at.get(p, c + 1):
-                    added_at[p] = c
-            else:
-                if gone is None:
-                    gone = set(zip(ids, ids[1:]))
-                if p not in gone:
-                    self._where[p].discard(c)
-
-    def _settle(self, delta, added_at, chunks):
-        """Fold the step's deltas into the counts, the first-occurrence keys and the heap."""
-        counts, heap, push = self._counts, self._heap, heapq.heappush
+    def _gain(self, grouped: Grouped):
+        """Pairs that gained occurrences (those a step created, or those an undo restores)."""
+        counts, first, push = self._counts, self._first, self._push
         order = self._order
-        for p, d in delta.items():
-            n = counts.get(p, 0) + d
-            if n == 0:  # gone (or, d == 0, a pair made and unmade within this step)
-                counts.pop(p, None)
-                self._where.pop(p, None)
-                self._first.pop(p, None)
-                continue
-            if d == 0:
+        if order is not None:  # the common case, with the heap key inlined
+            heap, heappush = self._heap, heapq.heappush
+            for p, n in zip(grouped.pair_keys(), grouped.counts.tolist()):
+                n += counts.get(p, 0)
+                counts[p] = n
+                heappush(heap, (-n, (order[p >> 32] << 32) + order[p & 0xFFFFFFFF], p))
+            return
+        for p, n, left in zip(grouped.pair_keys(), grouped.counts.tolist(), grouped.leftmost.tolist()):
+            n += counts.get(p, 0)
+            counts[p] = n
+            if self._use_first:
+                first[p] = min(left, first.get(p, left))
+            push(p, n)
+
+    def _lose(self, grouped: Grouped):
+        """Pairs that lost occurrences; a `first` key moves only if its position was lost."""
+        counts, first, flat, push = self._counts, self._first, self._flat, self._push
+        keys = grouped.pair_keys()
+        if self._use_first and keys:
+            still = flat.standing(grouped.keys, np.array([first[p] for p in keys], dtype=np.int64)).tolist()
+        for i, (p, n) in enumerate(zip(keys, grouped.counts.tolist())):
+            n = counts[p] - n
+            if n == 0:
+                del counts[p]
+                flat.index.pop(p, None)
+                first.pop(p, None)
                 continue
             counts[p] = n
-            if order is not None:
-                push(heap, (-n, (order[p[0]], order[p[1]]), p))
-                continue
-            if self._use_first:
-                self._first[p] = self._first_key(p, added_at.get(p), chunks)
-            push(heap, (-n, self._key(p), p))
+            if self._use_first and not still[i]:
+                first[p] = flat.leftmost(p)
+            push(p, n)
+
+    def _push(self, p: int, n: int):
+        heapq.heappush(self._heap, (-n, self._key(p), p))
+
+    def _trim_heap(self):
         if len(self._heap) > 4 * len(self._counts) + 4096:
             self._rebuild_heap()
 
-    def _first_key(self, p, added_chunk, chunks):
-        """(chunk, offset) of p's leftmost occurrence, recomputed only where it can have moved."""
-        old = self._first.get(p)
-        if old is None or old[0] in chunks:
-            return self._leftmost(p)
-        if added_chunk is not None and added_chunk < old[0]:
-            return (added_chunk, first_offset(self._words[added_chunk], p, self._lengths))
-        return old
-
-    def _leftmost(self, p):
-        """The index may hold chunks that lost p (a superset): drop those until the smallest holds it."""
-        chunks = self._where[p]
-        while True:
-            c = min(chunks)
-            offset = first_offset(self._words[c], p, self._lengths)
-            if offset >= 0:
-                return (c, offset)
-            chunks.discard(c)
-
-    def _key(self, p):
-        if self._order is not None:
-            return (self._order[p[0]], self._order[p[1]])
-        return self._first[p] if self._use_first else self._static(p)
+    def _key(self, p: int):
+        """Smaller wins among equal counts. Id rules fold both ids' sort keys into one integer
+        (the right one is within +-2**31, so the order is lexicographic)."""
+        order = self._order
+        if order is not None:
+            return (order[p >> 32] << 32) + order[p & 0xFFFFFFFF]
+        return self._first[p] if self._use_first else self._static(key_pair(p))
 
     def _live(self, entry) -> bool:
         pair = entry[2]
         return self._counts.get(pair) == -entry[0] and self._key(pair) == entry[1]
 
     def _best(self) -> Pair | None:
-        while self._heap:
-            entry = self._heap[0]
+        heap = self._heap
+        while heap:
+            entry = heap[0]
             if self._live(entry):
-                return entry[2]
-            heapq.heappop(self._heap)
+                return key_pair(entry[2])
+            heapq.heappop(heap)
         return None
 
     def _rebuild_heap(self):
