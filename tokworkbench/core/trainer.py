@@ -4,8 +4,10 @@ State is the distinct chunks with their frequencies (a `FlatChunks`: one linked 
 positions and a pair -> positions index), and the count of every adjacent pair. A step rewrites
 only the pair's occurrences and applies the count changes it reports; undo writes the same cells
 back and subtracts the same changes. Selection uses a heap with lazy invalidation: an entry is
-live only while it still matches the pair's current (count, tie key), and every change pushes a
-fresh entry.
+live only while it still matches the pair's current (count, tie key). A gain pushes a fresh
+entry; a loss pushes nothing (the old entry now ranks the pair too high, which is safe), and a
+stale entry that reaches the top is pushed again as the pair stands. Most pairs lose many times
+and never reach the top, so this keeps the heap small.
 """
 
 import heapq
@@ -148,14 +150,16 @@ class Trainer:
         rows: list[PairRow] = []
         keep = []
         seen = set()
-        while self._heap and len(rows) < k:
+        while len(rows) < k:
+            pair = self._best()
+            if pair is None:
+                break
             entry = heapq.heappop(self._heap)
-            pair = entry[2]
-            if pair in seen or not self._live(entry):
+            if entry[2] in seen:
                 continue
-            seen.add(pair)
+            seen.add(entry[2])
             keep.append(entry)
-            rows.append(self._row(key_pair(pair), -entry[0]))
+            rows.append(self._row(pair, -entry[0]))
         for entry in keep:
             heapq.heappush(self._heap, entry)
         return rows
@@ -309,22 +313,24 @@ class Trainer:
             push(p, n)
 
     def _lose(self, grouped: Grouped):
-        """Pairs that lost occurrences; a `first` key moves only if its position was lost."""
-        counts, first, flat, push = self._counts, self._first, self._flat, self._push
+        """Pairs that lost occurrences; a `first` key moves only if its position was lost.
+        No heap push: the pair's old entry ranks it no lower than it now stands."""
+        counts, first, index = self._counts, self._first, self._flat.index
         keys = grouped.pair_keys()
         if self._use_first and keys:
+            flat = self._flat
             still = flat.standing(grouped.keys, np.array([first[p] for p in keys], dtype=np.int64)).tolist()
-        for i, (p, n) in enumerate(zip(keys, grouped.counts.tolist())):
+            for p, moved in zip(keys, still):
+                if not moved:
+                    first[p] = flat.leftmost(p)  # -1 if gone; dropped below
+        for p, n in zip(keys, grouped.counts.tolist()):
             n = counts[p] - n
-            if n == 0:
+            if n:
+                counts[p] = n
+            else:
                 del counts[p]
-                flat.index.pop(p, None)
+                index.pop(p, None)
                 first.pop(p, None)
-                continue
-            counts[p] = n
-            if self._use_first and not still[i]:
-                first[p] = flat.leftmost(p)
-            push(p, n)
 
     def _push(self, p: int, n: int):
         heapq.heappush(self._heap, (-n, self._key(p), p))
@@ -346,12 +352,17 @@ class Trainer:
         return self._counts.get(pair) == -entry[0] and self._key(pair) == entry[1]
 
     def _best(self) -> Pair | None:
-        heap = self._heap
+        heap, counts = self._heap, self._counts
         while heap:
             entry = heap[0]
             if self._live(entry):
                 return key_pair(entry[2])
-            heapq.heappop(heap)
+            pair = entry[2]
+            n = counts.get(pair)
+            if n is None:
+                heapq.heappop(heap)
+            else:  # ranked too high since it lost: rank it as it stands now
+                heapq.heapreplace(heap, (-n, self._key(pair), pair))
         return None
 
     def _rebuild_heap(self):
