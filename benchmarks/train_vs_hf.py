@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer  # noqa: E402
+from tokworkbench.core.gcpause import collector_paused  # noqa: E402
 from tokworkbench.core.corpus import iter_documents  # noqa: E402
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from train_compare import hf_byte_level  # noqa: E402
@@ -37,12 +38,13 @@ def default_corpus() -> Path:
 
 def train_ours(paths, vocab_size, split, tie_break):
     t0 = time.perf_counter()
-    texts = (d.text for d in iter_documents(paths))
-    trainer = Trainer(texts, TrainConfig(pre_tokenizer=pre_tokenizer(split), tie_break=tie_break))
-    t1 = time.perf_counter()
-    for _ in trainer.run(vocab_size=vocab_size):
-        pass
-    t2 = time.perf_counter()
+    with collector_paused():  # as `tokworkbench train` and `core.trainer.train` do
+        texts = (d.text for d in iter_documents(paths))
+        trainer = Trainer(texts, TrainConfig(pre_tokenizer=pre_tokenizer(split), tie_break=tie_break))
+        t1 = time.perf_counter()
+        for _ in trainer.run(vocab_size=vocab_size):
+            pass
+        t2 = time.perf_counter()
     return trainer, t1 - t0, t2 - t1
 
 

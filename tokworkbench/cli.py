@@ -12,6 +12,7 @@ from pathlib import Path
 from .core import modelfile
 from .core.corpus import iter_documents, sample_paths
 from .core.errors import TokWorkbenchError, TrainingError
+from .core.gcpause import collector_paused
 from .core.export import FORMATS, export
 from .core.importers import load_any
 from .core.normalize import NORMALIZERS
@@ -106,6 +107,20 @@ def cmd_train(args) -> int:
     errors = "replace" if args.replace_invalid else "strict"
     skipped: list[str] = []
     started = time.perf_counter()
+    with collector_paused():
+        trainer = _train(paths, errors, skipped, config, args)
+    done = len(trainer.merges)
+    modelfile.save(trainer.tokenizer(), args.output, trainer.corpus_summary())
+    elapsed = time.perf_counter() - started
+    print(
+        f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "
+        f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token) "
+        f"in {elapsed:.2f}s; wrote {args.output}"
+    )
+    return 0
+
+
+def _train(paths, errors, skipped, config, args) -> Trainer:
     trainer = Trainer((d.text for d in iter_documents(paths, errors, skipped)), config)
     if trainer.chars == 0:
         raise TrainingError("the corpus is empty: its files hold no text")
@@ -126,14 +141,7 @@ def cmd_train(args) -> int:
     done = len(trainer.merges)
     if done < todo:
         print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
-    modelfile.save(trainer.tokenizer(), args.output, trainer.corpus_summary())
-    elapsed = time.perf_counter() - started
-    print(
-        f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "
-        f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token) "
-        f"in {elapsed:.2f}s; wrote {args.output}"
-    )
-    return 0
+    return trainer
 
 
 def cmd_encode(args) -> int:

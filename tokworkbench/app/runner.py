@@ -5,6 +5,7 @@ target or a cancel, sends snapshots a few times a second, and finally its traini
 parent's thread worker only relays messages and, at the end, puts that state into its trainer.
 """
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -19,6 +20,7 @@ FRAME = 0.2  # seconds between snapshots: a few a second is plenty
 
 
 def _child(trainer, target: int, view: View, conn, cancel) -> None:
+    gc.disable()  # this process only trains, then exits: see core/gcpause.py
     try:
         todo = trainer.merges_for_vocab(target)
         done, reason = 0, "target"

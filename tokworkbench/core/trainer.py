@@ -19,6 +19,7 @@ import numpy as np
 from .chunks import count_chunks
 from .errors import TrainingError
 from .flatchunks import Applied, FlatChunks, Grouped, key_pair, pair_keys
+from .gcpause import collector_paused
 from .normalize import check_normalizer
 from .pretokenize import PreTokenizer, pre_tokenizer
 from .tiebreak import TIE_BREAKS, next_order, order_table, static_key
@@ -380,7 +381,9 @@ class Trainer:
 
 
 def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = None, merges: int | None = None) -> Trainer:
-    trainer = Trainer(texts, config)
-    for _ in trainer.run(vocab_size=vocab_size, merges=merges):
-        pass
+    """Train in one go (the batch path the CLI and the benchmarks take)."""
+    with collector_paused():
+        trainer = Trainer(texts, config)
+        for _ in trainer.run(vocab_size=vocab_size, merges=merges):
+            pass
     return trainer
