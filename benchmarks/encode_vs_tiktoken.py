@@ -8,6 +8,7 @@ checks the ids are identical, and prints MB/s and the ratio.
 """
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
@@ -18,9 +19,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from train_vs_hf import default_corpus  # noqa: E402
-from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer  # noqa: E402
+from tokworkbench.core import TrainConfig, pre_tokenizer  # noqa: E402
 from tokworkbench.core.export import export  # noqa: E402
 from tokworkbench.core.importers import tiktoken_encoding  # noqa: E402
+from tokworkbench.core.trainer import train  # noqa: E402
 
 
 def main():
@@ -28,33 +30,39 @@ def main():
     ap.add_argument("corpus", nargs="?")
     ap.add_argument("--text")
     ap.add_argument("--vocab-size", type=int, default=8192)
+    ap.add_argument("--repeat", type=int, default=5, help="rounds; each encoder once per round, interleaved")
     args = ap.parse_args()
     en10 = ROOT / "bench-data" / "corpus" / "en-10M.txt"
     corpus = Path(args.corpus) if args.corpus else (en10 if en10.exists() else default_corpus())
     text = Path(args.text or corpus).read_text(encoding="utf-8")
     t0 = time.perf_counter()
-    trainer = Trainer([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), tie_break="lexmin"))
-    for _ in trainer.run(vocab_size=args.vocab_size):
-        pass
-    tok = trainer.tokenizer()
+    tok = train([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), tie_break="lexmin"),
+                vocab_size=args.vocab_size).tokenizer()
     print(f"trained {len(tok.merges)} merges on {corpus.name} in {time.perf_counter() - t0:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         export(tok, "tiktoken", Path(tmp) / "m.tiktoken")
         enc = tiktoken_encoding(Path(tmp) / "m.tiktoken")
     mb = len(text.encode()) / 1e6
-    t = time.perf_counter()
-    theirs = enc.encode_ordinary(text)
-    tt = time.perf_counter() - t
-    fresh = tok.__class__(tok.units, tok.normalizer, tok.pre_tokenizer, tok.tie_break, tok.base, tok.merges)
-    t = time.perf_counter()
-    ours = fresh.encode_ordinary(text)  # cold: no chunk cache
-    ot = time.perf_counter() - t
-    t = time.perf_counter()
-    fresh.encode_ordinary(text)  # warm: every chunk cached
-    warm = time.perf_counter() - t
-    print(f"text: {mb:.1f} MB, {len(ours):,} tokens, ids identical to tiktoken: {ours == theirs}")
+    times = {"tiktoken": [], "cold": [], "warm": []}
+    same = True
+    # interleaved rounds and medians: this machine's speed drifts by a third between minutes
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        theirs = enc.encode_ordinary(text)
+        times["tiktoken"].append(time.perf_counter() - t)
+        fresh = tok.__class__(tok.units, tok.normalizer, tok.pre_tokenizer, tok.tie_break, tok.base, tok.merges)
+        t = time.perf_counter()
+        ours = fresh.encode_ordinary(text)  # cold: no chunk cache
+        times["cold"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        fresh.encode_ordinary(text)  # warm: every chunk cached
+        times["warm"].append(time.perf_counter() - t)
+        same = same and ours == theirs
+    tt, cold, warm = (statistics.median(times[k]) for k in ("tiktoken", "cold", "warm"))
+    print(f"text: {mb:.1f} MB, {len(ours):,} tokens, ids identical to tiktoken: {same}"
+          f" (medians of {args.repeat} interleaved rounds)")
     print(f"tiktoken encode_ordinary : {mb / tt:6.2f} MB/s")
-    print(f"tokworkbench (cold cache): {mb / ot:6.2f} MB/s   ratio {tt / ot:.2f}x tiktoken's throughput")
+    print(f"tokworkbench (cold cache): {mb / cold:6.2f} MB/s   ratio {tt / cold:.2f}x tiktoken's throughput")
     print(f"tokworkbench (warm cache): {mb / warm:6.2f} MB/s   ratio {tt / warm:.2f}x")
 
 
