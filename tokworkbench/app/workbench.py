@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedContent, TabPane
 
-from ..core.corpus import Corpus, sample_paths
+from ..core.corpus import Corpus, list_files, sample_paths
 from ..core.errors import TokWorkbenchError
 from ..core.hexview import char_rows
 from ..core.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
@@ -35,7 +35,7 @@ from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
-from .workers import load_session
+from .workers import build_session, load_session
 
 MIN_SIZE = (80, 24)
 IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
@@ -136,6 +136,15 @@ class WorkbenchApp(DialogActions, App):
     def start_load(self, paths: list[str] | None, corpus: Corpus | None, settings: Settings) -> None:
         if corpus is None and not paths:
             paths = [str(p) for p in sample_paths()]
+        if self.trainer is None and corpus is None and _small(paths):
+            # the first screen: a small corpus loads in a few ms, so build it before the first
+            # frame rather than draw empty panes and then everything again
+            result = build_session(paths, None, settings)
+            if isinstance(result, msg.SessionReady):
+                self.on_session_ready(result)
+            else:
+                self.on_load_failed(result)
+            return
         self.loading = True
         self._progress(True, "loading corpus…", None, None)
         self.refresh_bindings()
@@ -390,6 +399,17 @@ class WorkbenchApp(DialogActions, App):
             if self.check_action(action, ()) is True:
                 yield SystemCommand(f"{b.description} ({b.key})", b.tooltip or b.description,
                                     lambda a=action: self.run_action(a))
+
+
+SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
+
+
+def _small(paths: list[str]) -> bool:
+    """Whether these files are small enough to load on the UI thread without a visible pause."""
+    try:
+        return sum(f.stat().st_size for f, _ in list_files(paths)) < SYNC_LOAD_BYTES
+    except (OSError, TokWorkbenchError):
+        return False  # the worker reports it properly
 
 
 def run_app(paths: list[str] | None = None) -> int:

@@ -27,26 +27,32 @@ def _throttled(app):
     return post
 
 
-def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: Settings) -> None:
-    """Read `paths` (unless a corpus is given) and build a trainer; report progress as it goes.
-    The core's own checks (bad files, empty corpus) arrive as LoadFailed."""
-    worker = get_current_worker()
+def build_session(paths: list[str] | None, corpus: Corpus | None, settings: Settings,
+                  post=None) -> SessionReady | LoadFailed:
+    """Read `paths` (unless a corpus is given) and build a trainer, reporting progress through
+    `post(done, total, what)` if given. The core's own checks (bad files, empty corpus) come
+    back as LoadFailed."""
+    post = post or (lambda done, total, what: None)
     try:
         config = settings.config()
-        post = _throttled(app)
         if corpus is None:
             corpus = load_corpus(paths or [], "strict",
                                  lambda done, total, name: post(done, total, f"reading {Path(name).name}"))
         total = sum(len(d.text) for d in corpus.documents)
         counting = "pre-tokenizing and counting chunks…"
-        app.post_message(LoadProgress(0, max(total, 1), counting))
+        post(0, max(total, 1), counting)
         trainer = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
                           progress=lambda chars: post(chars, total, counting))
     except TokWorkbenchError as exc:
-        app.post_message(LoadFailed(str(exc)))
-        return
+        return LoadFailed(str(exc))
     except MemoryError:
-        app.post_message(LoadFailed("out of memory while loading the corpus"))
-        return
+        return LoadFailed("out of memory while loading the corpus")
+    return SessionReady(corpus, corpus.stats(), settings, trainer)
+
+
+def load_session(app, paths: list[str] | None, corpus: Corpus | None, settings: Settings) -> None:
+    """`build_session` in a thread worker, posting its progress and its result to the app."""
+    worker = get_current_worker()
+    result = build_session(paths, corpus, settings, _throttled(app))
     if not worker.is_cancelled:
-        app.post_message(SessionReady(corpus, corpus.stats(), settings, trainer))
+        app.post_message(result)
