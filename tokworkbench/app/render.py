@@ -1,6 +1,7 @@
 """How tokens and text are drawn: alternating token colours, visible whitespace, cut characters."""
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from rich.text import Text
 
@@ -13,8 +14,10 @@ _VISIBLE = {"\n": "↵\n", "\t": "→", "\r": "␍", "\x00": "␀", "\u200b": "�
 _CELL = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
 
 
+@lru_cache(maxsize=1 << 16)
 def visible(text: str) -> str:
-    """Token text for table cells: whitespace made visible, control characters escaped."""
+    """Token text for table cells: whitespace made visible, control characters escaped.
+    (Cached: every step redraws hundreds of table cells that name the same tokens.)"""
     out = []
     for ch in text:
         if ch in _CELL:

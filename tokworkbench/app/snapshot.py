@@ -61,10 +61,7 @@ def take_snapshot(trainer: Trainer, view: View) -> Snapshot:
         start = max(0, min(view.start, max(0, length - 1)))
         end = min(length, start + view.size)
         text = full[start:end]
-        spans = [
-            TokenSpan(s.start - start, s.end - start, s.token, s.ordinal, s.cut)
-            for s in corpus_spans(trainer, doc, start, end)
-        ]
+        spans = corpus_spans(trainer, doc, start, end, origin=start)
     return Snapshot(
         vocab_size=trainer.vocab_size,
         base_size=trainer.base_size,

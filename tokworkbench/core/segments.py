@@ -67,8 +67,9 @@ def text_spans(tokenizer, text: str) -> tuple[str, list[TokenSpan]]:
     return "".join(normalized_parts), chunk_spans(pieces, tokenizer.vocab)
 
 
-def corpus_spans(trainer, doc: int, start: int, end: int) -> list[TokenSpan]:
-    """Current token spans over chars [start, end) of document `doc`, from the trainer's state.
+def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> list[TokenSpan]:
+    """Current token spans over chars [start, end) of document `doc`, from the trainer's state,
+    with offsets counted from char `origin` of the document.
 
     Ordinals count from the first chunk in the window, so colours alternate within the window.
     """
@@ -77,7 +78,7 @@ def corpus_spans(trainer, doc: int, start: int, end: int) -> list[TokenSpan]:
     pieces = []
     for k in range(lo, hi):
         cid = int(layout.chunk_ids[k])
-        pieces.append((layout.chunk_start(k), trainer.chunk_strings[cid], trainer.chunk_tokens(cid)))
+        pieces.append((layout.chunk_start(k) - origin, trainer.chunk_strings[cid], trainer.chunk_tokens(cid)))
     return chunk_spans(pieces, trainer.vocab)
 
 
