@@ -6,7 +6,7 @@ training worker while it runs), so the UI never touches the trainer while a work
 
 from dataclasses import dataclass
 
-from ..core.segments import TokenSpan, corpus_spans
+from ..core.segments import TokenSpan, corpus_spans, pair_occurrences, whole_run
 from ..core.tokenizer import Tokenizer
 from ..core.trainer import PairRow, Trainer
 from .render import visible
@@ -80,3 +80,19 @@ def take_snapshot(trainer: Trainer, view: View) -> Snapshot:
         spans=spans,
         tokenizer=trainer.tokenizer(),
     )
+
+
+def selected_line(snap: Snapshot, pair: tuple[int, int] | None) -> tuple[str, list[int], str]:
+    """For the byte view: the line holding the selected pair's first occurrence in the window,
+    else the window's first line, as (text, its token ids, a description)."""
+    marks = pair_occurrences(snap.spans, pair) if pair else []
+    at = marks[0][0] if marks else 0
+    lo = snap.text.rfind("\n", 0, at) + 1
+    hi = snap.text.find("\n", at)
+    hi = len(snap.text) if hi < 0 else hi + 1
+    lo, hi = max(lo, at - 120), min(hi, at + 120)
+    run = whole_run(snap.spans, lo, hi)
+    where = "the selected pair's first occurrence in the window" if marks else "the window's first line"
+    if not run:
+        return "", [], f"corpus: {where}"
+    return snap.text[run[0].start : run[-1].end], [s.token for s in run], f"corpus: {where}"

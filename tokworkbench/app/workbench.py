@@ -17,11 +17,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedContent, TabPane
 
-from ..core.corpus import Corpus, list_files, sample_paths
+from ..core.corpus import Corpus, sample_paths
 from ..core.errors import TokWorkbenchError
 from ..core.hexview import char_rows
 from ..core.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
-from ..core.segments import pair_occurrences, whole_run
+from ..core.segments import pair_occurrences
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from . import messages as msg
@@ -29,13 +29,13 @@ from .dialogs import DialogActions
 from .render import style_runs
 from .runner import train_in_child
 from .screens import HelpScreen
-from .snapshot import Snapshot, View, take_snapshot
+from .snapshot import Snapshot, View, selected_line, take_snapshot
 from .widgets.bytes_view import BytesPanel
 from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
-from .workers import build_session, load_session
+from .workers import build_session, load_session, loads_quickly
 
 MIN_SIZE = (80, 24)
 IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
@@ -136,7 +136,7 @@ class WorkbenchApp(DialogActions, App):
     def start_load(self, paths: list[str] | None, corpus: Corpus | None, settings: Settings) -> None:
         if corpus is None and not paths:
             paths = [str(p) for p in sample_paths()]
-        if self.trainer is None and corpus is None and _small(paths):
+        if self.trainer is None and corpus is None and loads_quickly(paths):
             # the first screen: a small corpus loads in a few ms, so build it before the first
             # frame rather than draw empty panes and then everything again
             result = build_session(paths, None, settings)
@@ -246,23 +246,9 @@ class WorkbenchApp(DialogActions, App):
         if rt is not None and rt.error is None:
             text, ids, source = rt.normalized, rt.ids, "encode input"
         else:
-            text, ids, source = self._corpus_selection(snap)
+            text, ids, source = selected_line(snap, self.selected_pair)
         lengths = [len(tok.token_bytes(i)) for i in ids]
         self.bytes_panel.show(char_rows(text, lengths), [tok.token_text(i) for i in ids], source)
-
-    def _corpus_selection(self, snap: Snapshot) -> tuple[str, list[int], str]:
-        """The line holding the selected pair's first occurrence in the window, else the first line."""
-        marks = pair_occurrences(snap.spans, self.selected_pair) if self.selected_pair else []
-        at = marks[0][0] if marks else 0
-        lo = snap.text.rfind("\n", 0, at) + 1
-        hi = snap.text.find("\n", at)
-        hi = len(snap.text) if hi < 0 else hi + 1
-        lo, hi = max(lo, at - 120), min(hi, at + 120)
-        run = whole_run(snap.spans, lo, hi)
-        where = "the selected pair's first occurrence in the window" if marks else "the window's first line"
-        if not run:
-            return "", [], f"corpus: {where}"
-        return snap.text[run[0].start : run[-1].end], [s.token for s in run], f"corpus: {where}"
 
     def _progress(self, shown: bool, label: str = "", done=None, total=None) -> None:
         self.progress_row.display = shown
@@ -399,17 +385,6 @@ class WorkbenchApp(DialogActions, App):
             if self.check_action(action, ()) is True:
                 yield SystemCommand(f"{b.description} ({b.key})", b.tooltip or b.description,
                                     lambda a=action: self.run_action(a))
-
-
-SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
-
-
-def _small(paths: list[str]) -> bool:
-    """Whether these files are small enough to load on the UI thread without a visible pause."""
-    try:
-        return sum(f.stat().st_size for f, _ in list_files(paths)) < SYNC_LOAD_BYTES
-    except (OSError, TokWorkbenchError):
-        return False  # the worker reports it properly
 
 
 def run_app(paths: list[str] | None = None) -> int:

@@ -6,12 +6,23 @@ from pathlib import Path
 
 from textual.worker import get_current_worker
 
-from ..core.corpus import Corpus, load_corpus
+from ..core.corpus import Corpus, list_files, load_corpus
 from ..core.errors import TokWorkbenchError
 from ..core.session import Settings
 from ..core.trainer import Trainer
 from .messages import LoadFailed, LoadProgress, SessionReady
 from .runner import FRAME  # a few progress posts a second is plenty
+
+
+SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
+
+
+def loads_quickly(paths: list[str]) -> bool:
+    """Whether these files are small enough to load on the UI thread without a visible pause."""
+    try:
+        return sum(f.stat().st_size for f, _ in list_files(paths)) < SYNC_LOAD_BYTES
+    except (OSError, TokWorkbenchError):
+        return False  # the worker reports it properly
 
 
 def _throttled(app):
