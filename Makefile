@@ -18,8 +18,18 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The whole table in benchmarks/README.md (about 10 minutes); builds the corpora on first use.
+CORPUS := bench-data/corpus
+MAKE_CORPUS ?= ../shared/bench/make_corpus.sh
 bench: $(STAMP)
-	$(BIN)/python benchmarks/train_vs_hf.py $(ARGS)
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	test -f $(CORPUS)/en-100M.txt || bash $(MAKE_CORPUS) $(CORPUS)
+	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-100M.txt
+	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/multi-10M.txt --check-merges
+	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-10M.txt --check-merges
+	$(BIN)/python benchmarks/encode_vs_tiktoken.py
+	$(BIN)/python benchmarks/app_latency.py
+	$(BIN)/python benchmarks/startup.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
