@@ -316,22 +316,21 @@ class Trainer:
     def _lose(self, grouped: Grouped):
         """Pairs that lost occurrences; a `first` key moves only if its position was lost.
         No heap push: the pair's old entry ranks it no lower than it now stands."""
-        counts, first, index = self._counts, self._first, self._flat.index
+        counts, first, flat = self._counts, self._first, self._flat
         keys = grouped.pair_keys()
+        still = None
         if self._use_first and keys:
-            flat = self._flat
             still = flat.standing(grouped.keys, np.array([first[p] for p in keys], dtype=np.int64)).tolist()
-            for p, moved in zip(keys, still):
-                if not moved:
-                    first[p] = flat.leftmost(p)  # -1 if gone; dropped below
-        for p, n in zip(keys, grouped.counts.tolist()):
+        for i, (p, n) in enumerate(zip(keys, grouped.counts.tolist())):
             n = counts[p] - n
-            if n:
-                counts[p] = n
-            else:
+            if not n:
                 del counts[p]
-                index.pop(p, None)
+                flat.index.pop(p, None)
                 first.pop(p, None)
+                continue
+            counts[p] = n
+            if still is not None and not still[i]:
+                first[p] = flat.leftmost(p)
 
     def _push(self, p: int, n: int):
         heapq.heappush(self._heap, (-n, self._key(p), p))
