@@ -132,3 +132,20 @@ def test_internal_index_stays_exact_through_steps_and_undos(texts, tie, split, k
         _check_invariants(t)
     while t.undo() is not None:
         _check_invariants(t)
+
+
+@pytest.mark.parametrize("tie", TIE_BREAKS)
+def test_training_state_carried_through_pickle_restores_exactly(tie):
+    """The app trains in a forked process and carries the state back: the restored trainer must
+    be the same trainer, undo history included."""
+    import pickle
+
+    texts = ["low lower lowest newer wider aaaa", "the quick brown fox 123 4567 ааа"]
+    config = TrainConfig(tie_break=tie, pre_tokenizer=pre_tokenizer("gpt2"))
+    worked, fresh = Trainer(texts, config), Trainer(texts, config)
+    list(worked.run(merges=40))
+    fresh.restore_state(pickle.loads(pickle.dumps(worked.training_state())))
+    assert _state(fresh) == _state(worked)
+    while worked.history:
+        assert fresh.undo() == worked.undo()
+        assert _state(fresh) == _state(worked)

@@ -72,6 +72,44 @@ class Applied(NamedTuple):
     replacements: int  # weighted
 
 
+class PackedApplied(NamedTuple):
+    """An `Applied` as one array: what the trainer keeps for undo. Thousands of steps' records
+    pickle (to carry a run back from the training process) as thousands of arrays, not
+    thirteen times as many: 3 s to pickle and 2 s to load at 32k merges before this."""
+
+    pair: Pair
+    new_id: int
+    replacements: int
+    sizes: tuple[int, ...]
+    data: np.ndarray
+
+    @staticmethod
+    def of(applied: Applied) -> "PackedApplied":
+        parts = (applied.positions, applied.holes, applied.candidates, *applied.added, *applied.removed)
+        return PackedApplied(applied.pair, applied.new_id, applied.replacements, tuple(map(len, parts)),
+                             np.concatenate(parts))
+
+    @staticmethod
+    def join(records: list["PackedApplied"]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Many records as three arrays, for carrying a whole run between processes."""
+        head = np.array([(*r.pair, r.new_id, r.replacements) for r in records], dtype=np.int64).reshape(-1, 4)
+        sizes = np.array([r.sizes for r in records], dtype=np.int64).reshape(-1, 13)
+        data = np.concatenate([r.data for r in records]) if records else EMPTY
+        return head, sizes, data
+
+    @staticmethod
+    def split(head: np.ndarray, sizes: np.ndarray, data: np.ndarray) -> list["PackedApplied"]:
+        bounds = np.concatenate(([0], np.cumsum(sizes.sum(axis=1)))).tolist()
+        return [PackedApplied((a, b), z, n, tuple(sz), data[i:j])
+                for (a, b, z, n), sz, i, j in zip(head.tolist(), sizes.tolist(), bounds, bounds[1:])]
+
+    def unpack(self) -> Applied:
+        bounds = np.cumsum((0,) + self.sizes).tolist()
+        p = [self.data[i:j] for i, j in zip(bounds, bounds[1:])]
+        return Applied(self.pair, self.new_id, p[0], p[1], p[2], Grouped(*p[3:8]), Grouped(*p[8:13]),
+                       self.replacements)
+
+
 class FlatChunks:
     """Token ids of all distinct chunks, their links, and where each adjacent pair occurs.
 
@@ -98,6 +136,23 @@ class FlatChunks:
         self.weight[:size] = np.repeat(weights, lengths)
         self._mark = np.zeros(size + 1, dtype=bool)
         self.index: dict[int, np.ndarray] = {}  # pair key -> positions
+
+    def __getstate__(self):
+        """The index travels as three arrays rather than one array per pair."""
+        state = dict(self.__dict__)
+        del state["_mark"]  # all False between merges
+        keys = np.fromiter(self.index, dtype=np.int64, count=len(self.index))
+        parts = list(self.index.values())
+        state["index"] = (keys, np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)),
+                          np.concatenate(parts) if parts else EMPTY)
+        return state
+
+    def __setstate__(self, state):
+        keys, sizes, positions = state.pop("index")
+        self.__dict__.update(state)
+        self._mark = np.zeros(self.size + 1, dtype=bool)
+        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+        self.index = dict(zip(keys.tolist(), (positions[i:j] for i, j in zip(bounds, bounds[1:]))))
 
     def initial_pairs(self) -> Grouped:
         """Every adjacent pair with its weighted count and leftmost position; fills the index."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from .chunks import count_chunks
 from .errors import TrainingError
-from .flatchunks import Applied, FlatChunks, Grouped, key_pair, pair_keys
+from .flatchunks import FlatChunks, Grouped, PackedApplied, key_pair, pair_keys
 from .gcpause import collector_paused
 from .normalize import check_normalizer
 from .pretokenize import PreTokenizer, pre_tokenizer
@@ -99,7 +99,7 @@ class Trainer:
         self.base_size = len(self.vocab)
         self.merges: list[Pair] = []
         self.history: list[MergeRecord] = []
-        self._applied: list[Applied] = []  # what each step changed, for undo
+        self._applied: list[PackedApplied] = []  # what each step changed, for undo
         self.initial_tokens = int(np.dot(table.counts, lengths))
         self.total_tokens = self.initial_tokens
         self._use_first = config.tie_break == "first"
@@ -233,7 +233,7 @@ class Trainer:
             self._order.append(next_order(self.config.tie_break, z))
         applied = self._flat.merge(a, b, z)
         self.merges.append(best)
-        self._applied.append(applied)
+        self._applied.append(PackedApplied.of(applied))
         self.total_tokens -= applied.replacements
         self._gain(applied.added)
         self._lose(applied.removed)
@@ -247,7 +247,7 @@ class Trainer:
         if not self.history:
             return None
         record = self.history.pop()
-        applied = self._applied.pop()
+        applied = self._applied.pop().unpack()
         key = pair_keys(*self.merges.pop())
         self._flat.unmerge(applied)
         for p in applied.added.pair_keys():  # every pair holding the new id goes with it
@@ -285,10 +285,19 @@ class Trainer:
 
     def training_state(self) -> dict:
         """Everything a step or an undo changes (the corpus tables stay put), to carry the work
-        of a trainer forked into another process back into this one."""
-        return {name: getattr(self, name) for name in self._MUTABLE}
+        of a trainer forked into another process back into this one. The per-step records
+        travel as a few arrays: as objects they took seconds to load, with the GIL held."""
+        state = {name: getattr(self, name) for name in self._MUTABLE}
+        state["_applied"] = PackedApplied.join(self._applied)
+        state["history"] = np.array([(r.step, *r.pair, r.new_id, r.count, r.replacements, r.length)
+                                     for r in self.history], dtype=np.int64).reshape(-1, 7)
+        return state
 
     def restore_state(self, state: dict) -> None:
+        state = dict(state)
+        state["_applied"] = PackedApplied.split(*state["_applied"])
+        state["history"] = [MergeRecord(step, (a, b), z, count, reps, length)
+                            for step, a, b, z, count, reps, length in state["history"].tolist()]
         for name in self._MUTABLE:
             setattr(self, name, state[name])
         if self._static is not None:  # it reads the vocabulary list, which was just replaced
