@@ -31,8 +31,7 @@ def key_pair(key: int) -> Pair:
 
 class Grouped(NamedTuple):
     """Distinct pairs (as sorted keys), each with its positions, weighted count and leftmost
-    position. Kept as arrays, not Python lists of pairs: a step's undo record holds two of these
-    for the whole session."""
+    position, as arrays: a step's undo record keeps two of these for the whole session."""
 
     keys: np.ndarray
     starts: np.ndarray  # where each pair's run of positions begins in `at`
