@@ -13,8 +13,9 @@ from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from .lineview import LineView
 
 Cell = str | tuple[str, str]  # text, or (text, style)
 
@@ -24,17 +25,7 @@ CURSOR_UNFOCUSED = Style(bgcolor="grey23")
 GAP = 2
 
 
-def set_virtual_size(view: ScrollView, size: Size) -> None:
-    """Change the scrollable size without a layout pass of the whole screen (which the reactive
-    would trigger, and which costs more than anything else on a merge); only this widget's
-    scrollbars and lines are refreshed."""
-    if view.virtual_size != size:
-        view.set_reactive(ScrollView.virtual_size, size)
-        view._scroll_update(size)
-    view.refresh()
-
-
-class RowsView(ScrollView, can_focus=True):
+class RowsView(LineView, can_focus=True):
     DEFAULT_CSS = """
     RowsView {
         height: 1fr;
@@ -81,7 +72,7 @@ class RowsView(ScrollView, can_focus=True):
         self._widths = widths
         self._header = self._strip([(t, "") for t, _, _ in self.columns], HEADER)
         self._strips = {}  # row index -> Strip, made when first drawn
-        set_virtual_size(self, Size(sum(widths) + GAP * len(widths), len(rows) + 1))
+        self.set_virtual_size(Size(sum(widths) + GAP * len(widths), len(rows) + 1))
         if follow:
             self.scroll_to(y=max(0, len(rows) - self._visible_rows()), animate=False)
         self._keep_cursor_visible()
@@ -114,13 +105,14 @@ class RowsView(ScrollView, can_focus=True):
         else:
             index = y - 1 + self.scroll_offset.y
             if index >= len(self.rows):
-                return Strip.blank(width, self.rich_style)
+                return Strip.blank(width, self.base_style)
             strip = self._strips.get(index)
             if strip is None:
                 strip = self._strips[index] = self._strip(self.rows[index])
             if index == self.cursor:
                 strip = strip.apply_style(CURSOR if self.has_focus else CURSOR_UNFOCUSED)
-        return strip.crop(x, x + width).extend_cell_length(width, self.rich_style).apply_style(self.rich_style)
+        base = self.base_style
+        return strip.crop(x, x + width).extend_cell_length(width, base).apply_style(base)
 
     def _keep_cursor_visible(self) -> None:
         top = self.scroll_offset.y

@@ -11,10 +11,9 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .rowsview import set_virtual_size
+from .lineview import LineView
 
 
 @lru_cache(maxsize=256)
@@ -66,7 +65,7 @@ def _fit(text: str, room: int) -> int:
     return len(text)
 
 
-class TokenText(ScrollView, can_focus=True):
+class TokenText(LineView, can_focus=True):
     DEFAULT_CSS = """
     TokenText {
         height: 1fr;
@@ -93,11 +92,11 @@ class TokenText(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width or 80
         self._width = width
         self._lines = wrap_runs(self._runs, width)
-        set_virtual_size(self, Size(width, len(self._lines)))
+        self.set_virtual_size(Size(width, len(self._lines)))
 
     def render_line(self, y: int) -> Strip:
         index = y + self.scroll_offset.y
         if index >= len(self._lines):
-            return Strip.blank(self.size.width, self.rich_style)
+            return Strip.blank(self.size.width, self.base_style)
         segments, length = self._lines[index]
-        return Strip(segments, length).extend_cell_length(self.size.width, self.rich_style)
+        return Strip(segments, length).extend_cell_length(self.size.width, self.base_style)
