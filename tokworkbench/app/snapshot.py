@@ -78,7 +78,7 @@ def take_snapshot(trainer: Trainer, view: View) -> Snapshot:
         doc_length=length,
         text=text,
         spans=spans,
-        tokenizer=trainer.tokenizer(),
+        tokenizer=trainer.tokenizer(with_history=False),  # for the encode views only
     )
 
 

@@ -170,8 +170,9 @@ class Trainer:
         return {"documents": self.documents, "chars": self.chars, "bytes": self.bytes,
                 "tokens_before": self.initial_tokens}
 
-    def tokenizer(self) -> Tokenizer:
-        """A frozen snapshot for encoding, decoding and saving."""
+    def tokenizer(self, with_history: bool = True) -> Tokenizer:
+        """A frozen snapshot for encoding, decoding and saving. Views that only encode can leave
+        the training history out (it is what makes a snapshot slow to pickle late in a run)."""
         tok = Tokenizer(
             units=self.config.units,
             normalizer=self.config.normalizer,
@@ -180,7 +181,7 @@ class Trainer:
             base=self.base,
             merges=tuple(self.merges),
             special_tokens=self.config.special_tokens,
-            history=tuple(self.history),
+            history=tuple(self.history) if with_history else (),
         )
         tok.prime_vocab(self.vocab)  # a list copy instead of a rebuild from the merges
         return tok
