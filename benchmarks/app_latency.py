@@ -3,8 +3,10 @@
     python benchmarks/app_latency.py [CORPUS]   # default: bench-data/mixed-10M.txt and its first 1 MB
 
 Measures, per corpus: one merge (`n`) and one undo (`u`) from key press until the app has handled
-it and repainted (median and worst of 20), the core's own step/undo time for comparison, and how
-long a key press (`?`, open help) waits while `r` trains in the worker.
+it and repainted (median and worst of 20, through the pilot, which adds waits of its own); `n`
+again without the pilot (until the trainer has the new merge, and the CPU time spent including the
+repaint); the core's own step/undo time for comparison; and how long a key press (`?`, open help)
+waits while `r` trains in the worker.
 """
 
 import asyncio
@@ -49,6 +51,16 @@ async def measure(path: Path) -> None:
             await pilot.press("u")
             await pilot.pause()
             undos.append(time.perf_counter() - t)
+        direct, cpu = [], []  # a key as a terminal sends it: no pilot waits before or after
+        for _ in range(PRESSES):
+            merged = len(app.trainer.history)
+            c, t = time.process_time(), time.perf_counter()
+            app.simulate_key("n")
+            while len(app.trainer.history) == merged:
+                await asyncio.sleep(0.0002)
+            direct.append(time.perf_counter() - t)
+            await pilot.pause()  # the repaint, whose CPU time counts below
+            cpu.append(time.process_time() - c)
         for _ in range(PRESSES):
             t = time.perf_counter()
             app.trainer.step()
@@ -80,6 +92,7 @@ async def measure(path: Path) -> None:
     print(f"{path.name} ({size:.1f} MB): loaded in {load:.2f} s")
     print(f"  merge key  n : {ms(steps)}   (core step alone: {ms(core_steps)})")
     print(f"  undo key   u : {ms(undos)}   (core undo alone: {ms(core_undos)})")
+    print(f"  n without the pilot: key to new state {ms(direct)}; CPU with the repaint {ms(cpu)}")
     if waits:
         print(f"  key while r runs: {ms(waits)} over {len(waits)} presses ({merged:,} merges done by cancel)")
 
