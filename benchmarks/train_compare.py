@@ -3,8 +3,9 @@ side by side in one run: wall time and peak memory of each, and the ratios.
 
     python benchmarks/train_compare.py CORPUS [CORPUS...] [--vocab-size 32768] [--split gpt4]
 
-Each trainer runs in its own child process (so peak memory is its own: `ru_maxrss` of a process
-that reads the corpus into Python and trains, plus its largest worker process if it forks any).
+Each trainer runs in its own child process, which reads the corpus into Python and trains. Peak
+memory is that process's own: its peak RSS, or, if higher, the largest total of it and the
+workers it forks (Linux PSS, sampled every 20 ms, so shared pages count once).
 All use the same pattern (Hugging Face gets the Oniguruma-safe form) and both cores. Also checks: our `hf` tie-break reproduces HF's merges, and
 our `lexmin` reproduces rustbpe's (when asked with --check-merges; it trains twice more).
 """
@@ -15,6 +16,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -87,18 +89,53 @@ def run_rustbpe(paths, vocab, split):
     return seconds, merges
 
 
+def tree_pss(pid: int) -> int:
+    """Bytes of memory used by a process and all its descendants, shared pages split fairly
+    (Linux PSS): what a forked worker adds is its own pages, not the parent's it can see."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, StopIteration):
+            pass  # gone meanwhile
+    return total
+
+
+class PeakMemory:
+    """The largest `tree_pss` of this process seen every 20 ms, for trainers that fork workers
+    (ours); never less than this process's own peak RSS, which catches what sampling misses."""
+
+    def __init__(self):
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self):
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, tree_pss(os.getpid()))
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return max(self.peak, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+
+
 def child(args):
     paths = args.corpus
+    memory = PeakMemory()
     if args.child == "ours":
         seconds, merges = run_ours(paths, args.vocab_size, args.split, args.tie_break)
     elif args.child == "hf":
         seconds, merges = run_hf(paths, args.vocab_size, args.split)
     else:
         seconds, merges = run_rustbpe(paths, args.vocab_size, args.split)
-    # ours forks workers to pre-tokenize: count the largest one on top of this process (they
-    # share pages with it, so this overstates ours a little; the others are one process)
-    peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
+    peak = memory.stop()
     print(json.dumps({"seconds": seconds, "peak": peak, "merges": merges if args.check_merges else []}))
 
 
