@@ -5,7 +5,7 @@ side by side in one run: wall time and peak memory of each, and the ratios.
 
 Each trainer runs in its own child process, which reads the corpus into Python and trains. Peak
 memory is that process's own: its peak RSS, or, if higher, the largest total of it and the
-workers it forks (Linux PSS, sampled every 20 ms, so shared pages count once).
+workers it forks (Linux PSS, sampled every 100 ms, so shared pages count once).
 All use the same pattern (Hugging Face gets the Oniguruma-safe form) and both cores. Also checks: our `hf` tie-break reproduces HF's merges, and
 our `lexmin` reproduces rustbpe's (when asked with --check-merges; it trains twice more).
 """
@@ -114,7 +114,7 @@ def tree_pss(pid: int) -> int:
 
 class PeakMemory:
     """This process's peak RSS, or, while it has worker processes (ours, pre-tokenizing), the
-    largest `tree_pss` seen every 20 ms if that is higher. Reading smaps walks the page tables
+    largest `tree_pss` seen every 100 ms if that is higher. Reading smaps walks the page tables
     under the memory map's lock, so it is only done while workers exist: done all the time, it
     slowed a 9 GB Hugging Face run from 66 s to 183 s."""
 
@@ -126,7 +126,7 @@ class PeakMemory:
 
     def _sample(self):
         me = os.getpid()
-        while not self._stop.wait(0.02):
+        while not self._stop.wait(0.1):
             try:
                 if children(me):
                     self.peak = max(self.peak, tree_pss(me))
