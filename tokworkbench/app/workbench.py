@@ -80,6 +80,8 @@ class WorkbenchApp(DialogActions, App):
         self.encode_text = ""
         self.decode_text = ""
         self._binding_state: tuple = ()
+        self._styled_key: tuple | None = None  # what the corpus window's runs were drawn from
+        self._styled: list = []
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -213,7 +215,10 @@ class WorkbenchApp(DialogActions, App):
             f"{stats.distinct_chars:,} distinct chars",
         )
         marks = pair_occurrences(snap.spans, self.selected_pair) if self.selected_pair else []
-        text = style_runs(snap.text, snap.spans, marks=marks)
+        key = (snap.text, snap.spans, marks)
+        if key != self._styled_key:  # most merges leave the window's tokens as they were
+            self._styled_key, self._styled = key, style_runs(snap.text, snap.spans, marks=marks)
+        text = self._styled
         end = snap.view.start + len(snap.text)
         window = (f"chars {snap.view.start:,}–{end:,} of {snap.doc_length:,}  ·  [ and ] move the window"
                   + (f"  ·  {len(marks)} occurrences of the selected pair" if marks else ""))
