@@ -51,6 +51,12 @@ def test_empty_corpus_and_empty_folders(tmp_path):
         load_corpus([tmp_path / "missing.txt"])
 
 
+@pytest.mark.parametrize("units", ["byte", "char"])
+def test_a_lone_surrogate_from_the_api_is_named(units):
+    with pytest.raises(CorpusError, match=r"document 2 holds a lone surrogate \(U\+D800\) at offset 2"):
+        Trainer(["fine", "ab\ud800cd"], TrainConfig(units=units))
+
+
 def test_invalid_regex_names_the_problem():
     with pytest.raises(PatternError, match=r"invalid pre-tokenizer regex '\(\?<x': missing > at position 4"):
         pre_tokenizer("(?<x")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import CorpusError
 from .normalize import normalize
 from .parallel import PIECE, can_parallelize, count_parallel, cut_text
 from .pretokenize import PreTokenizer
@@ -61,7 +62,11 @@ def count_chunks(
     for text in texts:
         text = normalize(text, normalizer)
         docs += 1
-        nbytes += len(text.encode("utf-8"))
+        try:
+            nbytes += len(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:  # only from the API: decoded files never hold one
+            raise CorpusError(f"document {docs} holds a lone surrogate (U+{ord(text[exc.start]):04X}) at "
+                              f"offset {exc.start}: it is not a character and has no UTF-8 bytes") from None
         if layouts is None:
             chars += len(text)
             pending.append(text)
