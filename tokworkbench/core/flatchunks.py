@@ -40,10 +40,12 @@ class Grouped(NamedTuple):
     leftmost: np.ndarray
 
     @staticmethod
-    def of(keys: np.ndarray, at: np.ndarray, weight: np.ndarray) -> "Grouped":
+    def of(keys: np.ndarray, at: np.ndarray, weight: np.ndarray, order: np.ndarray | None = None) -> "Grouped":
+        """`order`, if given, must sort `keys` stably (a caller may know a cheaper way)."""
         if len(keys) == 0:
             return Grouped(EMPTY, EMPTY, EMPTY, EMPTY, EMPTY)
-        order = np.argsort(keys, kind="stable")
+        if order is None:
+            order = np.argsort(keys, kind="stable")
         keys, at = keys[order], at[order]
         starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
         return Grouped(keys[starts], starts, at, np.add.reduceat(weight[at], starts),
@@ -156,8 +158,11 @@ class FlatChunks:
     def initial_pairs(self) -> Grouped:
         """Every adjacent pair with its weighted count and leftmost position; fills the index."""
         left = np.flatnonzero(self.next[: self.size] != self.size)
-        keys = pair_keys(self.ids[left], self.ids[left + 1])
-        grouped = Grouped.of(keys, left, self.weight)
+        a, b = self.ids[left], self.ids[left + 1]
+        order = None
+        if self.size and self.ids[: self.size].max() < 256:  # bytes: 16-bit keys sort by radix, 5x faster
+            order = np.argsort((a * 256 + b).astype(np.uint16), kind="stable")
+        grouped = Grouped.of(pair_keys(a, b), left, self.weight, order)
         self.index = dict(zip(grouped.pair_keys(), grouped.positions()))
         return grouped
 
