@@ -29,7 +29,8 @@ def test_equals_per_chunk_merging_for_any_merge_list(spec, words):
     base, merges = spec
     words = [[t % base for t in w] for w in words]
     expected = [_reference_bpe(list(w), merges, base) for w in words]
-    assert bpe_many([bytes(w) for w in words], MergeTable.of(merges, base)) == expected
+    for side in (1024, 6, 1):  # every pair in the dense table; some; none (binary search only)
+        assert bpe_many([bytes(w) for w in words], MergeTable.of(merges, base, side)) == expected
 
 
 def _reference_bpe(ids, merges, base):
