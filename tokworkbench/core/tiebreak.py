@@ -35,27 +35,14 @@ class Descending:
         return f"Descending({self.value!r})"
 
 
-def static_key(rule: str, units: str, vocab: list) -> Callable[[tuple[int, int]], object]:
-    """Key for the rules that depend only on the pair; `vocab` is the trainer's live list."""
+def string_key(rule: str, vocab: list) -> Callable[[tuple[int, int]], object]:
+    """Key for the rules that compare token strings (lexmin/lexmax over char units); the others
+    compare ids through `order_table` or positions. `vocab` is the trainer's live list."""
     if rule == "lexmin":
-        if units == "byte":
-            return lambda p: p
         return lambda p: (vocab[p[0]], vocab[p[1]])
     if rule == "lexmax":
-        if units == "byte":
-            return lambda p: (-p[0], -p[1])
         return lambda p: Descending((vocab[p[0]], vocab[p[1]]))
-    if rule == "hf":
-        if units == "char":  # HF's char alphabet is sorted by code point, like ours
-            return lambda p: p
-        ranks = hf_byte_ranks()
-
-        def hf_key(p):
-            a, b = p
-            return (ranks[a] if a < 256 else a, ranks[b] if b < 256 else b)
-
-        return hf_key
-    raise ValueError(f"no static key for tie-break {rule!r}")
+    raise ValueError(f"tie-break {rule!r} does not compare strings")
 
 
 def order_table(rule: str, units: str, base_size: int) -> list[int] | None:

@@ -22,7 +22,7 @@ from .flatchunks import FlatChunks, Grouped, PackedApplied, key_pair, pair_keys
 from .gcpause import collector_paused
 from .normalize import check_normalizer
 from .pretokenize import PreTokenizer, pre_tokenizer
-from .tiebreak import TIE_BREAKS, next_order, order_table, static_key
+from .tiebreak import TIE_BREAKS, next_order, order_table, string_key
 from .tokenizer import Tokenizer
 from .vocab import render_bytes
 
@@ -109,9 +109,9 @@ class Trainer:
         self._counts: dict[int, int] = dict(zip(pairs.pair_keys(), pairs.counts.tolist()))
         # for `first`: a pair's leftmost position (positions order as (chunk, offset) do)
         self._first: dict[int, int] = dict(zip(pairs.pair_keys(), pairs.leftmost.tolist())) if self._use_first else {}
-        self._static = None if self._use_first else static_key(config.tie_break, config.units, self.vocab)
         # for rules that compare ids, a sort key per id (kept as long as the vocabulary)
         self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
+        self._static = None if self._use_first or self._order is not None else string_key(config.tie_break, self.vocab)
         self._heap: list = []
         self._rebuild_heap()
         self._replay: list[Pair] = []
@@ -302,7 +302,7 @@ class Trainer:
         for name in self._MUTABLE:
             setattr(self, name, state[name])
         if self._static is not None:  # it reads the vocabulary list, which was just replaced
-            self._static = static_key(self.config.tie_break, self.config.units, self.vocab)
+            self._static = string_key(self.config.tie_break, self.vocab)
 
     # -- internals -------------------------------------------------------------------------
     def _gain(self, grouped: Grouped):
