@@ -20,9 +20,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from train_vs_hf import default_corpus  # noqa: E402
 from tokworkbench.core import TrainConfig, pre_tokenizer  # noqa: E402
-from tokworkbench.core.export import export  # noqa: E402
-from tokworkbench.core.importers import tiktoken_encoding  # noqa: E402
-from tokworkbench.core.trainer import train  # noqa: E402
+from tokworkbench.core.formats.export import export  # noqa: E402
+from tokworkbench.core.formats.tiktoken import tiktoken_encoding  # noqa: E402
+from tokworkbench.core.bpe.trainer import train  # noqa: E402
 
 
 def main():

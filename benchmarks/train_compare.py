@@ -25,14 +25,14 @@ sys.path.insert(0, str(ROOT))
 
 
 def read_docs(paths):
-    from tokworkbench.core.corpus import iter_documents
+    from tokworkbench.core.text.corpus import iter_documents
 
     return [d.text for d in iter_documents(paths)]
 
 
 def run_ours(paths, vocab, split, tie):
     from tokworkbench.core import TrainConfig, pre_tokenizer
-    from tokworkbench.core.trainer import train
+    from tokworkbench.core.bpe.trainer import train
 
     docs = read_docs(paths)
     t = time.perf_counter()
@@ -47,7 +47,7 @@ def hf_byte_level(vocab: int, split: str):
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     from tokworkbench.core import pre_tokenizer
-    from tokworkbench.core.export import hf_pattern
+    from tokworkbench.core.formats.hf import hf_pattern
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
@@ -61,7 +61,7 @@ def hf_byte_level(vocab: int, split: str):
 
 
 def run_hf(paths, vocab, split):
-    from tokworkbench.core.vocab import bytes_to_unicode
+    from tokworkbench.core.bytelevel import bytes_to_unicode
 
     docs = read_docs(paths)
     t = time.perf_counter()

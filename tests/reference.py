@@ -2,7 +2,7 @@
 
 import unicodedata
 
-from tokworkbench.core.vocab import hf_byte_ranks
+from tokworkbench.core.bytelevel import hf_byte_ranks
 
 
 def reference_train(texts, units, tie_break, pattern_split, merges, normalizer="none"):

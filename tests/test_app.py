@@ -9,7 +9,7 @@ from textual.widgets import Input, Static
 from tokworkbench.app import WorkbenchApp
 from tokworkbench.app.screens import HelpScreen
 from tokworkbench.core import Trainer
-from tokworkbench.core import modelfile
+from tokworkbench.core.formats import modelfile
 from tokworkbench.core.session import Settings
 
 SIZE = (160, 48)
@@ -266,7 +266,7 @@ def test_main_screen_snapshot(snap_compare, size):
 
 
 async def test_export_from_the_app_and_refuse_what_a_format_cannot_hold(tmp_path):
-    from tokworkbench.core.importers import load_any
+    from tokworkbench.core.formats.load import load_any
 
     app = WorkbenchApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -293,7 +293,8 @@ async def test_export_from_the_app_and_refuse_what_a_format_cannot_hold(tmp_path
 
 
 async def test_replay_another_tokenizers_merges_on_this_corpus(tmp_path):
-    from tokworkbench.core import TrainConfig, Trainer, modelfile, pre_tokenizer
+    from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
+    from tokworkbench.core.formats import modelfile
 
     other = Trainer(["zzz qqq zzz qqq " * 20], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
     list(other.run(merges=5))

@@ -6,7 +6,7 @@ import sys
 
 def test_core_imports_no_textual_or_rich():
     code = (
-        "import sys, tokworkbench.core, tokworkbench.core.modelfile, tokworkbench.cli;"
+        "import sys, tokworkbench.core, tokworkbench.core.formats.modelfile, tokworkbench.cli;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'));"
         "print(','.join(bad))"
     )

@@ -10,9 +10,10 @@ import pytest
 from tokworkbench.cli import main
 from tokworkbench.core import (
     CorpusError, DecodeError, EncodeError, ModelFileError, PatternError, TrainConfig, Trainer,
-    TrainingError, load_corpus, modelfile, pre_tokenizer,
+    TrainingError, load_corpus, pre_tokenizer,
 )
-from tokworkbench.core.corpus import iter_documents
+from tokworkbench.core.formats import modelfile
+from tokworkbench.core.text.corpus import iter_documents
 
 
 def test_non_utf8_file_names_file_and_offset(tmp_path):

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.batchbpe import MergeTable, bpe_many
+from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_many
 
 # few distinct bytes, so runs ("aaaa"), repeats and shared prefixes are common
 few_bytes = st.lists(st.sampled_from(b"aab \xc3\xa9\x00"), max_size=24).map(bytes)
@@ -61,7 +61,7 @@ def test_equals_the_tokenizers_own_loop_on_trained_models(texts, chunks):
     list(t.run(merges=40))
     tok = t.tokenizer()
     table = MergeTable.of(tok.merges, tok.base_size)
-    assert bpe_many(chunks, table) == [tok._bpe(list(c)) for c in chunks]
+    assert bpe_many(chunks, table) == [tok.apply_merges(list(c)) for c in chunks]
 
 
 def test_large_text_encodes_as_chunk_by_chunk():
@@ -70,5 +70,5 @@ def test_large_text_encodes_as_chunk_by_chunk():
     t = Trainer([text[:20000]], TrainConfig(pre_tokenizer=pre_tokenizer("gpt2")))
     list(t.run(merges=200))
     tok = t.tokenizer()
-    expected = [i for c in tok.pre_tokenizer.split(text) for i in tok._bpe(list(c.encode()))]
+    expected = [i for c in tok.pre_tokenizer.split(text) for i in tok.apply_merges(list(c.encode()))]
     assert tok.encode_ordinary(text) == expected

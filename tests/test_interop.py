@@ -8,10 +8,13 @@ from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
 
 from tokworkbench.core import TrainConfig, Trainer, load_corpus, pre_tokenizer, sample_paths
-from tokworkbench.core.export import ExportError, check, export, hf_pattern
-from tokworkbench.core.importers import ImportError_, load_any, tiktoken_encoding
-from tokworkbench.core.tiebreak import TIE_BREAKS
-from tokworkbench.core.tokenizer import Tokenizer
+from tokworkbench.core.errors import ExportError, ForeignModelError
+from tokworkbench.core.formats.export import check, export
+from tokworkbench.core.formats.hf import hf_pattern
+from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.formats.tiktoken import tiktoken_encoding
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
+from tokworkbench.core.models.tokenizer import Tokenizer
 
 HELD_OUT = [
     "The quick brown fox jumps over the lazy dog; it's 3:45pm, isn't it? We'LL see.",
@@ -123,13 +126,13 @@ def test_hf_trainer_merges_equal_ours_with_the_hf_tie_break(corpus_texts):
     hf_merges = [tuple(m) for m in json.loads(hf.to_str())["model"]["merges"]]
     tok = trained(corpus_texts, "gpt4", "hf", vocab=256 + 400, specials=())
     theirs = load_any_from_str(hf.to_str())
-    assert [tok.piece_text(tok.base_size + r) for r in range(len(tok.merges))] == [
-        theirs.piece_text(theirs.base_size + r) for r in range(len(theirs.merges))]
+    assert [tok.rank_text(tok.base_size + r) for r in range(len(tok.merges))] == [
+        theirs.rank_text(theirs.base_size + r) for r in range(len(theirs.merges))]
     assert len(hf_merges) == len(tok.merges)
 
 
 def load_any_from_str(text):
-    from tokworkbench.core.importers import from_hf
+    from tokworkbench.core.formats.hf import from_hf
 
     return from_hf(json.loads(text))
 
@@ -176,11 +179,11 @@ def test_what_formats_cannot_express(corpus_texts):
 def test_foreign_files_that_cannot_be_read(tmp_path):
     p = tmp_path / "wp.json"
     p.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
-    with pytest.raises(ImportError_, match="only BPE models are supported"):
+    with pytest.raises(ForeignModelError, match="only BPE models are supported"):
         load_any(p)
     t = tmp_path / "x.tiktoken"
     t.write_text("YQ== 0\n", encoding="ascii")
-    with pytest.raises(ImportError_, match="names? one|carries no pattern"):
+    with pytest.raises(ForeignModelError, match="names? one|carries no pattern"):
         load_any(t)
-    with pytest.raises(ImportError_, match="ranks 0..255 must be the 256 single bytes"):
+    with pytest.raises(ForeignModelError, match="ranks 0..255 must be the 256 single bytes"):
         load_any(t, "gpt2")

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.parallel import count_parallel, cut_text, safe_cut
+from tokworkbench.core.text.parallel import count_parallel, cut_text, safe_cut
 
 PRESETS = ("gpt2", "gpt4", "o200k")
 # text rich in the characters the patterns treat specially around spaces
@@ -54,7 +54,7 @@ def test_parallel_counts_equal_serial_in_first_appearance_order():
 
 
 def test_trainer_gives_the_same_merges_with_parallel_counting(monkeypatch):
-    import tokworkbench.core.parallel as parallel
+    import tokworkbench.core.text.parallel as parallel
 
     text = " ".join(f"w{i % 97}x{i % 89} the cat sat" for i in range(30000))
     serial = Trainer([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt2"), tie_break="first"))
@@ -65,7 +65,7 @@ def test_trainer_gives_the_same_merges_with_parallel_counting(monkeypatch):
 
 
 def test_layouts_built_piece_by_piece_name_the_right_chunks(monkeypatch):
-    import tokworkbench.core.chunks as chunks
+    import tokworkbench.core.text.chunks as chunks
 
     monkeypatch.setattr(chunks, "PIECE", 500)  # many pieces per document
     docs = [" ".join(f"word{i % 37} 12{i % 5}45 тест{i % 3}" for i in range(3000)), "short doc", ""]

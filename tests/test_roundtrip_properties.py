@@ -86,12 +86,12 @@ def test_rank_order_encoding_equals_training_order():
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(min_size=1, max_size=60), lo=st.integers(0, 60), width=st.integers(0, 60))
 def test_whole_run_bytes_are_exactly_its_text(byte_models, text, lo, width):
-    from tokworkbench.core.segments import text_spans, whole_run
+    from tokworkbench.core.inspection.segments import text_spans, whole_run
 
     tok = byte_models["gpt4"]
     normalized, spans = text_spans(tok, text)
     run = whole_run(spans, lo, lo + width)
     if run:
-        data = b"".join(tok.vocab[s.token] for s in run)
+        data = b"".join(tok.token_bytes(s.token) for s in run)
         assert data == normalized[run[0].start : run[-1].end].encode()
         assert all(lo <= s.start and s.end <= lo + width for s in run)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from reference import reference_train
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.tiebreak import TIE_BREAKS
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 
 # Small alphabets make ties, repeats and overlapping pairs ("aaa") common: the hard cases.
 small_text = st.text(alphabet="ab c\nдé😀", max_size=40)

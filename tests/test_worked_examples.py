@@ -4,8 +4,9 @@ import json
 import unicodedata
 
 from tokworkbench.cli import main
-from tokworkbench.core import TrainConfig, Trainer, modelfile, pre_tokenizer
-from tokworkbench.core.normalize import normalize
+from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
+from tokworkbench.core.formats import modelfile
+from tokworkbench.core.text.normalize import normalize
 
 EX1 = "the theme of the theory is the thesis the theatre theme"
 EX2 = "我喜欢AI，AI也喜欢猫。"

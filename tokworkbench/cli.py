@@ -9,16 +9,16 @@ import sys
 import time
 from pathlib import Path
 
-from .core import modelfile
-from .core.corpus import iter_documents, sample_paths
-from .core.errors import TokWorkbenchError, TrainingError
-from .core.gcpause import collector_paused
-from .core.export import FORMATS, export
-from .core.importers import load_any
-from .core.normalize import NORMALIZERS
-from .core.pretokenize import pre_tokenizer
-from .core.tiebreak import TIE_BREAKS
-from .core.trainer import TrainConfig, Trainer
+from .core.formats import modelfile
+from .core.text.corpus import iter_documents, sample_paths
+from .core.errors import TokWorkbenchError
+from .core.formats.export import FORMATS, export
+from .core.formats.load import load_any
+from .core.text.normalize import NORMALIZERS
+from .core.text.pretokenize import pre_tokenizer
+from .core.bpe.tiebreak import TIE_BREAKS
+from .core.bpe.trainer import TrainConfig, train
+from .core.inspection.roundtrip import parse_ids
 
 PROG = "tokworkbench"
 
@@ -107,9 +107,18 @@ def cmd_train(args) -> int:
     errors = "replace" if args.replace_invalid else "strict"
     skipped: list[str] = []
     started = time.perf_counter()
-    with collector_paused():
-        trainer = _train(paths, errors, skipped, config, args)
+    progress = _Progress() if sys.stderr.isatty() else None
+    docs = (d.text for d in iter_documents(paths, errors, skipped))
+    trainer = train(docs, config, vocab_size=args.vocab_size, merges=args.merges,
+                    on_step=progress.update if progress else None)
+    if progress:
+        progress.close()
+    for path in skipped:
+        print(f"{PROG}: skipped binary file {path}", file=sys.stderr)
+    wanted = trainer.merges_for_vocab(args.vocab_size) + len(trainer.merges) if args.vocab_size else args.merges
     done = len(trainer.merges)
+    if done < wanted:
+        print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
     modelfile.save(trainer.tokenizer(), args.output, trainer.corpus_summary())
     elapsed = time.perf_counter() - started
     print(
@@ -120,34 +129,10 @@ def cmd_train(args) -> int:
     return 0
 
 
-def _train(paths, errors, skipped, config, args) -> Trainer:
-    trainer = Trainer((d.text for d in iter_documents(paths, errors, skipped)), config)
-    if trainer.chars == 0:
-        raise TrainingError("the corpus is empty: its files hold no text")
-    for path in skipped:
-        print(f"{PROG}: skipped binary file {path}", file=sys.stderr)
-    if args.vocab_size is not None:
-        todo = trainer.merges_for_vocab(args.vocab_size)
-        steps = trainer.run(vocab_size=args.vocab_size)
-    else:
-        todo = args.merges
-        steps = trainer.run(merges=args.merges)
-    progress = _Progress(todo) if sys.stderr.isatty() else None
-    for record in steps:
-        if progress:
-            progress.update(record.step, trainer.compression)
-    if progress:
-        progress.close()
-    done = len(trainer.merges)
-    if done < todo:
-        print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
-    return trainer
-
-
 def cmd_encode(args) -> int:
     tok = load_any(args.model)
     if args.file is not None:
-        from .core.corpus import read_document
+        from .core.text.corpus import read_document
 
         text = read_document(Path(args.file)).text
     else:
@@ -164,13 +149,7 @@ def cmd_encode(args) -> int:
 
 def cmd_decode(args) -> int:
     tok = load_any(args.model)
-    ids = []
-    for raw in args.ids:
-        for part in raw.replace(",", " ").split():
-            try:
-                ids.append(int(part))
-            except ValueError:
-                raise TrainingError(f"{part!r} is not an id (ids are whole numbers)") from None
+    ids = parse_ids(" ".join(args.ids))
     sys.stdout.write(tok.decode(ids, errors=args.errors) + "\n")
     return 0
 
@@ -213,36 +192,33 @@ def cmd_inspect(args) -> int:
 
 def _merge_lines(tok, ranks) -> list[str]:
     def show(internal: int) -> str:
-        return json.dumps(tok.piece_text(internal), ensure_ascii=False)
+        return json.dumps(tok.rank_text(internal), ensure_ascii=False)
 
     out = []
     for r in ranks:
         a, b = tok.merges[r]
         z = tok.base_size + r
         count = f"  x{tok.history[r].count:,}" if r < len(tok.history) else ""
-        out.append(f"  {r:>5}  {show(a)} + {show(b)} -> id {tok.to_external([z])[0]} {show(z)}{count}")
+        out.append(f"  {r:>5}  {show(a)} + {show(b)} -> id {tok.to_outside([z])[0]} {show(z)}{count}")
     return out
 
 
 class _Progress:
     """A one-line progress bar on stderr, redrawn at most ten times a second."""
 
-    def __init__(self, total: int):
-        self.total = max(total, 1)
+    def __init__(self):
         self.start = self.last = time.perf_counter()
 
-    def update(self, done: int, compression: float) -> None:
+    def update(self, done: int, total: int) -> None:
         now = time.perf_counter()
-        if now - self.last < 0.1 and done < self.total:
+        if now - self.last < 0.1 and done < total:
             return
         self.last = now
+        total = max(total, 1)
         width = 30
-        filled = int(width * done / self.total)
+        filled = int(width * done / total)
         rate = done / max(now - self.start, 1e-9)
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} merges "
-            f"{rate:,.0f}/s  {compression:.3f}x"
-        )
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} merges {rate:,.0f}/s")
         sys.stderr.flush()
 
     def close(self) -> None:

@@ -6,10 +6,10 @@ Each action asks through a modal screen, checks with the core, and changes nothi
 
 from pathlib import Path
 
-from ..core import modelfile
+from ..core.formats import modelfile
 from ..core.errors import TokWorkbenchError, TrainingError
-from ..core.export import check, export
-from ..core.importers import load_any
+from ..core.formats.export import check, export
+from ..core.formats.load import load_any
 from ..core.session import Settings
 from .screens import ConfirmScreen, ExportScreen, OpenScreen, PromptScreen, SettingsScreen
 

@@ -4,9 +4,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..core.corpus import Corpus, CorpusStats
+from ..core.text.corpus import Corpus, CorpusStats
 from ..core.session import Settings
-from ..core.trainer import Trainer
+from ..core.bpe.trainer import Trainer
 from .snapshot import Snapshot
 
 

@@ -5,7 +5,7 @@ from functools import lru_cache
 
 from rich.text import Text
 
-from ..core.segments import TokenSpan
+from ..core.inspection.segments import TokenSpan
 
 TOKEN_STYLES = ("on #2c3e5c", "on #4a3560", "on #2f5a46", "on #5c4f2a", "on #5a2f3c", "on #2a5559")
 CUT_STYLE = "bold underline #ff7b7b"  # drawn over the token's own background

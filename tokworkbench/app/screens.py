@@ -9,9 +9,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DirectoryTree, Input, Label, Select, Static
 
 from ..core.errors import TokWorkbenchError
-from ..core.normalize import NORMALIZERS
+from ..core.text.normalize import NORMALIZERS
 from ..core.session import Settings
-from ..core.tiebreak import TIE_BREAKS
+from ..core.bpe.tiebreak import TIE_BREAKS
 
 
 class HelpScreen(ModalScreen[None]):

@@ -6,9 +6,9 @@ training worker while it runs), so the UI never touches the trainer while a work
 
 from dataclasses import dataclass
 
-from ..core.segments import TokenSpan, corpus_spans, pair_occurrences, whole_run
-from ..core.tokenizer import Tokenizer
-from ..core.trainer import PairRow, Trainer
+from ..core.inspection.segments import TokenSpan, corpus_spans, pair_occurrences, whole_run
+from ..core.models.tokenizer import Tokenizer
+from ..core.bpe.trainer import PairRow, Trainer
 from .render import visible
 
 PAIR_ROWS = 400

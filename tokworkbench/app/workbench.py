@@ -17,13 +17,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedContent, TabPane
 
-from ..core.corpus import Corpus, sample_paths
+from ..core.text.corpus import Corpus, sample_paths
 from ..core.errors import TokWorkbenchError
-from ..core.hexview import char_rows
-from ..core.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
-from ..core.segments import pair_occurrences
+from ..core.inspection.hexview import char_rows
+from ..core.inspection.roundtrip import DecodeReport, decode_report, parse_ids, round_trip
+from ..core.inspection.segments import pair_occurrences
 from ..core.session import Settings
-from ..core.trainer import Trainer
+from ..core.bpe.trainer import Trainer
 from . import messages as msg
 from .dialogs import DialogActions
 from .render import style_runs

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from textual.worker import get_current_worker
 
-from ..core.corpus import Corpus, list_files, load_corpus
+from ..core.text.corpus import Corpus, list_files, load_corpus
 from ..core.errors import TokWorkbenchError
 from ..core.session import Settings
-from ..core.trainer import Trainer
+from ..core.bpe.trainer import Trainer
 from .messages import LoadFailed, LoadProgress, SessionReady
 from .runner import FRAME  # a few progress posts a second is plenty
 

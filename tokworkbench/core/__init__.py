@@ -4,7 +4,7 @@ Pure Python + numpy + regex. It never imports Textual or Rich: the app and the C
 over it, and a test keeps it that way.
 """
 
-from .corpus import Corpus, Document, load_corpus, sample_paths
+from .text.corpus import Corpus, Document, load_corpus, sample_paths
 from .errors import (
     CorpusError,
     DecodeError,
@@ -14,9 +14,9 @@ from .errors import (
     TokWorkbenchError,
     TrainingError,
 )
-from .pretokenize import PRESETS, PreTokenizer, pre_tokenizer
-from .tokenizer import Tokenizer
-from .trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
+from .text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
+from .models.tokenizer import Tokenizer
+from .bpe.trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
 
 __all__ = [
     "Corpus", "CorpusError", "DecodeError", "Document", "EncodeError", "MergeRecord",

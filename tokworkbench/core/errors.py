@@ -27,3 +27,11 @@ class DecodeError(TokWorkbenchError):
 
 class ModelFileError(TokWorkbenchError):
     """A model file is unreadable, corrupt, foreign or of an unknown version."""
+
+
+class ForeignModelError(ModelFileError):
+    """A tokenizer file from another library that we cannot represent exactly."""
+
+
+class ExportError(TokWorkbenchError):
+    """The target format cannot carry this model exactly, or the file cannot be written."""

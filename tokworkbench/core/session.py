@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass, replace
 
-from .pretokenize import PRESETS, pre_tokenizer
-from .trainer import TrainConfig
+from .text.pretokenize import PRESETS, pre_tokenizer
+from .bpe.trainer import TrainConfig
 
 DEFAULT_TARGET = 1000
 

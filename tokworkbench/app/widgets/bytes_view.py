@@ -1,7 +1,7 @@
 """UTF-8 bytes: each character's code point, name, bytes, and the tokens its bytes fall in."""
 
-from ...core.hexview import CharRow
-from ...core.vocab import hex_bytes
+from ...core.inspection.hexview import CharRow
+from ...core.inspection.escape import hex_bytes
 from ..render import visible
 from .rowsview import RowsView
 

@@ -5,9 +5,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
-from ...core.roundtrip import DecodeReport, RoundTrip
+from ...core.inspection.roundtrip import DecodeReport, RoundTrip
 from ..messages import DecodeChanged, EncodeChanged
-from ...core.vocab import hex_bytes
+from ...core.inspection.escape import hex_bytes
 from ..render import draw_tokens
 
 

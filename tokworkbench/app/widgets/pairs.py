@@ -6,9 +6,9 @@ from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widgets import Input
 
-from ...core.trainer import PairRow
+from ...core.bpe.trainer import PairRow
 from ..messages import PairSelected
-from ...core.vocab import hex_bytes
+from ...core.inspection.escape import hex_bytes
 from ..render import visible
 from .rowsview import RowsView
 

@@ -11,35 +11,36 @@ and never reach the top, so this keeps the heap small.
 """
 
 import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .chunks import count_chunks
-from .errors import TrainingError
+from ..text.chunks import count_chunks
+from ..text.corpus import require_text
+from ..errors import TrainingError
 from .flatchunks import FlatChunks, Grouped, PackedApplied, key_pair, pair_keys
 from .gcpause import collector_paused
-from .normalize import check_normalizer
-from .pretokenize import PreTokenizer, pre_tokenizer
+from ..text.normalize import check_normalizer
+from ..text.pretokenize import PreTokenizer, pre_tokenizer
 from .tiebreak import TIE_BREAKS, next_order, order_table, string_key
-from .tokenizer import Tokenizer
-from .vocab import render_bytes
+from ..models.tokenizer import Tokenizer
+from ..inspection.escape import render_bytes
+from ..units import Units
 
 Pair = tuple[int, int]
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    units: str = "byte"
+    units: Units = Units.BYTE
     normalizer: str = "none"
     pre_tokenizer: PreTokenizer = field(default_factory=lambda: pre_tokenizer("none"))
     tie_break: str = "first"
     special_tokens: tuple[str, ...] = ()
 
     def __post_init__(self):
-        if self.units not in ("byte", "char"):
-            raise TrainingError(f"unknown units {self.units!r}; choose byte or char")
+        object.__setattr__(self, "units", Units.named(self.units))
         if self.tie_break not in TIE_BREAKS:
             raise TrainingError(f"unknown tie-break {self.tie_break!r}; choose one of {', '.join(TIE_BREAKS)}")
         check_normalizer(self.normalizer)
@@ -83,9 +84,9 @@ class Trainer:
         self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
         self.chunk_strings = table.chunks
         self._chunk_lookup: dict[str, int] | None = None
-        if config.units == "byte":
+        if config.units.is_bytes:
             self.base: tuple[str, ...] | None = None
-            self.vocab: list = [bytes([i]) for i in range(256)]
+            self.vocab: list = config.units.base_tokens(None)
             encoded = [c.encode("utf-8") for c in table.chunks]
             lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
             units = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -138,13 +139,16 @@ class Trainer:
         """Current tokens of distinct chunk `index`."""
         return self._flat.tokens(index)
 
+    def token(self, tid: int):
+        """The vocabulary entry of an id (a trainer's ids are its ranks): bytes, or str."""
+        return self.vocab[tid]
+
     def token_text(self, tid: int) -> str:
         tok = self.vocab[tid]
         return render_bytes(tok) if isinstance(tok, bytes) else tok
 
     def token_bytes(self, tid: int) -> bytes:
-        tok = self.vocab[tid]
-        return tok if isinstance(tok, bytes) else tok.encode("utf-8")
+        return Units.to_bytes(self.vocab[tid])
 
     def top_pairs(self, k: int) -> list[PairRow]:
         """The k best pairs in selection order; the first is the one `step` merges next."""
@@ -173,7 +177,8 @@ class Trainer:
     def tokenizer(self, with_history: bool = True) -> Tokenizer:
         """A frozen snapshot for encoding, decoding and saving. Views that only encode can leave
         the training history out (it is what makes a snapshot slow to pickle late in a run)."""
-        tok = Tokenizer(
+        return Tokenizer.with_tokens(
+            self.vocab,  # a list copy instead of a rebuild from the merges
             units=self.config.units,
             normalizer=self.config.normalizer,
             pre_tokenizer=self.config.pre_tokenizer,
@@ -183,15 +188,13 @@ class Trainer:
             special_tokens=self.config.special_tokens,
             history=tuple(self.history) if with_history else (),
         )
-        tok.prime_vocab(self.vocab)  # a list copy instead of a rebuild from the merges
-        return tok
 
     # -- training --------------------------------------------------------------------------
     def merges_for_vocab(self, vocab_size: int) -> int:
         """Merges still needed to reach `vocab_size` (specials included); explains nonsense sizes."""
         floor = self.base_size + len(self.config.special_tokens)
         if vocab_size < floor:
-            what = "256 bytes" if self.config.units == "byte" else f"{self.base_size} distinct characters"
+            what = self.config.units.describe_base(self.base_size)
             raise TrainingError(
                 f"vocabulary size {vocab_size} is below the base vocabulary ({what}"
                 f" + {len(self.config.special_tokens)} special tokens = {floor})"
@@ -281,14 +284,16 @@ class Trainer:
             yield record
 
     # -- moving training to another process -------------------------------------------------
-    _MUTABLE = ("vocab", "merges", "history", "_applied", "total_tokens", "_flat", "_counts", "_first",
-                "_heap", "_order", "_replay")
+    # What construction fixes for good. Everything else a trainer holds is training state and
+    # travels whole, so a field added later cannot be silently left behind.
+    _FIXED = frozenset({"config", "layouts", "documents", "chars", "bytes", "chunk_strings", "_chunk_lookup",
+                        "base", "base_size", "initial_tokens", "_use_first", "_static"})
 
     def training_state(self) -> dict:
         """Everything a step or an undo changes (the corpus tables stay put), to carry the work
         of a trainer forked into another process back into this one. The per-step records
         travel as a few arrays: as objects they took seconds to load, with the GIL held."""
-        state = {name: getattr(self, name) for name in self._MUTABLE}
+        state = {name: value for name, value in vars(self).items() if name not in self._FIXED}
         state["_applied"] = PackedApplied.join(self._applied)
         state["history"] = np.array([(r.step, *r.pair, r.new_id, r.count, r.replacements, r.length)
                                      for r in self.history], dtype=np.int64).reshape(-1, 7)
@@ -299,8 +304,7 @@ class Trainer:
         state["_applied"] = PackedApplied.split(*state["_applied"])
         state["history"] = [MergeRecord(step, (a, b), z, count, reps, length)
                             for step, a, b, z, count, reps, length in state["history"].tolist()]
-        for name in self._MUTABLE:
-            setattr(self, name, state[name])
+        vars(self).update(state)
         if self._static is not None:  # it reads the vocabulary list, which was just replaced
             self._static = string_key(self.config.tie_break, self.vocab)
 
@@ -335,7 +339,7 @@ class Trainer:
             n = counts[p] - n
             if not n:
                 del counts[p]
-                flat.index.pop(p, None)
+                flat.forget(p)
                 first.pop(p, None)
                 continue
             counts[p] = n
@@ -382,17 +386,22 @@ class Trainer:
     def _row(self, pair, count) -> PairRow:
         a, b = pair
         merged = self.token_bytes(a) + self.token_bytes(b)
-        if self.config.units == "byte":
+        if self.config.units.is_bytes:
             merged_text = render_bytes(merged)
         else:
             merged_text = self.vocab[a] + self.vocab[b]
         return PairRow(a, b, count, self.token_text(a), self.token_text(b), merged_text, merged)
 
 
-def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = None, merges: int | None = None) -> Trainer:
-    """Train in one go (the batch path the CLI and the benchmarks take)."""
+def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = None, merges: int | None = None,
+          on_step: Callable[[int, int], None] | None = None) -> Trainer:
+    """Train in one go: the one batch loop the CLI, the benchmarks and the API share.
+    `on_step(done, todo)` follows the merges (a progress bar)."""
     with collector_paused():
         trainer = Trainer(texts, config)
-        for _ in trainer.run(vocab_size=vocab_size, merges=merges):
-            pass
+        require_text(trainer.chars)
+        todo = trainer.merges_for_vocab(vocab_size) if vocab_size is not None else merges
+        for record in trainer.run(vocab_size=vocab_size, merges=merges):
+            if on_step is not None:
+                on_step(len(trainer.merges), todo)
     return trainer

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import CorpusError
+from ..errors import CorpusError
 
 _BINARY_SNIFF = 8192
-SAMPLE_TEXTS = Path(__file__).resolve().parents[2] / "sample_texts"
+SAMPLE_TEXTS = Path(__file__).resolve().parents[3] / "sample_texts"
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,11 @@ def load_corpus(
         raise CorpusError("no corpus given: name at least one file or folder")
     skipped: list[str] = []
     docs = list(iter_documents(paths, errors, skipped, progress))
-    if not any(d.text for d in docs):
-        raise CorpusError("the corpus is empty: its files hold no text")
+    require_text(sum(len(d.text) for d in docs))
     return Corpus(docs, skipped)
+
+
+def require_text(chars: int) -> None:
+    """Training on nothing is a mistake worth one clear sentence, wherever it is caught."""
+    if chars == 0:
+        raise CorpusError("the corpus is empty: its files hold no text")

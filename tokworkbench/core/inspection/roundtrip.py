@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import DecodeError, TokWorkbenchError
+from ..errors import DecodeError, TokWorkbenchError
 from .segments import TokenSpan, text_spans
 
 
@@ -34,7 +34,7 @@ class RoundTrip:
 def round_trip(tokenizer, text: str) -> RoundTrip:
     try:
         normalized, spans = text_spans(tokenizer, text)
-        ids = tokenizer.to_external([s.token for s in spans])
+        ids = [s.token for s in spans]
         decoded = tokenizer.decode(ids, errors="replace")
     except TokWorkbenchError as exc:
         return RoundTrip(text, text, [], [], "", str(exc))

@@ -4,7 +4,7 @@ Views draw from this. Byte-unit tokens may end inside a multi-byte character; su
 is marked `cut` and belongs, for drawing, to the token that holds its first byte.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -18,9 +18,10 @@ class TokenSpan:
 
 
 def chunk_spans(
-    pieces: Iterable[tuple[int, str, Sequence[int]]], vocab: Sequence, first_ordinal: int = 0
+    pieces: Iterable[tuple[int, str, Sequence[int]]], token: Callable[[int], bytes | str], first_ordinal: int = 0
 ) -> list[TokenSpan]:
-    """Spans for (char offset, chunk text, token ids) triples; `vocab` maps id -> bytes or str."""
+    """Spans for (char offset, chunk text, token ids) triples; `token(id)` is the id's vocabulary
+    entry (bytes, or str for char units): only its length matters here."""
     spans: list[TokenSpan] = []
     ordinal = first_ordinal
     for offset, chunk, ids in pieces:
@@ -28,10 +29,10 @@ def chunk_spans(
             continue
         data = chunk.encode("utf-8")
         # char units, or ASCII bytes: a token's length is its length in characters
-        if isinstance(vocab[ids[0]], str) or len(data) == len(chunk):
+        if isinstance(token(ids[0]), str) or len(data) == len(chunk):
             pos = offset
             for t in ids:
-                n = len(vocab[t])
+                n = len(token(t))
                 spans.append(TokenSpan(pos, pos + n, t, ordinal, False))
                 pos += n
                 ordinal += 1
@@ -39,7 +40,7 @@ def chunk_spans(
         char_of = _char_of_byte(chunk)
         b = 0
         for t in ids:
-            n = len(vocab[t])
+            n = len(token(t))
             first, last = char_of[b], char_of[b + n - 1]
             cut = (b > 0 and char_of[b - 1] == first) or (b + n < len(data) and char_of[b + n] == last)
             spans.append(TokenSpan(offset + first, offset + last + 1, t, ordinal, cut))
@@ -64,7 +65,7 @@ def text_spans(tokenizer, text: str) -> tuple[str, list[TokenSpan]]:
         pieces.append((pos, chunk, ids))
         normalized_parts.append(chunk)
         pos += len(chunk)
-    return "".join(normalized_parts), chunk_spans(pieces, tokenizer.vocab)
+    return "".join(normalized_parts), chunk_spans(pieces, tokenizer.token)
 
 
 def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> list[TokenSpan]:
@@ -79,7 +80,7 @@ def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> li
     for k in range(lo, hi):
         cid = int(layout.chunk_ids[k])
         pieces.append((layout.chunk_start(k) - origin, trainer.chunk_strings[cid], trainer.chunk_tokens(cid)))
-    return chunk_spans(pieces, trainer.vocab)
+    return chunk_spans(pieces, trainer.token)
 
 
 def pair_occurrences(spans: Sequence[TokenSpan], pair: tuple[int, int]) -> list[tuple[int, int]]:

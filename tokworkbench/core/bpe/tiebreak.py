@@ -8,7 +8,8 @@ only on the pair and the vocabulary.
 from collections.abc import Callable
 from functools import total_ordering
 
-from .vocab import hf_byte_ranks
+from ..bytelevel import hf_byte_ranks
+from ..units import Units
 
 TIE_BREAKS = ("first", "lexmin", "lexmax", "hf")
 
@@ -45,12 +46,12 @@ def string_key(rule: str, vocab: list) -> Callable[[tuple[int, int]], object]:
     raise ValueError(f"tie-break {rule!r} does not compare strings")
 
 
-def order_table(rule: str, units: str, base_size: int) -> list[int] | None:
+def order_table(rule: str, units: Units, base_size: int) -> list[int] | None:
     """Sort key per id when a rule compares ids (so keys are two list lookups, no call);
     None when it compares strings or positions."""
-    if rule == "first" or (units == "char" and rule in ("lexmin", "lexmax")):
+    if rule == "first" or (not units.is_bytes and rule in ("lexmin", "lexmax")):
         return None
-    if rule == "hf" and units == "byte":
+    if rule == "hf" and units.is_bytes:
         return hf_byte_ranks()
     return [next_order(rule, i) for i in range(base_size)]
 

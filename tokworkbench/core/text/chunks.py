@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CorpusError
+from ..errors import CorpusError
 from .normalize import normalize
 from .parallel import PIECE, can_parallelize, count_parallel, cut_text
 from .pretokenize import PreTokenizer

@@ -174,6 +174,10 @@ class FlatChunks:
         """Whether each pair (by key) still stands at its position."""
         return (self.ids[at] == keys >> 32) & (self.ids[self.next[at]] == keys & 0xFFFFFFFF)
 
+    def forget(self, key: int) -> None:
+        """Drop a pair that no longer occurs anywhere from the index."""
+        self.index.pop(key, None)
+
     def leftmost(self, key: int) -> int:
         """The smallest position where the pair stands (-1 if none); drops stale index entries."""
         at = self.index.get(key)

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import regex
 
-from .errors import PatternError
+from ..errors import PatternError
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -87,6 +87,17 @@ def pre_tokenizer(spec: str, pattern: str | None = None) -> PreTokenizer:
     if key in PRESETS:
         return PreTokenizer(key, PRESETS[key])
     return PreTokenizer("custom", _validated(spec))
+
+
+def from_pattern(pattern: str | None, also_matches=None) -> PreTokenizer:
+    """The pre-tokenizer a file's pattern stands for: a preset when it is one (`also_matches`
+    may rewrite a preset the way a format writes it), else custom. No pattern splits nothing."""
+    if not pattern:
+        return PreTokenizer("none", None)
+    for name, preset in PRESETS.items():
+        if preset is not None and (pattern == preset or (also_matches and pattern == also_matches(preset))):
+            return PreTokenizer(name, preset)
+    return PreTokenizer("custom", _validated(pattern))
 
 
 def _validated(pattern: str) -> str:

@@ -1,13 +1,4 @@
-"""How tokens look to people and to other libraries: escaped text, hex, GPT-2's byte alphabet."""
-
-
-def render_bytes(data: bytes) -> str:
-    """Token bytes as text; bytes that are not valid UTF-8 here appear as \\xNN escapes."""
-    return data.decode("utf-8", errors="backslashreplace")
-
-
-def hex_bytes(data: bytes) -> str:
-    return " ".join(f"{b:02X}" for b in data)
+"""GPT-2's byte alphabet: how byte-level vocabularies (HF, GPT-2) write bytes as characters."""
 
 
 def bytes_to_unicode() -> dict[int, str]:

@@ -129,12 +129,12 @@ def count_parallel(texts: list[str], pre: PreTokenizer, workers: int | None = No
 def _encode(tokenizer, pieces: list[str]) -> list[int]:
     out: list[int] = []
     for piece in pieces:
-        out += tokenizer._encode_normalized(piece, 0)
+        out += tokenizer.encode_normalized(piece)
     return out
 
 
 def encode_parallel(tokenizer, text: str, workers: int | None = None) -> list[int]:
-    """Internal ids of normalized `text`, its cut pieces encoded in worker processes."""
+    """Ids of normalized `text`, its cut pieces encoded in worker processes."""
     workers = _workers(workers)
     pieces = cut_text(text, max(workers, len(text) // PIECE))
     out: list[int] = []

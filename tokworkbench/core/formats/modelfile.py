@@ -8,22 +8,27 @@ import json
 from pathlib import Path
 
 from .atomic import write_atomic
-from .errors import ModelFileError, TokWorkbenchError
-from .normalize import NORMALIZERS
-from .pretokenize import pre_tokenizer
-from .tiebreak import TIE_BREAKS
-from .tokenizer import Tokenizer
-from .trainer import MergeRecord
+from ..errors import ModelFileError, TokWorkbenchError
+from ..text.normalize import NORMALIZERS
+from ..text.pretokenize import pre_tokenizer
+from ..bpe.tiebreak import TIE_BREAKS
+from ..models.tokenizer import Tokenizer
+from ..units import Units
+from ..bpe.trainer import MergeRecord
 
 FORMAT = "tokworkbench"
 VERSION = 1
+
+
+def is_our_model(doc) -> bool:
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
 
 
 def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
     return {
         "format": FORMAT,
         "version": VERSION,
-        "units": tok.units,
+        "units": tok.units.value,
         "normalizer": tok.normalizer,
         "pre_tokenizer": {"name": tok.pre_tokenizer.name, "pattern": tok.pre_tokenizer.pattern},
         "tie_break": tok.tie_break,
@@ -64,12 +69,12 @@ def load(path: str | Path) -> Tokenizer:
 
 
 def from_json(doc) -> Tokenizer:
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    if not is_our_model(doc):
         raise ModelFileError(f'not a tokworkbench model (expected "format": "{FORMAT}")')
     if doc.get("version") != VERSION:
         raise ModelFileError(f"model file version {doc.get('version')!r} is not supported (this tool reads {VERSION})")
     try:
-        units = _one_of(doc["units"], ("byte", "char"), "units")
+        units = Units(_one_of(doc["units"], [u.value for u in Units], "units"))
         normalizer = _one_of(doc["normalizer"], NORMALIZERS, "normalizer")
         tie_break = _one_of(doc["tie_break"], TIE_BREAKS, "tie_break")
         pre = doc["pre_tokenizer"]
@@ -78,7 +83,7 @@ def from_json(doc) -> Tokenizer:
         except TokWorkbenchError as exc:
             raise ModelFileError(str(exc)) from None
         base = doc["base"]
-        if units == "char":
+        if not units.is_bytes:
             if not isinstance(base, list) or not all(isinstance(c, str) and len(c) == 1 for c in base):
                 raise ModelFileError("char-unit model needs 'base' as a list of single characters")
             if len(set(base)) != len(base):
@@ -86,7 +91,7 @@ def from_json(doc) -> Tokenizer:
             base = tuple(base)
         else:
             base = None
-        base_size = 256 if units == "byte" else len(base)
+        base_size = units.base_size(base)
         merges = []
         for rank, m in enumerate(doc["merges"]):
             limit = base_size + rank

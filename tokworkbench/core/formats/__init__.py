@@ -1,0 +1,1 @@
+"""Files: our model format, Hugging Face, tiktoken and minbpe, and the atomic writes under them."""

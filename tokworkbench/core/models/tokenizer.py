@@ -1,0 +1,308 @@
+"""A trained BPE model, frozen: encode by merge rank inside each chunk, decode with strict/replace.
+
+Special tokens follow tiktoken's rule: a special token's string in the text is an error unless
+the caller allows it, in which case it becomes the special id. Unseen characters (char units)
+become <unk> if the model has one, otherwise an error naming the character and its offset.
+
+The dataclass fields define the model. Lookup tables are derived from them once, on first use
+(`cached_property`), and the chunk cache memoizes a pure function of them: none of these change
+what the model is, and none travel when it is pickled.
+"""
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import chain
+from typing import Any
+
+import regex
+
+from ..bpe.batchbpe import MergeTable, bpe_many
+from ..bpe.encode import merge_ids
+from ..errors import DecodeError, EncodeError
+from ..inspection.escape import render_bytes
+from ..text.normalize import normalize
+from ..text.parallel import can_parallelize, encode_parallel
+from ..text.pretokenize import PreTokenizer
+from ..units import Units
+from .idmap import IdMap
+
+UNK = "<unk>"
+_CACHE_LIMIT = 1 << 18
+_BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
+_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache")
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    units: Units
+    normalizer: str
+    pre_tokenizer: PreTokenizer
+    tie_break: str
+    base: tuple[str, ...] | None
+    merges: tuple[tuple[int, int], ...]
+    """Rank order; each pair names inside ids (base unit b is b, merge k makes base+k)."""
+    special_tokens: tuple[str, ...] = ()
+    history: tuple[Any, ...] = ()
+    ids: IdMap | None = None
+    """Outside ids when the model's file numbers tokens its own way; None: outside = inside."""
+
+    kind = "bpe"
+
+    def __post_init__(self):
+        object.__setattr__(self, "units", Units.named(self.units))
+        if self.ids is not None and not isinstance(self.ids, IdMap):
+            object.__setattr__(self, "ids", IdMap.of(self.ids))
+
+    @classmethod
+    def with_tokens(cls, tokens: list, **fields) -> "Tokenizer":
+        """A model whose base+merged tokens are already known (a trainer has them): the table
+        is taken instead of being rebuilt from the merges."""
+        tok = cls(**fields)
+        tok.__dict__["ranked_tokens"] = list(tokens)
+        return tok
+
+    # -- vocabulary ------------------------------------------------------------------------
+    @property
+    def base_size(self) -> int:
+        return self.units.base_size(self.base)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.base_size + len(self.merges) + len(self.special_tokens)
+
+    @property
+    def special_ids(self) -> dict[str, int]:
+        """Special tokens and their (outside) ids."""
+        return {s: self._outside_one(i) for s, i in self._special_inside.items()}
+
+    @property
+    def _special_inside(self) -> dict[str, int]:
+        first = self.base_size + len(self.merges)
+        return {s: first + i for i, s in enumerate(self.special_tokens)}
+
+    def _outside_one(self, inside: int) -> int:
+        return inside if self.ids is None else self.ids[inside]
+
+    def to_outside(self, ids: list[int]) -> list[int]:
+        """Inside ids (ranks) as the ids the outside world uses."""
+        return ids if self.ids is None else self.ids.to_outside(ids)
+
+    def to_inside(self, ids: list[int]) -> list[int]:
+        """Validate outside ids and map them to ranks; an unknown id is an error naming it."""
+        if self.ids is not None:
+            return self.ids.to_inside(ids)
+        size = self.vocab_size
+        for pos, t in enumerate(ids):
+            if not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < size:
+                raise DecodeError(f"id {t!r} at position {pos} is out of range: "
+                                  f"this vocabulary has ids 0..{size - 1}")
+        return list(ids)
+
+    @cached_property
+    def ranked_tokens(self) -> list:
+        """Base and merged tokens in rank (inside id) order: bytes, or str for char units."""
+        tokens = self.units.base_tokens(self.base)
+        for a, b in self.merges:
+            tokens.append(tokens[a] + tokens[b])
+        return tokens
+
+    def _token_inside(self, inside: int):
+        n = len(self.merges) + self.base_size
+        return self.ranked_tokens[inside] if inside < n else self.units.token(self.special_tokens[inside - n])
+
+    def token(self, tid: int):
+        """The vocabulary entry of an outside id: bytes, or str for char units."""
+        return self._token_inside(self.to_inside([tid])[0])
+
+    def token_bytes(self, tid: int) -> bytes:
+        return Units.to_bytes(self.token(tid))
+
+    def token_text(self, tid: int) -> str:
+        tok = self.token(tid)
+        return render_bytes(tok) if isinstance(tok, bytes) else tok
+
+    def rank_text(self, rank_id: int) -> str:
+        """Text of an inside id, as `merges` name them (for listing merges)."""
+        tok = self._token_inside(rank_id)
+        return render_bytes(tok) if isinstance(tok, bytes) else tok
+
+    # -- encoding --------------------------------------------------------------------------
+    def encode(
+        self,
+        text: str,
+        allowed_special: Collection[str] | str = (),
+        disallowed_special: Collection[str] | str = "all",
+    ) -> list[int]:
+        specials = self.special_ids
+        allowed = set(specials) if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - set(specials)
+        if unknown:
+            raise EncodeError(f"not a special token of this model: {', '.join(sorted(unknown))}")
+        disallowed = (set(specials) - allowed) if disallowed_special == "all" else set(disallowed_special)
+        for s in disallowed:
+            at = text.find(s)
+            if at >= 0:
+                raise EncodeError(
+                    f"text contains the special token {s!r} at offset {at}; allow it to encode it as"
+                    " a special token, or encode it as ordinary text"
+                )
+        if not allowed:
+            return self._encode_text(text, 0)
+        ids: list[int] = []
+        pos = 0
+        pattern = "|".join(regex.escape(s) for s in sorted(allowed, key=len, reverse=True))
+        for m in regex.finditer(pattern, text):
+            ids.extend(self._encode_text(text[pos : m.start()], pos))
+            ids.append(specials[m.group()])
+            pos = m.end()
+        ids.extend(self._encode_text(text[pos:], pos))
+        return ids
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode with special-token strings treated as plain text."""
+        return self._encode_text(text, 0)
+
+    def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw."""
+        text = normalize(text, self.normalizer)
+        return [(c, self.to_outside(self._encode_chunk(c, 0))) for c in self.pre_tokenizer.split(text)]
+
+    def encode_normalized(self, text: str, offset: int = 0) -> list[int]:
+        """Ids of text that is already normalized (what parallel encoding hands each worker)."""
+        return self.to_outside(self._encode_serial(text, offset))
+
+    def apply_merges(self, units: list[int]) -> list[int]:
+        """The inside ids BPE makes of a run of base units (one chunk's bytes or characters)."""
+        return merge_ids(list(units), self._ranks.get, len(self.merges), self.base_size)
+
+    def __getstate__(self):
+        """Pickled (for worker processes) without the derived tables."""
+        return {k: v for k, v in self.__dict__.items() if k not in _DERIVED}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    @cached_property
+    def _ranks(self) -> dict[int, int]:
+        return {a << 32 | b: r for r, (a, b) in enumerate(self.merges)}
+
+    @cached_property
+    def _char_index(self) -> dict[str, int]:
+        return {c: i for i, c in enumerate(self.base or ())}
+
+    @cached_property
+    def _merge_table(self) -> MergeTable:
+        return MergeTable.of(self.merges, self.base_size)
+
+    @cached_property
+    def _chunk_cache(self) -> "_ChunkCache":
+        return _ChunkCache(self._encode_chunk)
+
+    def _encode_text(self, text: str, offset: int) -> list[int]:
+        """Long texts with a preset pattern are cut where the preset always cuts and encoded on
+        all cores."""
+        if not text:
+            return []
+        text = normalize(text, self.normalizer)
+        if can_parallelize(self.pre_tokenizer, len(text)):
+            return encode_parallel(self, text)
+        return self.encode_normalized(text, offset)
+
+    def _encode_serial(self, text: str, offset: int) -> list[int]:
+        """Each distinct chunk is encoded once (and cached); the rest is C-speed lookups."""
+        chunks = self.pre_tokenizer.split(text)
+        cache = self._chunk_cache
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        if self.units.is_bytes and len(chunks) >= _BATCH_FROM:
+            self._encode_new_chunks_at_once(chunks, cache)
+        try:
+            return list(chain.from_iterable(map(cache.__getitem__, chunks)))
+        except EncodeError as exc:
+            pos = offset  # find where it fails in the text, for the message
+            for c in chunks:
+                if c == exc.chunk:
+                    break
+                pos += len(c)
+            self._encode_chunk(exc.chunk, pos)
+            raise
+
+    def _encode_new_chunks_at_once(self, chunks: list[str], cache: dict) -> None:
+        """Fill the cache for every chunk not in it with one `bpe_many` call (half the time of
+        one `merge_ids` call per chunk on a large text). A lone surrogate leaves it to the
+        per-chunk path, which names its offset."""
+        new = set(chunks).difference(cache)
+        if len(new) < _BATCH_FROM:
+            return
+        new = list(new)
+        try:
+            pieces = [c.encode("utf-8") for c in new]
+        except UnicodeEncodeError:
+            return
+        cache.update(zip(new, bpe_many(pieces, self._merge_table)))
+
+    def _encode_chunk(self, chunk: str, offset: int) -> list[int]:
+        if self.units.is_bytes:
+            try:
+                return self.apply_merges(list(chunk.encode("utf-8")))
+            except UnicodeEncodeError as exc:
+                raise EncodeError(f"cannot encode lone surrogate at offset {offset + exc.start}") from None
+        return self._encode_chars(chunk, offset)
+
+    def _encode_chars(self, chunk: str, offset: int) -> list[int]:
+        index = self._char_index
+        unk = self._special_inside.get(UNK)
+        ids: list[int] = []
+        run: list[int] = []
+        for i, ch in enumerate(chunk):
+            tid = index.get(ch)
+            if tid is not None:
+                run.append(tid)
+                continue
+            if unk is None:
+                raise EncodeError(
+                    f"character {ch!r} (U+{ord(ch):04X}) at offset {offset + i} is not in this"
+                    " char-unit vocabulary, and the model has no <unk> token"
+                )
+            ids.extend(self.apply_merges(run))
+            ids.append(unk)
+            run = []
+        ids.extend(self.apply_merges(run))
+        return ids
+
+    # -- decoding --------------------------------------------------------------------------
+    def decode_bytes(self, ids: list[int]) -> bytes:
+        tokens = [self._token_inside(t) for t in self.to_inside(ids)]
+        if not self.units.is_bytes:
+            return "".join(tokens).encode("utf-8")
+        return b"".join(tokens)
+
+    def decode(self, ids: list[int], errors: str = "strict") -> str:
+        if not self.units.is_bytes:
+            return "".join(self._token_inside(t) for t in self.to_inside(ids))
+        data = self.decode_bytes(ids)
+        try:
+            return data.decode("utf-8", errors=errors)
+        except UnicodeDecodeError as exc:
+            raise DecodeError(
+                f"the ids decode to bytes that are not valid UTF-8 at byte offset {exc.start}"
+                f" ({data[exc.start:exc.end].hex(' ')}); decode with errors=replace to see U+FFFD there"
+            ) from None
+
+
+class _ChunkCache(dict):
+    """Chunk -> inside ids, filled on first sight: `map(cache.__getitem__, chunks)` then runs at
+    C speed for every chunk seen before, and only a miss calls back into Python."""
+
+    def __init__(self, encode_chunk):
+        super().__init__()
+        self._encode_chunk = encode_chunk
+
+    def __missing__(self, chunk: str) -> list[int]:
+        try:
+            ids = self[chunk] = self._encode_chunk(chunk, 0)
+        except EncodeError as exc:
+            exc.chunk = chunk  # so the caller can name the offset in the whole text
+            raise
+        return ids
