@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from .core.formats import modelfile
-from .core.text.corpus import iter_documents, sample_paths
+from .core.text.corpus import iter_documents
+from .core.text.samples import sample_paths
 from .core.errors import TokWorkbenchError
 from .core.formats.export import FORMATS, export
 from .core.formats.load import load_any

@@ -17,7 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedContent, TabPane
 
-from ..core.text.corpus import Corpus, sample_paths
+from ..core.text.corpus import Corpus
+from ..core.text.samples import sample_paths
 from ..core.errors import TokWorkbenchError
 from ..core.inspection.hexview import char_rows
 from ..core.inspection.roundtrip import DecodeReport, decode_report, parse_ids, round_trip

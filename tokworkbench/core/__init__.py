@@ -4,7 +4,8 @@ Pure Python + numpy + regex. It never imports Textual or Rich: the app and the C
 over it, and a test keeps it that way.
 """
 
-from .text.corpus import Corpus, Document, load_corpus, sample_paths
+from .text.corpus import Corpus, Document, load_corpus
+from .text.samples import sample_paths
 from .errors import (
     CorpusError,
     DecodeError,

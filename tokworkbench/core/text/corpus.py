@@ -12,7 +12,6 @@ from pathlib import Path
 from ..errors import CorpusError
 
 _BINARY_SNIFF = 8192
-SAMPLE_TEXTS = Path(__file__).resolve().parents[3] / "sample_texts"
 
 
 @dataclass(frozen=True)
@@ -43,13 +42,6 @@ class Corpus:
         for d in self.documents:
             distinct.update(d.text)
         return CorpusStats(len(self.documents), chars, nbytes, len(distinct))
-
-
-def sample_paths() -> list[Path]:
-    """The embedded corpus: every file in sample_texts/ but its README."""
-    if not SAMPLE_TEXTS.is_dir():
-        raise CorpusError(f"the embedded corpus is missing: {SAMPLE_TEXTS} is not a folder")
-    return sorted(p for p in SAMPLE_TEXTS.iterdir() if p.is_file() and p.name != "README.md")
 
 
 def decode_document(name: str, data: bytes, errors: str = "strict") -> Document:
