@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from train_vs_hf import default_corpus  # noqa: E402
 from tokworkbench.app import WorkbenchApp  # noqa: E402
-from tokworkbench.app.screens import HelpScreen  # noqa: E402
-from tokworkbench.core.session import Settings  # noqa: E402
+from tokworkbench.app.dialogs import HelpDialog  # noqa: E402
+from tokworkbench.core.settings import Settings  # noqa: E402
 
 PRESSES = 20
 
@@ -53,41 +53,41 @@ async def measure(path: Path) -> None:
             undos.append(time.perf_counter() - t)
         direct, cpu = [], []  # a key as a terminal sends it: no pilot waits before or after
         for _ in range(PRESSES):
-            merged = len(app.trainer.history)
+            merged = app.main.session.steps
             c, t = time.process_time(), time.perf_counter()
             app.simulate_key("n")
-            while len(app.trainer.history) == merged:
+            while app.main.session.steps == merged:
                 await asyncio.sleep(0.0002)
             direct.append(time.perf_counter() - t)
             await pilot.pause()  # the repaint, whose CPU time counts below
             cpu.append(time.process_time() - c)
         for _ in range(PRESSES):
             t = time.perf_counter()
-            app.trainer.step()
+            app.main.session.step()
             core_steps.append(time.perf_counter() - t)
         for _ in range(PRESSES):
             t = time.perf_counter()
-            app.trainer.undo()
+            app.main.session.undo()
             core_undos.append(time.perf_counter() - t)
-        app.refresh_from_core()
+        app.main.refresh_snapshot()
         waits = []
         await pilot.press("r")
         for _ in range(10):
-            if not app.running:
+            if not app.main.running:
                 break
             t = time.perf_counter()
             app.simulate_key("question_mark")  # like a real key: no waiting for the app to go idle
-            while not isinstance(app.screen, HelpScreen):
+            while not isinstance(app.screen, HelpDialog):
                 await asyncio.sleep(0.0005)
             waits.append(time.perf_counter() - t)
             app.simulate_key("escape")
-            while isinstance(app.screen, HelpScreen):
+            while isinstance(app.screen, HelpDialog):
                 await asyncio.sleep(0.001)
             await asyncio.sleep(0.3)
-        app.action_cancel()
-        while app.running:
+        app.main.action_cancel()
+        while app.main.running:
             await asyncio.sleep(0.01)
-        merged = len(app.trainer.history)
+        merged = app.main.session.steps
     size = path.stat().st_size / 1e6
     print(f"{path.name} ({size:.1f} MB): loaded in {load:.2f} s")
     print(f"  merge key  n : {ms(steps)}   (core step alone: {ms(core_steps)})")

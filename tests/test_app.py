@@ -7,18 +7,40 @@ import pytest
 from textual.widgets import Input, Static
 
 from tokworkbench.app import WorkbenchApp
-from tokworkbench.app.screens import HelpScreen
+from tokworkbench.app.dialogs import HelpDialog
+from tokworkbench.app.widgets.bytes_view import BytesPanel
+from tokworkbench.app.widgets.merges import MergesPanel
+from tokworkbench.app.widgets.pairs import PairsPanel
 from tokworkbench.core import Trainer
 from tokworkbench.core.formats import modelfile
-from tokworkbench.core.session import Settings
+from tokworkbench.core.settings import Settings
 
 SIZE = (160, 48)
+
+
+class RecordingApp(WorkbenchApp):
+    """The workbench, remembering what it told the user (tests read no private state)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.said: list[str] = []
+
+    def notify(self, message, **kwargs):
+        self.said.append(str(message))
+        super().notify(message, **kwargs)
+
+
+WorkbenchApp = RecordingApp  # noqa: F811  every test below records
 
 
 async def ready(app, pilot):
     await app.workers.wait_for_complete()
     await pilot.pause()
-    assert app.trainer is not None
+    assert app.main.session is not None
+
+
+def learner(app):
+    return app.main.session.learner
 
 
 def static_text(app, selector) -> str:
@@ -34,36 +56,36 @@ async def test_step_undo_and_the_screen_follow_the_core():
     app = WorkbenchApp()
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        nxt = app.trainer.top_pairs(1)[0]
+        nxt = learner(app).top_pairs(1)[0]
         assert pair_cells(app)[0] == "▶"
         await pilot.press("n")
         await pilot.pause()
-        assert len(app.trainer.history) == 1
-        assert app.trainer.history[0].pair == (nxt.left, nxt.right)
-        merges = app.merges_panel
-        assert merges.row_count == 1 and "1 merges" in str(merges.border_subtitle)
-        assert f"{app.trainer.total_tokens:,} tokens" in static_text(app, "#corpus-stats")
+        assert len(learner(app).history) == 1
+        assert learner(app).history[0].pair == (nxt.left, nxt.right)
+        merges = app.main.query_one(MergesPanel)
+        assert merges.row_count == 1 and str(merges.border_subtitle) == "1 merge"
+        assert f"{learner(app).total_tokens:,} tokens" in static_text(app, "#corpus-stats")
         await pilot.press("N")
         await pilot.pause()
-        assert len(app.trainer.history) == 11 and merges.row_count == 11
-        before = app.trainer.total_tokens
+        assert len(learner(app).history) == 11 and merges.row_count == 11
+        before = learner(app).total_tokens
         await pilot.press("u", "backspace")
         await pilot.pause()
-        assert len(app.trainer.history) == 9 and merges.row_count == 9
-        assert app.trainer.total_tokens > before
-        assert f"{app.trainer.total_tokens:,} tokens" in static_text(app, "#corpus-stats")
+        assert len(learner(app).history) == 9 and merges.row_count == 9
+        assert learner(app).total_tokens > before
+        assert f"{learner(app).total_tokens:,} tokens" in static_text(app, "#corpus-stats")
 
 
 async def test_undo_is_dimmed_when_there_is_nothing_to_undo():
     app = WorkbenchApp()
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        assert app.check_action("undo", ()) is None
+        assert app.main.check_action("undo", ()) is None
         await pilot.press("u")
         await pilot.pause()
-        assert app.trainer.history == []
+        assert learner(app).history == []
         await pilot.press("n")
-        assert app.check_action("undo", ()) is True
+        assert app.main.check_action("undo", ()) is True
 
 
 async def test_run_to_target_in_a_worker_and_cancel():
@@ -73,32 +95,32 @@ async def test_run_to_target_in_a_worker_and_cancel():
         await pilot.press("r")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.trainer.vocab_size == 400 and not app.running
-        assert app.merges_panel.border_subtitle == "144 merges"
+        assert learner(app).vocab_size == 400 and not app.main.running
+        assert app.main.query_one(MergesPanel).border_subtitle == "144 merges"
 
-        app.settings = app.settings.with_(target=60_000)
-        app.action_run()  # trains in a child process; the UI thread stays free
-        assert app.running and app.check_action("step", ()) is None  # dimmed while running
+        app.main.session.set_target(60_000)
+        app.main.action_run()  # trains in a child process; the UI thread stays free
+        assert app.main.running and app.main.check_action("step", ()) is None  # dimmed while running
         app.simulate_key("question_mark")  # the UI answers keys while the child trains
-        while not isinstance(app.screen, HelpScreen):
+        while not isinstance(app.screen, HelpDialog):
             await asyncio.sleep(0.001)
         app.simulate_key("escape")  # closes help
-        while isinstance(app.screen, HelpScreen):
+        while isinstance(app.screen, HelpDialog):
             await asyncio.sleep(0.001)
-        app.action_cancel()
-        while app.running:
+        app.main.action_cancel()
+        while app.main.running:
             await asyncio.sleep(0.01)
         await pilot.pause()
-        t = app.trainer
+        t = learner(app)
         assert 400 - 256 <= len(t.history) == t.vocab_size - 256 < 60_000 - 256
-        assert app.merges_panel.border_subtitle == f"{len(t.history):,} merges"
-        assert any(n.message.startswith(("cancelled", "no pair left")) for n in app._notifications)
+        assert app.main.query_one(MergesPanel).border_subtitle == f"{len(t.history):,} merges"
+        assert any(m.startswith(("cancelled", "no pair left")) for m in app.said)
         done = len(t.history)
         await pilot.press("u")  # the trainer, with the child's work, is usable here
-        assert len(app.trainer.history) == done - 1
+        assert len(learner(app).history) == done - 1
         # what came back equals training the same merges in this process
-        again = Trainer([d.text for d in app.corpus.documents], app.trainer.config)
-        assert [r.pair for r in again.run(merges=done - 1)] == [r.pair for r in app.trainer.history]
+        again = Trainer([d.text for d in app.main.session.corpus.documents], learner(app).config)
+        assert [r.pair for r in again.run(merges=done - 1)] == [r.pair for r in learner(app).history]
 
 
 async def test_change_settings_restarts_after_confirmation():
@@ -117,12 +139,12 @@ async def test_change_settings_restarts_after_confirmation():
         app.screen.query_one("#pattern", Input).value = r"\w+|\s+|[^\w\s]+"
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert "1 merges will be discarded" in str(app.screen.query_one(".question").render())
+        assert "1 merge will be discarded" in str(app.screen.query_one(".question").render())
         await pilot.press("y")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.trainer.config.units == "char" and app.trainer.history == []
-        assert app.trainer.config.pre_tokenizer.pattern == r"\w+|\s+|[^\w\s]+"
+        assert learner(app).config.units == "char" and learner(app).history == []
+        assert learner(app).config.pre_tokenizer.pattern == r"\w+|\s+|[^\w\s]+"
         assert "chars/token" in static_text(app, "#corpus-stats")
 
 
@@ -137,11 +159,11 @@ async def test_encode_round_trip_korean_emoji_and_a_failing_normalizer():
         await pilot.pause()
         shown = static_text(app, "#encode-result")
         assert "✓ round trip is lossless" in shown
-        ids = app.snapshot.tokenizer.encode("안녕하세요 👋🏽 세계!")
+        ids = app.main.snapshot.model.encode("안녕하세요 👋🏽 세계!")
         assert " ".join(map(str, ids)) in shown
         app.query_one("#bottom").active = "tab-bytes"
         await pilot.pause()
-        assert app.bytes_panel.row_text(6)[1] == "👋" and app.bytes_panel.row_text(6)[6] == "✂ cut"
+        assert app.main.query_one(BytesPanel).row_text(6)[1] == "👋" and app.main.query_one(BytesPanel).row_text(6)[6] == "✂ cut"
 
     app = WorkbenchApp(settings=Settings(normalizer="nfkc"))
     async with app.run_test(size=SIZE) as pilot:
@@ -173,7 +195,7 @@ async def test_open_non_utf8_file_keeps_the_current_session(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
         await pilot.press("n")
-        trainer = app.trainer
+        trainer = learner(app)
         await pilot.press("o")
         await pilot.pause()
         app.screen.query_one("#open-input", Input).value = str(bad)
@@ -182,8 +204,8 @@ async def test_open_non_utf8_file_keeps_the_current_session(tmp_path):
         await pilot.press("y")  # the model is unsaved: confirm opening
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.trainer is trainer and len(trainer.history) == 1
-        messages = [n.message for n in app._notifications]
+        assert learner(app) is trainer and len(trainer.history) == 1
+        messages = app.said
         assert any("not valid UTF-8 at byte offset 6" in m and "kept" in m for m in messages)
 
 
@@ -193,7 +215,7 @@ async def test_open_a_folder(tmp_path):
     app = WorkbenchApp([str(tmp_path)])
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        assert [d.text for d in app.corpus.documents] == ["aaa bbb aaa", "bbb ccc"]
+        assert [d.text for d in app.main.session.corpus.documents] == ["aaa bbb aaa", "bbb ccc"]
         assert "2 docs" in static_text(app, "#corpus-stats")
 
 
@@ -207,8 +229,8 @@ async def test_tiny_terminal_shows_a_message_and_keeps_state():
         await pilot.resize_terminal(120, 36)
         await pilot.pause()
         assert not app.screen.has_class("too-small") and app.screen.has_class("-narrow")
-        assert len(app.trainer.history) == 1
-        assert "1 merges" in static_text(app, "#corpus-stats")
+        assert len(learner(app).history) == 1
+        assert "· 1 merge\n" in static_text(app, "#corpus-stats")
 
 
 async def test_save_is_atomic_and_asks_before_overwriting(tmp_path):
@@ -222,7 +244,7 @@ async def test_save_is_atomic_and_asks_before_overwriting(tmp_path):
         app.screen.query_one(Input).value = str(path)
         await pilot.press("enter")
         await pilot.pause()
-        assert modelfile.load(path).merges == tuple(app.trainer.merges)
+        assert modelfile.load(path).merges == tuple(learner(app).merges)
         await pilot.press("n")
         await pilot.press("s")
         await pilot.pause()
@@ -247,7 +269,7 @@ async def test_help_lists_every_key():
         await pilot.press("question_mark")
         await pilot.pause()
         text = str(app.screen.query_one(Static).render())
-        for b in app.BINDINGS:
+        for b in app.main.BINDINGS:
             assert b.tooltip in text
 
 
@@ -277,7 +299,7 @@ async def test_export_from_the_app_and_refuse_what_a_format_cannot_hold(tmp_path
         app.screen.query_one("#export-path", Input).value = str(tmp_path / "tokenizer.json")
         await pilot.press("enter")
         await pilot.pause()
-        assert load_any(tmp_path / "tokenizer.json").merges == tuple(app.trainer.merges)
+        assert load_any(tmp_path / "tokenizer.json").merges == tuple(learner(app).merges)
 
     app = WorkbenchApp(settings=Settings(units="char"))
     async with app.run_test(size=SIZE) as pilot:
@@ -289,7 +311,7 @@ async def test_export_from_the_app_and_refuse_what_a_format_cannot_hold(tmp_path
         await pilot.press("enter")
         await pilot.pause()
         assert not (tmp_path / "m.tiktoken").exists()
-        assert any("byte-level only" in n.message for n in app._notifications)
+        assert any("byte-level only" in m for m in app.said)
 
 
 async def test_replay_another_tokenizers_merges_on_this_corpus(tmp_path):
@@ -308,15 +330,15 @@ async def test_replay_another_tokenizers_merges_on_this_corpus(tmp_path):
         app.screen.query_one(Input).value = str(path)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.trainer.replaying == 5
-        assert "replay: next" in str(app.pairs_panel.border_subtitle)
+        assert learner(app).replaying == 5
+        assert "replay: next" in str(app.main.query_one(PairsPanel).border_subtitle)
         await pilot.press("n")
         await pilot.pause()
-        rec = app.trainer.history[0]
-        assert rec.pair == other.merges[0] and app.trainer.token_text(rec.new_id) == other.token_text(rec.new_id)
+        rec = learner(app).history[0]
+        assert rec.pair == other.merges[0] and learner(app).token_text(rec.new_id) == other.token_text(rec.new_id)
         await pilot.press("N")
         await pilot.pause()
-        assert app.trainer.merges[:5] == other.merges and app.trainer.replaying == 0
+        assert learner(app).merges[:5] == other.merges and learner(app).replaying == 0
 
 
 async def test_byte_view_follows_the_selected_pair_in_the_corpus():
@@ -326,8 +348,8 @@ async def test_byte_view_follows_the_selected_pair_in_the_corpus():
         await pilot.press("N")
         app.query_one("#bottom").active = "tab-bytes"
         await pilot.pause()
-        assert "the selected pair's first occurrence" in str(app.bytes_panel.border_subtitle)
-        shown = " ".join(app.bytes_panel.row_text(i)[4] for i in range(len(app.bytes_panel.rows)))
-        a, b = app.selected_pair
-        merged = app.trainer.token_bytes(a) + app.trainer.token_bytes(b)
+        assert "the selected pair's first occurrence" in str(app.main.query_one(BytesPanel).border_subtitle)
+        shown = " ".join(app.main.query_one(BytesPanel).row_text(i)[4] for i in range(len(app.main.query_one(BytesPanel).rows)))
+        a, b = app.main.selected_pair
+        merged = learner(app).token_bytes(a) + learner(app).token_bytes(b)
         assert " ".join(f"{x:02X}" for x in merged) in shown

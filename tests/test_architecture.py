@@ -1,14 +1,54 @@
-"""The core stays free of UI imports: the app and CLI are views over it."""
+"""The layout keeps its promises: a core without UI imports, modules that keep out of each
+other's underscore names, and a protocol the BPE kind really implements."""
 
+import ast
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
+
+import tokworkbench
+from tokworkbench.core.models.protocol import Learner, Model
+
+PACKAGE = Path(tokworkbench.__file__).parent
+ALLOWED_PRIVATE = {("os", "_exit")}  # the forked child must leave without running the parent's cleanup
+
+
+def core_modules() -> list[str]:
+    return [m.name for m in pkgutil.walk_packages([str(PACKAGE / "core")], "tokworkbench.core.")]
 
 
 def test_core_imports_no_textual_or_rich():
+    names = ["tokworkbench.core", "tokworkbench.cli", *core_modules()]
     code = (
-        "import sys, tokworkbench.core, tokworkbench.core.formats.modelfile, tokworkbench.cli;"
+        f"import importlib, sys; [importlib.import_module(m) for m in {names!r}];"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'));"
         "print(','.join(bad))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+    assert len(names) > 20  # the walk found the subpackages
+
+
+def test_no_module_reaches_into_another_objects_underscore_names():
+    offences = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute):
+                continue
+            name = node.attr
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner in ("self", "cls") or (owner, name) in ALLOWED_PRIVATE:
+                continue
+            offences.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {ast.unparse(node)}")
+    assert offences == []
+
+
+def test_the_bpe_kind_implements_the_model_kind_protocols():
+    from tokworkbench.core import TrainConfig, Trainer
+
+    trainer = Trainer(["low lower lowest"], TrainConfig())
+    assert isinstance(trainer, Learner)
+    assert isinstance(trainer.model(), Model)

@@ -1,5 +1,5 @@
-"""The Textual workbench: panes that render what the core computes."""
+"""The Textual workbench: a screen of panes that render what the core's session reports."""
 
-from .workbench import WorkbenchApp, run_app
+from .app import WorkbenchApp, run_app
 
 __all__ = ["WorkbenchApp", "run_app"]

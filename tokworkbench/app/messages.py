@@ -1,21 +1,16 @@
-"""Messages that carry results up to the app: from workers (thread-safe) and from panels."""
+"""Messages that carry results up: from workers (thread-safe) and from panes to the screen."""
 
 from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..core.text.corpus import Corpus, CorpusStats
-from ..core.session import Settings
-from ..core.bpe.trainer import Trainer
-from .snapshot import Snapshot
+from ..core.session import RunFinished, RunProgress, Session
+from ..core.snapshot import Snapshot
 
 
 @dataclass
 class TrainProgress(Message):
-    snapshot: Snapshot
-    done: int
-    total: int
-    rate: float
+    progress: RunProgress
 
     def can_replace(self, message: Message) -> bool:
         """Only the newest snapshot matters: a waiting older one is dropped, so keys never queue."""
@@ -24,9 +19,8 @@ class TrainProgress(Message):
 
 @dataclass
 class TrainFinished(Message):
+    finished: RunFinished
     snapshot: Snapshot
-    done: int
-    reason: str  # "target" | "cancelled" | "exhausted"
 
 
 @dataclass
@@ -41,10 +35,7 @@ class LoadProgress(Message):
 
 @dataclass
 class SessionReady(Message):
-    corpus: Corpus
-    stats: CorpusStats
-    settings: Settings
-    trainer: Trainer
+    session: Session
 
 
 @dataclass
@@ -63,15 +54,5 @@ class DocumentSelected(Message):
 
 
 @dataclass
-class WindowMove(Message):
-    delta: int  # windows to move: -1 back, +1 on
-
-
-@dataclass
 class EncodeChanged(Message):
-    text: str
-
-
-@dataclass
-class DecodeChanged(Message):
     text: str

@@ -38,16 +38,14 @@ def _display(chunk: str) -> str:
 def style_runs(
     text: str,
     spans: Sequence[TokenSpan],
-    start: int = 0,
-    end: int | None = None,
     marks: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[str, str]]:
-    """text[start:end] as (display text, style) runs, each token on its own background.
+    """`text` as (display text, style) runs, each token on its own background.
 
     A character that two tokens share (a byte-level token cut it) is drawn once, underlined in
     red; `marks` are char ranges to highlight (occurrences of the selected pair).
     """
-    end = len(text) if end is None else end
+    end = len(text)
     cut = set()
     for p, q in zip(spans, spans[1:]):
         if p.end > q.start:
@@ -56,7 +54,7 @@ def style_runs(
     for a, b in marks:
         marked.update(range(a, b))
     runs: list[tuple[str, str]] = []
-    pos = start
+    pos = 0
     for span in spans:
         s, e = max(span.start, pos), min(span.end, end)
         if e <= s:
@@ -86,15 +84,9 @@ def style_runs(
     return runs
 
 
-def draw_tokens(
-    text: str,
-    spans: Sequence[TokenSpan],
-    start: int = 0,
-    end: int | None = None,
-    marks: Sequence[tuple[int, int]] = (),
-) -> Text:
+def draw_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[int, int]] = ()) -> Text:
     """The same runs as a Rich Text, for small texts shown in a Static."""
     out = Text(no_wrap=False, overflow="fold")
-    for piece, style in style_runs(text, spans, start, end, marks):
+    for piece, style in style_runs(text, spans, marks):
         out.append(piece, style)
     return out

@@ -1,36 +1,194 @@
-"""What the workbench is set to: the training settings a user picks, as one value."""
+"""One workbench session without a screen: corpus, settings, learner, what was saved, a replay.
 
-from dataclasses import dataclass, replace
+The app and the tests drive the same verbs (step, undo, undo_all, run, save, export, replay,
+snapshot); the app only renders what `snapshot` returns. Every verb takes the session's lock,
+so a worker thread and the UI thread never see a learner halfway through a step.
+"""
 
-from .text.pretokenize import PRESETS, pre_tokenizer
-from .bpe.trainer import TrainConfig
+import threading
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
 
-DEFAULT_TARGET = 1000
+from .errors import TrainingError
+from .formats import modelfile
+from .formats.export import check, export
+from .models.protocol import Learner, Model
+from .bpe.trainer import Trainer
+from .settings import Settings
+from .snapshot import Snapshot, View, take_snapshot
+from .text.corpus import Corpus, CorpusStats, load_corpus
+
+FRAME = 0.2  # seconds between progress reports while a run goes: a few a second is plenty
+
+
+class FinishReason(Enum):
+    TARGET = "target"  # the target vocabulary was reached
+    REPLAYED = "replayed"  # the replayed merges are all made; training would go on from here
+    CANCELLED = "cancelled"
+    EXHAUSTED = "exhausted"  # nothing is left to merge
+    FAILED = "failed"
 
 
 @dataclass(frozen=True)
-class Settings:
-    units: str = "byte"
-    normalizer: str = "none"
-    split: str = "gpt4"  # a preset name or "custom"
-    pattern: str | None = None  # the regex when split is "custom"
-    tie_break: str = "first"
-    target: int = DEFAULT_TARGET
-    special_tokens: tuple[str, ...] = ()
+class RunFinished:
+    reason: FinishReason
+    done: int  # steps made by this run
+    error: str | None = None  # what went wrong, when the reason is FAILED
 
-    def config(self) -> TrainConfig:
-        """Validated training config; raises PatternError/TrainingError on a bad choice."""
-        pre = pre_tokenizer(self.pattern or "") if self.split == "custom" else pre_tokenizer(self.split)
-        return TrainConfig(self.units, self.normalizer, pre, self.tie_break, self.special_tokens)
 
-    def describe(self) -> str:
-        split = self.split if self.split in PRESETS else f"/{self.pattern}/"
-        return (f"{self.units} units · normalizer {self.normalizer} · split {split} · "
-                f"tie-break {self.tie_break} · target {self.target}")
+@dataclass(frozen=True)
+class RunProgress:
+    done: int
+    total: int
+    rate: float  # steps per second so far
+    snapshot: Snapshot
 
-    def with_(self, **changes) -> "Settings":
-        return replace(self, **changes)
 
-    def needs_retrain(self, other: "Settings") -> bool:
-        """Everything but the target changes what the trainer is."""
-        return replace(self, target=other.target) != other
+Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
+
+
+class Session:
+    def __init__(self, corpus: Corpus, settings: Settings, progress: Progress | None = None):
+        """Build the learner over `corpus` (the slow part: pre-tokenizing and counting)."""
+        self.corpus = corpus
+        self.stats: CorpusStats = corpus.stats()
+        self.settings = settings
+        config = settings.config()
+        report = progress or (lambda done, total, what: None)
+        total = max(1, self.stats.chars)
+        counting = "pre-tokenizing and counting chunks…"
+        report(0, total, counting)
+        self.learner: Learner = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
+                                        progress=lambda chars: report(chars, total, counting))
+        self.lock = threading.Lock()
+        self._saved_key = self.learner.model_key()  # nothing trained yet: nothing to lose
+        self.replay_source: str | None = None
+
+    @classmethod
+    def open(cls, paths: list[str], settings: Settings, progress: Progress | None = None) -> "Session":
+        """Read files or folders (strict UTF-8) and build a session over them."""
+        report = progress or (lambda done, total, what: None)
+        corpus = load_corpus(paths, "strict", lambda done, total, name: report(done, total, f"reading {Path(name).name}"))
+        return cls(corpus, settings, progress)
+
+    def with_settings(self, settings: Settings, progress: Progress | None = None) -> "Session":
+        """A new session on the same corpus: what changing units, split or tie-break means."""
+        return Session(self.corpus, settings, progress)
+
+    # -- reading ---------------------------------------------------------------------------
+    @property
+    def steps(self) -> int:
+        return len(self.learner.history)
+
+    @property
+    def unsaved(self) -> bool:
+        """Whether quitting now would lose training: steps made and not saved as they stand."""
+        return self.steps > 0 and self.learner.model_key() != self._saved_key
+
+    def snapshot(self, view: View = View()) -> Snapshot:
+        with self.lock:
+            return take_snapshot(self.learner, view, self.settings.target, self._replaying())
+
+    def model(self) -> Model:
+        with self.lock:
+            return self.learner.model()
+
+    def _replaying(self) -> int:
+        return getattr(self.learner, "replaying", 0)
+
+    # -- stepping --------------------------------------------------------------------------
+    def step(self):
+        """One step; its record, or None when nothing is left."""
+        with self.lock:
+            return self.learner.step()
+
+    def step_many(self, n: int) -> int:
+        """Up to n steps; how many were made."""
+        with self.lock:
+            return sum(1 for _ in self.learner.run(merges=n))
+
+    def undo(self):
+        with self.lock:
+            return self.learner.undo()
+
+    def undo_all(self) -> int:
+        with self.lock:
+            n = 0
+            while self.learner.undo() is not None:
+                n += 1
+            return n
+
+    def set_target(self, vocab_size: int) -> None:
+        """Raises TrainingError for a size below the base vocabulary."""
+        with self.lock:
+            self.learner.steps_for_vocab(vocab_size)
+        self.settings = self.settings.with_(target=vocab_size)
+
+    def steps_to_target(self) -> int:
+        """Steps a run would make: to the target, or to the end of a replay if one is going."""
+        with self.lock:
+            todo = self.learner.steps_for_vocab(self.settings.target)
+            replaying = self._replaying()
+            return min(todo, replaying) if replaying else todo
+
+    def run(self, view: View = View(), cancelled: Callable[[], bool] = lambda: False,
+            frame: float = FRAME) -> Generator[RunProgress, None, RunFinished]:
+        """Step to the target (or to the end of a replay), yielding progress every `frame`
+        seconds; the generator's return value says why it stopped. Stops between two steps
+        when `cancelled()` turns true, or when the caller stops asking."""
+        todo = self.steps_to_target()
+        replay_ends = bool(self._replaying()) and self._replaying() <= todo
+        done = 0
+        started = last = time.monotonic()
+        try:
+            while done < todo:
+                if cancelled():
+                    return RunFinished(FinishReason.CANCELLED, done)
+                with self.lock:
+                    record = self.learner.step()
+                if record is None:
+                    return RunFinished(FinishReason.EXHAUSTED, done)
+                done += 1
+                now = time.monotonic()
+                if now - last >= frame:
+                    last = now
+                    yield RunProgress(done, todo, done / (now - started), self.snapshot(view))
+        except MemoryError:
+            return RunFinished(FinishReason.FAILED, done, "out of memory while training")
+        return RunFinished(FinishReason.REPLAYED if replay_ends else FinishReason.TARGET, done)
+
+    # -- files -----------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the model atomically; from then on it counts as saved."""
+        path = Path(path).expanduser()
+        with self.lock:
+            model = self.learner.model()
+            key = self.learner.model_key()
+            corpus = self.learner.corpus_summary()
+        modelfile.save(model, path, corpus)
+        self._saved_key = key
+        return path
+
+    def check_export(self, fmt: str) -> list[str]:
+        """What `fmt` would change harmlessly; raises ExportError for what it cannot carry."""
+        return check(self.model(), fmt)
+
+    def export(self, fmt: str, path: str | Path) -> list[str]:
+        return export(self.model(), fmt, Path(path).expanduser())
+
+    # -- replay ----------------------------------------------------------------------------
+    def replay(self, model: Model, source: str) -> int:
+        """Undo everything and make the next steps replay `model`'s merges on this corpus;
+        returns how many steps were undone."""
+        if not (model.units.is_bytes and self.settings.units.is_bytes):
+            raise TrainingError("replay works with byte-level tokenizers on byte units")
+        with self.lock:
+            undone = 0
+            while self.learner.undo() is not None:
+                undone += 1
+            self.learner.replay(list(model.merges))
+        self.replay_source = source
+        return undone

@@ -2,22 +2,57 @@
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..messages import DocumentSelected, WindowMove
+from ...core.inspection.segments import pair_occurrences
+from ...core.snapshot import Snapshot
+from ...core.text.corpus import CorpusStats
+from ..labels import plural
+from ..messages import DocumentSelected
+from ..render import style_runs
 from .tokentext import TokenText
 
 
 class CorpusPane(Vertical):
-    """Shows; never computes. The app hands it rendered text and statistics."""
+    DEFAULT_CSS = """
+    CorpusPane #corpus-stats {
+        height: 2;
+        padding: 0 1;
+    }
+    CorpusPane #corpus-body {
+        height: 1fr;
+    }
+    CorpusPane #doc-list {
+        width: 33;
+        height: 1fr;
+        border: none;
+    }
+    CorpusPane #corpus-text {
+        width: 1fr;
+        height: 1fr;
+        padding: 0 1;
+    }
+    CorpusPane #corpus-window {
+        height: 1;
+        color: $text-muted;
+        padding: 0 1;
+    }
+    """
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    """The session as the core last reported it."""
+    selected_pair: reactive[tuple[int, int] | None] = reactive(None)
+    """The pair chosen in the pair table; its occurrences are highlighted."""
+    stats: reactive[CorpusStats | None] = reactive(None)
+    """Counts of the whole corpus (they change only when another corpus is opened)."""
 
-    BINDINGS = [
-        Binding("left_square_bracket", "window(-1)", "Prev window", tooltip="Show the previous window of this document"),
-        Binding("right_square_bracket", "window(1)", "Next window", tooltip="Show the next window of this document"),
-    ]
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._styled_key: tuple | None = None  # what the window's runs were drawn from
+        self._styled: list = []
+        self._draw_pending = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="corpus-stats")
@@ -38,18 +73,46 @@ class CorpusPane(Vertical):
         if names:
             docs.highlighted = 0
 
-    def show(self, stats: Text, runs: list[tuple[str, str]], window: str) -> None:
-        # fixed-height lines: no layout pass, only a repaint of these widgets
-        self.query_one("#corpus-stats", Static).update(stats, layout=False)
-        self.query_one("#corpus-text", TokenText).set_runs(runs)
-        self.query_one("#corpus-window", Static).update(Text(window), layout=False)
-
     def scroll_text_home(self) -> None:
         self.query_one("#corpus-text", TokenText).scroll_home(animate=False)
+
+    def watch_snapshot(self) -> None:
+        self._schedule_draw()
+
+    def watch_selected_pair(self) -> None:
+        self._schedule_draw()
+
+    def _schedule_draw(self) -> None:
+        """A step changes the snapshot and then the selection: draw once, after both."""
+        if not self._draw_pending:
+            self._draw_pending = True
+            self.call_later(self._draw)
+
+    def _draw(self) -> None:
+        self._draw_pending = False
+        snap, stats = self.snapshot, self.stats
+        if snap is None or stats is None:
+            return
+        line = Text.assemble(  # the training line first: it is what changes on every merge
+            (f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
+            f" {snap.units.plural}/token · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
+            f" · {plural(snap.steps, 'merge')}\n",
+            f"{plural(stats.documents, 'doc')} · {stats.chars:,} chars · {stats.bytes:,} bytes · "
+            f"{stats.distinct_chars:,} distinct chars",
+        )
+        window = snap.window
+        marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
+        key = (window.text, window.spans, marks)
+        if key != self._styled_key:  # most merges leave the window's tokens as they were
+            self._styled_key, self._styled = key, style_runs(window.text, window.spans, marks=marks)
+        end = window.start + len(window.text)
+        where = (f"chars {window.start:,}–{end:,} of {window.doc_length:,}  ·  [ and ] move the window"
+                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected pair" if marks else ""))
+        # fixed-height lines: no layout pass, only a repaint of these widgets
+        self.query_one("#corpus-stats", Static).update(line, layout=False)
+        self.query_one("#corpus-text", TokenText).set_runs(self._styled)
+        self.query_one("#corpus-window", Static).update(Text(where), layout=False)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self.post_message(DocumentSelected(event.option_index))
-
-    def action_window(self, delta: int) -> None:
-        self.post_message(WindowMove(delta))

@@ -3,15 +3,36 @@
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Input, Static
 
-from ...core.inspection.roundtrip import DecodeReport, RoundTrip
-from ..messages import DecodeChanged, EncodeChanged
+from ...core.errors import TokWorkbenchError
 from ...core.inspection.escape import hex_bytes
+from ...core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
+from ...core.snapshot import Snapshot
+from ..messages import EncodeChanged
 from ..render import draw_tokens
 
 
 class EncodePanel(Vertical):
+    DEFAULT_CSS = """
+    EncodePanel {
+        height: 1fr;
+    }
+    EncodePanel #encode-scroll {
+        height: 1fr;
+        padding: 0 1;
+    }
+    EncodePanel #decode-result {
+        height: auto;
+        max-height: 6;
+        padding: 0 1;
+    }
+    """
+
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    """The session as the core last reported it: its `model` encodes and decodes here."""
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="type text to encode (e.g. 안녕하세요 👋🏽 hello)", id="encode-input")
         with VerticalScroll(id="encode-scroll"):
@@ -28,10 +49,27 @@ class EncodePanel(Vertical):
         event.stop()
         if event.input.id == "encode-input":
             self.post_message(EncodeChanged(event.value))
-        else:
-            self.post_message(DecodeChanged(event.value))
+        self._refresh()
 
-    def show_round_trip(self, rt: RoundTrip | None, tokens_text: list[str]) -> None:
+    def watch_snapshot(self) -> None:
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if self.snapshot is None:
+            return
+        model = self.snapshot.model
+        text = self.query_one("#encode-input", Input).value
+        self.show_round_trip(round_trip(model, text) if text else None)
+        ids = self.query_one("#decode-input", Input).value
+        report = None
+        if ids.strip():
+            try:
+                report = decode_report(model, parse_ids(ids))
+            except TokWorkbenchError as exc:
+                report = DecodeReport([], None, None, str(exc), None)
+        self.show_decode(report)
+
+    def show_round_trip(self, rt: RoundTrip | None) -> None:
         out = Text()
         if rt is None or not rt.text:
             out.append("Type above: tokens are drawn with alternating backgrounds; red marks a character a token cuts.", "dim")

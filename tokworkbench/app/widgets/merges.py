@@ -1,9 +1,17 @@
 """The merge history: newest at the bottom, followed as training runs."""
 
+from textual.reactive import reactive
+
+from ...core.snapshot import Snapshot
+from ..labels import plural
+from ..render import visible
 from .rowsview import RowsView
 
 
 class MergesPanel(RowsView):
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    """The session as the core last reported it: its `history` holds the newest merges."""
+
     def __init__(self, **kwargs):
         super().__init__(
             [("step", 6, "right"), ("pair", 13, "left"), ("id", 6, "right"), ("merged", 18, "left"),
@@ -14,14 +22,16 @@ class MergesPanel(RowsView):
     def on_mount(self) -> None:
         self.border_title = "Merges"
 
-    def show(self, rows: list[tuple], total: int) -> None:
-        """`rows` are the newest merges, oldest first (rendered by the snapshot)."""
-        cells = [
-            (str(step), pair, str(new_id), (text, "bold"), f"{count:,}", f"{reps:,}", f"{length:,}", f"{ratio:.3f}")
-            for step, pair, new_id, text, count, reps, length, ratio in rows
-        ]
+    def watch_snapshot(self, snap: Snapshot | None) -> None:
+        if snap is None:
+            return
+        cells = []
+        for row in snap.history:
+            r = row.record
+            cells.append((str(r.step), f"{r.pair[0]}+{r.pair[1]}", str(r.new_id), (visible(row.text), "bold"),
+                          f"{r.count:,}", f"{r.replacements:,}", f"{r.length:,}", f"{row.compression:.3f}"))
         self.set_rows(cells, follow=True)
-        self.border_subtitle = f"{total:,} merges"
+        self.border_subtitle = plural(snap.steps, "merge")
 
     @property
     def row_count(self) -> int:

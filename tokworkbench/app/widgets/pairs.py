@@ -7,8 +7,10 @@ from textual.reactive import reactive
 from textual.widgets import Input
 
 from ...core.bpe.trainer import PairRow
-from ..messages import PairSelected
 from ...core.inspection.escape import hex_bytes
+from ...core.snapshot import Snapshot
+from ..labels import plural
+from ..messages import PairSelected
 from ..render import visible
 from .rowsview import RowsView
 
@@ -16,16 +18,25 @@ SHOWN = 60
 
 
 class PairsPanel(Vertical):
+    DEFAULT_CSS = """
+    PairsPanel #pair-filter {
+        height: 3;
+    }
+    PairsPanel #pair-table {
+        height: 1fr;
+    }
+    """
     BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=False)]
 
-    rows: reactive[list[PairRow]] = reactive(list, always_update=True)
-    """The best pairs from the core, best first; the first merges next."""
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    """The session as the core last reported it: its `next_rows` are the best pairs."""
     filter: reactive[str] = reactive("")
     """Show only pairs whose merged text contains this."""
-    next_pair: tuple[int, int] | None = None
-    """The pair the next step merges (marked ▶); set before `rows`."""
-    note: str = ""
-    """Said under the table, e.g. which replayed merge comes next."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._shown: list[PairRow] = []
+        self._selected: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter pairs by merged text…", id="pair-filter")
@@ -38,14 +49,12 @@ class PairsPanel(Vertical):
     def on_mount(self) -> None:
         self.border_title = "Pair frequencies"
         self.query_one("#pair-filter").display = False
-        self._shown: list[PairRow] = []
 
     @property
     def selected_pair(self) -> tuple[int, int] | None:
-        table = self.query_one("#pair-table", RowsView)
         if not self._shown:
             return None
-        row = self._shown[table.cursor]
+        row = self._shown[self.query_one("#pair-table", RowsView).cursor]
         return row.left, row.right
 
     def focus_filter(self) -> None:
@@ -67,21 +76,25 @@ class PairsPanel(Vertical):
         event.stop()
         self.query_one("#pair-table").focus()
 
-    def watch_rows(self) -> None:
+    def watch_snapshot(self) -> None:
         self._fill()
 
     def watch_filter(self) -> None:
         self._fill()
 
     def _fill(self) -> None:
-        """Rebuild the rows; the cursor keeps its place without announcing a new selection
-        (the app reads `selected_pair` after setting rows)."""
+        """Rebuild the rows; the cursor keeps its place, and the selection is announced only
+        when the pair under it changed."""
+        snap = self.snapshot
+        if snap is None:
+            return
+        rows = snap.next_rows
         shown, cells = [], []
-        for rank, row in enumerate(self.rows, 1):
+        for rank, row in enumerate(rows, 1):
             if self.filter and self.filter not in row.merged_text:
                 continue
             shown.append(row)
-            is_next = (row.left, row.right) == self.next_pair
+            is_next = (row.left, row.right) == snap.next_step
             cells.append((
                 ("▶", "bold") if is_next else str(rank), visible(row.left_text), visible(row.right_text),
                 (visible(row.merged_text), "bold"), f"{row.count:,}", (hex_bytes(row.merged_bytes), "dim"),
@@ -90,10 +103,18 @@ class PairsPanel(Vertical):
                 break
         self._shown = shown
         self.query_one("#pair-table", RowsView).set_rows(cells)
-        n = len(self.rows)
-        self.border_subtitle = self.note + f"{len(shown)} of {n}{'+' if n >= 400 else ''} pairs" + (
+        n = len(rows)
+        note = (f"replay: next {visible(snap.next_text)!r}, {snap.replaying:,} to go · " if snap.replaying else "")
+        self.border_subtitle = note + f"{len(shown)} of {n}{'+' if n >= 400 else ''} pairs" + (
             f" matching {self.filter!r}" if self.filter else "")
+        self._announce()
+
+    def _announce(self) -> None:
+        pair = self.selected_pair
+        if pair != self._selected:
+            self._selected = pair
+            self.post_message(PairSelected(pair))
 
     def on_rows_view_highlighted(self, event: RowsView.Highlighted) -> None:
         event.stop()
-        self.post_message(PairSelected(self.selected_pair))
+        self._announce()

@@ -78,13 +78,11 @@ class TokenText(LineView, can_focus=True):
         self._lines: list[Line] = []
         self._width = 0
 
-    def set_runs(self, runs: list[tuple[str, str]], keep_scroll: bool = True) -> None:
-        if runs is self._runs and keep_scroll:
+    def set_runs(self, runs: list[tuple[str, str]]) -> None:
+        if runs is self._runs:
             return  # the same runs again (a merge that did not touch this text): no repaint
         self._runs = runs
         self._rewrap()
-        if not keep_scroll:
-            self.scroll_home(animate=False)
         self.refresh()
 
     def on_resize(self) -> None:

@@ -26,6 +26,7 @@ from ..text.pretokenize import PreTokenizer, pre_tokenizer
 from .tiebreak import TIE_BREAKS, next_order, order_table, string_key
 from ..models.tokenizer import Tokenizer
 from ..inspection.escape import render_bytes
+from ..inspection.segments import corpus_spans
 from ..units import Units
 
 Pair = tuple[int, int]
@@ -58,6 +59,15 @@ class MergeRecord:
     count: int
     replacements: int
     length: int
+
+
+@dataclass(frozen=True)
+class MergeRow:
+    """One row of the merge history as the views show it."""
+
+    record: MergeRecord
+    text: str  # the merged token, escaped where its bytes are not UTF-8
+    compression: float  # base units per token after this merge
 
 
 @dataclass(frozen=True)
@@ -168,6 +178,42 @@ class Trainer:
         for entry in keep:
             heapq.heappush(self._heap, entry)
         return rows
+
+    # -- the learner protocol (models/protocol.py), in BPE's own words above --------------
+    kind = "bpe"
+
+    def next_step(self) -> Pair | None:
+        return self.next_pair()
+
+    def step_text(self, pair: Pair) -> str:
+        return self.token_text(pair[0]) + self.token_text(pair[1])
+
+    def steps_for_vocab(self, vocab_size: int) -> int:
+        return self.merges_for_vocab(vocab_size)
+
+    def next_rows(self, k: int) -> list[PairRow]:
+        return self.top_pairs(k)
+
+    def history_rows(self, k: int) -> list["MergeRow"]:
+        """The newest k merges, oldest first, with the text each made."""
+        return [MergeRow(r, self.token_text(r.new_id), self.initial_tokens / r.length if r.length else 0.0)
+                for r in self.history[-k:]]
+
+    def model(self, with_history: bool = True) -> Tokenizer:
+        return self.tokenizer(with_history)
+
+    def model_key(self) -> tuple:
+        return tuple(self.merges)
+
+    def window(self, doc: int, start: int, end: int) -> tuple[str, list, int]:
+        if not self.layouts:
+            return "", [], 0
+        doc = min(doc, len(self.layouts) - 1)
+        full = self.layouts[doc].text
+        size = end - start
+        start = max(0, min(start, max(0, len(full) - 1)))
+        end = min(len(full), start + size)
+        return full[start:end], corpus_spans(self, doc, start, end, origin=start), len(full)
 
     def corpus_summary(self) -> dict:
         """What the model file records about the corpus it was trained on."""

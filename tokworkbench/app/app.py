@@ -1,0 +1,47 @@
+"""The Textual app: a thin shell that opens the main screen and routes quitting through it."""
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from ..core.settings import Settings
+from .main_screen import MainScreen
+
+
+class WorkbenchApp(App):
+    CSS_PATH = Path(__file__).with_name("workbench.tcss")  # absolute: subclasses live elsewhere
+    TITLE = "tokworkbench"
+
+    def __init__(self, paths: Iterable[str] | None = None, settings: Settings | None = None):
+        super().__init__()
+        self.paths = [str(p) for p in paths] if paths else None
+        self.settings = settings or Settings()
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen(self.paths, self.settings)
+
+    @property
+    def main(self) -> MainScreen:
+        return self.screen_stack[0]
+
+    async def action_quit(self) -> None:
+        """ctrl+q asks the same question as q: nothing unsaved is lost to a shortcut."""
+        if self.screen is self.main:
+            self.main.action_quit_app()
+        elif self.main.session is None or not self.main.session.unsaved:
+            self.exit()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        main = self.main
+        for b in main.BINDINGS:
+            if main.check_action(b.action, ()) is True:
+                yield SystemCommand(f"{b.description} ({b.key})", b.tooltip or b.description,
+                                    lambda a=b.action: main.run_action(a))
+
+
+def run_app(paths: list[str] | None = None, settings: Settings | None = None) -> int:
+    WorkbenchApp(paths or None, settings).run()
+    return 0

@@ -1,0 +1,27 @@
+"""How the app words what the core reports: settings, counts, and why a run stopped."""
+
+from ..core.session import FinishReason, RunFinished
+from ..core.settings import CUSTOM, Settings
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """'1 merge', '2 merges', '1,234 docs'."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def describe_settings(s: Settings) -> str:
+    split = f"/{s.pattern}/" if s.split == CUSTOM else s.split
+    return (f"{s.units.value} units · normalizer {s.normalizer} · split {split} · "
+            f"tie-break {s.tie_break} · target {s.target:,}")
+
+
+FINISHED = {
+    FinishReason.TARGET: "reached the target",
+    FinishReason.REPLAYED: "replayed every merge (r again trains on from here)",
+    FinishReason.CANCELLED: "cancelled",
+    FinishReason.EXHAUSTED: "no pair left to merge",
+}
+
+
+def describe_finish(finished: RunFinished, vocab_size: int) -> str:
+    return f"{FINISHED[finished.reason]}: {plural(finished.done, 'merge')} in this run, vocabulary {vocab_size:,}"

@@ -1,0 +1,518 @@
+"""The workbench's one screen: it owns the session, the keys, the workers and the dialogs.
+
+A key press runs an action here; the action calls a session verb and takes a new snapshot;
+the panes are bound to `snapshot` (and to the selection and the encode text) and redraw
+themselves. Workers load corpora in a thread and train in a forked child; they post messages,
+never touch a widget.
+"""
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ..core.childrun import run_in_child
+from ..core.errors import TokWorkbenchError
+from ..core.formats.load import load_any
+from ..core.session import FinishReason, Session
+from ..core.settings import Settings
+from ..core.snapshot import Snapshot, View
+from ..core.text.samples import sample_paths
+from ..core.text.corpus import list_files
+from . import messages as msg
+from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog, ReplayDialog,
+                      SettingsDialog)
+from .dialogs.export import folder_problem
+from .labels import describe_finish, describe_settings, plural
+from .widgets.bytes_view import BytesPanel
+from .widgets.corpus import CorpusPane
+from .widgets.encode import EncodePanel
+from .widgets.merges import MergesPanel
+from .widgets.pairs import PairsPanel
+from .widgets.progress import ProgressRow
+
+MIN_SIZE = (80, 24)
+FRAME = 0.2  # seconds between progress posts while loading
+SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
+IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
+             "replay"}
+
+
+class MainScreen(Screen):
+    AUTO_FOCUS = "#pair-table"
+    BINDINGS = [
+        Binding("n,space", "step", "Merge", tooltip="Merge the best pair (one step)"),
+        Binding("N", "step_ten", "×10", tooltip="Ten merges"),
+        Binding("r", "run", "Run", tooltip="Run to the target vocabulary in the background"),
+        Binding("escape", "cancel", "Cancel", tooltip="Stop a running training between two steps"),
+        Binding("u,backspace", "undo", "Undo", tooltip="Undo the last merge exactly"),
+        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary"),
+        Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size"),
+        Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break"),
+        Binding("o", "open", "Open", tooltip="Open corpus files or folders"),
+        Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)"),
+        Binding("e", "export", "Export", tooltip="Export to HF tokenizer.json, tiktoken or minbpe"),
+        Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus"),
+        Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table"),
+        Binding("left_square_bracket", "window(-1)", "Prev window", show=False,
+                tooltip="Show the previous window of this document"),
+        Binding("right_square_bracket", "window(1)", "Next window", show=False,
+                tooltip="Show the next window of this document"),
+        Binding("question_mark", "help", "Help", tooltip="All keys"),
+        Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)"),
+    ]
+
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    """The session as the core last reported it; every pane is bound to it."""
+    selected_pair: reactive[tuple[int, int] | None] = reactive(None)
+    """The pair under the pair table's cursor (marked in the corpus, shown in the byte view)."""
+    encode_text: reactive[str] = reactive("")
+    """The text in the encode box (the byte view shows it when there is one)."""
+
+    def __init__(self, paths: list[str] | None, settings: Settings):
+        super().__init__()
+        self.paths = paths
+        self.settings = settings  # what the next load uses; the session keeps its own
+        self.session: Session | None = None
+        self.view = View()
+        self.running = False
+        self.loading = False
+        self.last_folder: Path | None = None  # where the user last saved or exported
+        self._train: Worker | None = None
+        self._binding_state: tuple = ()
+
+    # -- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="main"):
+            with Horizontal(id="top"):
+                yield CorpusPane(id="corpus").data_bind(MainScreen.snapshot, MainScreen.selected_pair)
+                with Vertical(id="right"):
+                    yield PairsPanel(id="pairs").data_bind(MainScreen.snapshot)
+                    yield MergesPanel(id="merges").data_bind(MainScreen.snapshot)
+            with TabbedContent(id="bottom"):
+                with TabPane("Encode / decode", id="tab-encode"):
+                    yield EncodePanel(id="encode").data_bind(MainScreen.snapshot)
+                with TabPane("UTF-8 bytes", id="tab-bytes"):
+                    yield BytesPanel(id="bytes").data_bind(MainScreen.snapshot, MainScreen.selected_pair,
+                                                           MainScreen.encode_text)
+            yield ProgressRow(id="progress")
+        yield Static("", id="too-small")
+        yield Footer()
+
+    @property
+    def corpus_pane(self) -> CorpusPane:
+        return self.query_one(CorpusPane)
+
+    @property
+    def progress_row(self) -> ProgressRow:
+        return self.query_one(ProgressRow)
+
+    def on_mount(self) -> None:
+        self._check_size(self.app.size.width, self.app.size.height)
+        self.start_load(self.paths, None, self.settings)
+
+    def on_resize(self, event) -> None:
+        self._check_size(event.size.width, event.size.height)
+
+    def _check_size(self, width: int, height: int) -> None:
+        self.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "too-small")
+        self.set_class(width < 130, "-narrow")
+        self.set_class(height < 40, "-short")
+        self.query_one("#too-small", Static).update(
+            f"The terminal is {width}×{height}; tokworkbench needs at least {MIN_SIZE[0]}×{MIN_SIZE[1]}.\n"
+            "Make the window larger (nothing is lost), or press q to quit."
+        )
+
+    # -- errors ----------------------------------------------------------------------------
+    @contextmanager
+    def reporting(self, title: str) -> Iterator[None]:
+        """Whatever fails inside becomes a message; the session is never lost to an exception."""
+        try:
+            yield
+        except TokWorkbenchError as exc:
+            self.notify(str(exc), title=title, severity="error", timeout=10)
+        except Exception as exc:  # a bug of ours: say so, keep the session
+            self.log.error(f"{title}: {exc!r}")
+            self.notify(f"{type(exc).__name__}: {exc}", title=f"{title} (unexpected; your work is kept)",
+                        severity="error", timeout=15)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.loading = self.running = False
+            self.progress_row.hide()
+            self.notify(f"{type(error).__name__}: {error}", title=f"{event.worker.description} failed "
+                        "(your work is kept)", severity="error", timeout=15)
+            self.refresh_snapshot()
+
+    # -- loading ---------------------------------------------------------------------------
+    def start_load(self, paths: list[str] | None, base: Session | None, settings: Settings) -> None:
+        """A new session: on `paths` (default: the sample texts), or on `base`'s corpus."""
+        if base is None and not paths:
+            paths = [str(p) for p in sample_paths()]
+        if self.session is None and base is None and _loads_quickly(paths):
+            # the first screen: a small corpus loads in a few ms, so build it before the first
+            # frame rather than draw empty panes and then everything again
+            result = _build_session(paths, None, settings)
+            if isinstance(result, msg.SessionReady):
+                self.on_session_ready(result)
+            else:
+                self.on_load_failed(result)
+            return
+        self.loading = True
+        self.progress_row.show("loading corpus…")
+        self.refresh_bindings()
+        self._load_worker(paths, base, settings)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the corpus")
+    def _load_worker(self, paths: list[str] | None, base: Session | None, settings: Settings) -> None:
+        worker = get_current_worker()
+        result = _build_session(paths, base, settings, _throttled(self.post_message))
+        if not worker.is_cancelled:
+            self.post_message(result)
+
+    def on_load_progress(self, message: msg.LoadProgress) -> None:
+        self.progress_row.show(message.what, message.done, message.total)
+
+    def on_session_ready(self, message: msg.SessionReady) -> None:
+        self.loading = False
+        self.session = session = message.session
+        self.settings = session.settings
+        self.view = View()
+        self.progress_row.hide()
+        pane = self.corpus_pane
+        pane.stats = session.stats
+        pane.set_documents([Path(d.name).name for d in session.corpus.documents],
+                           [len(d.text) for d in session.corpus.documents])
+        for path in session.corpus.skipped:
+            self.notify(f"skipped binary file {path}", severity="warning")
+        self.app.sub_title = describe_settings(session.settings)
+        self.refresh_snapshot()
+        self.refresh_bindings()
+        self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
+
+    def on_load_failed(self, message: msg.LoadFailed) -> None:
+        self.loading = False
+        self.progress_row.hide()
+        self.refresh_bindings()
+        kept = " (the previous corpus and training are kept)" if self.session else ""
+        self.notify(message.error + kept, title="Cannot load", severity="error", timeout=10)
+
+    # -- state down ------------------------------------------------------------------------
+    def refresh_snapshot(self) -> None:
+        """Read the session on this thread; only when no worker owns the learner."""
+        if self.session is not None and not self.running:
+            self.snapshot = self.session.snapshot(self.view)
+        self._refresh_bindings_if_changed()
+
+    def _refresh_bindings_if_changed(self) -> None:
+        """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""
+        state = tuple(self.check_action(b.action, ()) for b in self.BINDINGS)
+        if state != self._binding_state:
+            self._binding_state = state
+            self.refresh_bindings()
+
+    # -- events up -------------------------------------------------------------------------
+    def on_pair_selected(self, message: msg.PairSelected) -> None:
+        self.selected_pair = message.pair
+
+    def on_encode_changed(self, message: msg.EncodeChanged) -> None:
+        self.encode_text = message.text
+
+    def on_document_selected(self, message: msg.DocumentSelected) -> None:
+        if message.index != self.view.doc:
+            self._move_view(View(doc=message.index, start=0, size=self.view.size))
+
+    def action_window(self, delta: int) -> None:
+        if self.snapshot is None:
+            return
+        length = self.snapshot.window.doc_length
+        start = max(0, min(self.view.start + delta * self.view.size, max(0, length - 1)))
+        if start == self.view.start:
+            self.notify("this is the document's " + ("first" if delta < 0 else "last") + " window")
+        else:
+            self._move_view(View(self.view.doc, start, self.view.size))
+
+    def _move_view(self, view: View) -> None:
+        self.view = view
+        self.corpus_pane.scroll_text_home()
+        self.refresh_snapshot()
+
+    # -- keys ------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "cancel":
+            return self.running
+        if action in IDLE_ONLY and (self.running or self.loading or self.session is None):
+            return None
+        if action in ("undo", "reset") and not self.session.steps:
+            return None
+        if action in ("step", "step_ten", "run") and self.snapshot is not None and not self.snapshot.can_step:
+            return None
+        return True
+
+    def action_step(self) -> None:
+        if self.session.step() is None:
+            self.notify("no pair is left to merge: every chunk is a single token")
+        self.refresh_snapshot()
+
+    def action_step_ten(self) -> None:
+        done = self.session.step_many(10)
+        if done < 10:
+            self.notify(f"merged {done}: no pair is left")
+        self.refresh_snapshot()
+
+    def action_undo(self) -> None:
+        self.session.undo()
+        self.refresh_snapshot()
+
+    def action_run(self) -> None:
+        session = self.session
+        with self.reporting("Cannot run"):
+            todo = session.steps_to_target()
+            if todo == 0:
+                self.notify(f"the vocabulary is already {self.snapshot.vocab_size:,} ≥ target "
+                            f"{session.settings.target:,}; press t to raise the target")
+                return
+            self.running = True
+            self.refresh_bindings()
+            self.progress_row.show(f"training to {session.settings.target:,}… (escape cancels)", 0, todo)
+            self._train = self._train_worker(self.view)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="train", description="Training")
+    def _train_worker(self, view: View) -> None:
+        worker = get_current_worker()
+        finished = run_in_child(self.session, view, lambda: worker.is_cancelled,
+                                lambda progress: self.post_message(msg.TrainProgress(progress)))
+        self.post_message(msg.TrainFinished(finished, self.session.snapshot(view)))
+
+    def on_train_progress(self, message: msg.TrainProgress) -> None:
+        p = message.progress
+        self.progress_row.show(f"training… {p.done:,}/{p.total:,} merges · {p.rate:,.0f} merges/s · "
+                               "escape cancels", p.done, p.total)
+        self.snapshot = p.snapshot
+
+    def on_train_finished(self, message: msg.TrainFinished) -> None:
+        self.running = False
+        self._train = None
+        self.progress_row.hide()
+        self.snapshot = message.snapshot
+        self.refresh_bindings()
+        finished = message.finished
+        if finished.reason is FinishReason.FAILED:
+            self.notify(finished.error or "unknown error", title="Training stopped", severity="error")
+        else:
+            self.notify(describe_finish(finished, message.snapshot.vocab_size))
+
+    def action_cancel(self) -> None:
+        if self._train is not None:
+            self._train.cancel()
+
+    def action_filter_pairs(self) -> None:
+        self.query_one(PairsPanel).focus_filter()
+
+    def action_help(self) -> None:
+        def keys(bindings) -> list[tuple[str, str]]:
+            return [(self.app.get_key_display(b), b.tooltip or b.description) for b in bindings]
+
+        sections = [("Workbench", keys(self.BINDINGS)),
+                    ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
+                                    ("escape", "close a dialog; clear the pair filter")])]
+        self.app.push_screen(HelpDialog(sections, "The pair table's first row (▶) is the next merge. Red "
+                                        "characters are cut by a byte-level token. Everything is also in "
+                                        "the command palette (ctrl+p)."))
+
+    # -- dialogs ---------------------------------------------------------------------------
+    def ask(self, question: str, yes: str, then: Callable[[], None]) -> None:
+        self.app.push_screen(ConfirmDialog(question, yes), lambda answer: then() if answer else None)
+
+    def _write_asking(self, path: str, write: Callable[[], None]) -> None:
+        """Write now, or after a yes when the file exists: nothing is overwritten unasked."""
+        if Path(path).exists():
+            self.ask(f"{path} exists. Overwrite it?", "Overwrite", write)
+        else:
+            write()
+
+    def action_reset(self) -> None:
+        def reset() -> None:
+            self.session.undo_all()
+            self.refresh_snapshot()
+
+        self.ask(f"Undo all {plural(self.session.steps, 'merge')}?", "Reset", reset)
+
+    def action_set_target(self) -> None:
+        session = self.session
+
+        def validate(value: str) -> str | None:
+            try:
+                session.learner.steps_for_vocab(int(value))
+            except ValueError:
+                return "a whole number, please"
+            except TokWorkbenchError as exc:
+                return str(exc)
+            return None
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                with self.reporting("Target not changed"):
+                    session.set_target(int(value))
+                    self.app.sub_title = describe_settings(session.settings)
+                    self.refresh_snapshot()
+
+        self.app.push_screen(PromptDialog("Target vocabulary size (base + merges + specials)",
+                                          str(session.settings.target), validate,
+                                          f"now {self.snapshot.vocab_size:,}; base {self.snapshot.base_size}"), done)
+
+    def action_settings(self) -> None:
+        session = self.session
+
+        def done(new: Settings | None) -> None:
+            if new is None or new == session.settings:
+                return
+            if not session.settings.needs_retrain(new):
+                with self.reporting("Target not changed"):
+                    session.set_target(new.target)
+                    self.app.sub_title = describe_settings(new)
+                    self.refresh_snapshot()
+                return
+            restart = lambda: self.start_load(None, session, new)  # noqa: E731
+            if session.steps:
+                self.ask(f"Restart training with the new settings? {plural(session.steps, 'merge')} "
+                         "will be discarded.", "Restart", restart)
+            else:
+                restart()
+
+        self.app.push_screen(SettingsDialog(session.settings), done)
+
+    def action_open(self) -> None:
+        def done(paths: list[str] | None) -> None:
+            if not paths:
+                return
+            go = lambda: self.start_load(paths, None, self.session.settings)  # noqa: E731
+            if self.session.unsaved:
+                self.ask("Open another corpus? The trained model is not saved.", "Open", go)
+            else:
+                go()
+
+        self.app.push_screen(OpenDialog(self._default_folder()), done)
+
+    def _default_folder(self) -> Path:
+        """Where files are proposed: the last folder written to, else the corpus's own folder
+        (unless it is the embedded sample), else the working directory."""
+        if self.last_folder is not None:
+            return self.last_folder
+        first = Path(self.session.corpus.documents[0].name) if self.session and self.session.corpus.documents else None
+        if first is not None and first.parent != sample_paths()[0].parent and first.parent.is_dir():
+            return first.parent.resolve()
+        return Path.cwd()
+
+    def action_save(self) -> None:
+        session = self.session
+
+        def write(path: str) -> None:
+            with self.reporting("Not saved"):
+                written = session.save(path)
+                self.last_folder = written.parent.resolve()
+                self.notify(f"saved {plural(session.steps, 'merge')} to {written}")
+
+        def chosen(path: str | None) -> None:
+            if path:
+                path = str(Path(path.strip()).expanduser())
+                self._write_asking(path, lambda: write(path))
+
+        self.app.push_screen(PromptDialog("Save model as (tokworkbench JSON)",
+                                          str(self._default_folder() / "model.json"), folder_problem), chosen)
+
+    def action_export(self) -> None:
+        session = self.session
+
+        def chosen(result: tuple[str, str] | None) -> None:
+            if not result:
+                return
+            fmt, path = result
+            with self.reporting(f"Cannot export to {fmt}"):
+                session.check_export(fmt)
+
+                def write() -> None:
+                    with self.reporting("Not exported"):
+                        notes = session.export(fmt, path)
+                        self.last_folder = Path(path).parent.resolve()
+                        self.notify("; ".join(notes), title=f"Exported to {fmt}")
+
+                self._write_asking(path, write)
+
+        self.app.push_screen(ExportDialog(self._default_folder()), chosen)
+
+    def action_replay(self) -> None:
+        session = self.session
+
+        def chosen(result: tuple[str, str | None] | None) -> None:
+            if not result:
+                return
+            path, split = result
+            with self.reporting("Cannot replay"):
+                model = load_any(path, split)
+
+                def go() -> None:
+                    with self.reporting("Cannot replay"):
+                        session.replay(model, path)
+                        self.notify(f"replaying {plural(len(model.merges), 'merge')} from {path}: "
+                                    "n steps through them, r runs to their end")
+                        self.refresh_snapshot()
+
+                if session.steps:
+                    self.ask(f"Undo the {plural(session.steps, 'merge')} made here and replay {path}?", "Replay", go)
+                else:
+                    go()
+
+        self.app.push_screen(ReplayDialog(), chosen)
+
+    def action_quit_app(self) -> None:
+        if self.session is not None and self.session.unsaved:
+            self.ask("Quit without saving the trained model?", "Quit", self.app.exit)
+        else:
+            self.app.exit()
+
+
+def _loads_quickly(paths: list[str]) -> bool:
+    """Whether these files are small enough to load on the UI thread without a visible pause."""
+    try:
+        return sum(f.stat().st_size for f, _ in list_files(paths)) < SYNC_LOAD_BYTES
+    except (OSError, TokWorkbenchError):
+        return False  # the worker reports it properly
+
+
+def _build_session(paths: list[str] | None, base: Session | None, settings: Settings,
+                   post=None) -> msg.SessionReady | msg.LoadFailed:
+    """Read `paths` (or reuse `base`'s corpus) and build a session; the core's own checks (bad
+    files, empty corpus) come back as LoadFailed."""
+    try:
+        if base is not None:
+            return msg.SessionReady(base.with_settings(settings, post))
+        return msg.SessionReady(Session.open(paths or [], settings, post))
+    except TokWorkbenchError as exc:
+        return msg.LoadFailed(str(exc))
+    except MemoryError:
+        return msg.LoadFailed("out of memory while loading the corpus")
+
+
+def _throttled(post_message):
+    """A progress callback that posts at most one LoadProgress per frame."""
+    last = [0.0]
+
+    def post(done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if now - last[0] > FRAME:
+            last[0] = now
+            post_message(msg.LoadProgress(done, max(total, 1), what))
+
+    return post

@@ -1,0 +1,94 @@
+"""Run a session's training in a forked process, so a UI thread never competes for the GIL.
+
+The child inherits the learner as it is (fork copies nothing until written), steps until the
+target or a cancel, sends progress a few times a second, and at the end its training state;
+the caller's thread relays progress and finally puts that state into its own learner.
+
+Fork is used only where it is the platform's own default (Linux). Forking a process that runs
+threads is safe here because the child touches nothing but the learner and its pipe: it takes
+no lock the parent's threads might hold (it gets a fresh session lock) and never returns into
+the parent's code. Elsewhere (macOS, Windows) the run happens in the calling thread instead,
+which keeps every result the same and only costs the UI some smoothness.
+"""
+
+import gc
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable
+
+from .session import FinishReason, RunFinished, RunProgress, Session
+from .snapshot import View
+
+
+def can_fork() -> bool:
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
+                 on_progress: Callable[[RunProgress], None]) -> RunFinished:
+    """Train to the session's target; `cancelled()` is polled, `on_progress` called with each
+    report. Returns once the session holds the result (or the failure is known)."""
+    if not can_fork():
+        return _run_here(session, view, cancelled, on_progress)
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    cancel = context.Event()
+    with session.lock:  # no step is half made when the child is copied
+        process = context.Process(target=_child, args=(session, view, send, cancel), daemon=True)
+        process.start()
+    send.close()
+    result = None
+    try:
+        while result is None:
+            if cancelled():
+                cancel.set()
+            if not receive.poll(0.02):
+                if not process.is_alive() and not receive.poll(0):
+                    result = ("error", "the training process ended without a result")
+                continue
+            kind, payload = receive.recv()
+            if kind == "progress":
+                on_progress(payload)
+            else:
+                result = (kind, payload)
+    finally:
+        cancel.set()
+        process.join(timeout=5)
+        receive.close()
+    kind, payload = result
+    if kind == "error":
+        return RunFinished(FinishReason.FAILED, 0, payload)
+    state, finished = payload
+    with session.lock:
+        session.learner.restore_state(state)
+    return finished
+
+
+def _run_here(session, view, cancelled, on_progress) -> RunFinished:
+    steps = session.run(view, cancelled)
+    while True:
+        try:
+            on_progress(next(steps))
+        except StopIteration as stop:
+            return stop.value
+
+
+def _child(session: Session, view: View, conn, cancel) -> None:
+    gc.disable()  # this process only trains, then exits: see bpe/gcpause.py
+    session.lock = threading.Lock()  # the parent held its own while forking
+    try:
+        steps = session.run(view, cancel.is_set)
+        while True:
+            try:
+                conn.send(("progress", next(steps)))
+            except StopIteration as stop:
+                finished = stop.value
+                break
+        conn.send(("done", (session.learner.training_state(), finished)))
+    except BaseException as exc:  # the parent shows it; the child must not reach the terminal
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+        os._exit(0)

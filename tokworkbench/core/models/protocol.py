@@ -1,0 +1,101 @@
+"""What a model kind implements, so the session, the views and the formats can work with any.
+
+A kind has two halves. The *learner* is training state that changes a step at a time and can be
+undone exactly; the *model* is what a learner (or a file) freezes: it encodes and decodes. BPE is
+the first kind (bpe/trainer.py's `Trainer`, models/tokenizer.py's `Tokenizer`); Unigram and
+fixed vocabularies implement the same two protocols. Every id here is an outside id.
+"""
+
+from collections.abc import Collection, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ..inspection.segments import TokenSpan
+from ..text.pretokenize import PreTokenizer
+from ..units import Units
+
+
+@runtime_checkable
+class Model(Protocol):
+    kind: str
+    units: Units
+    normalizer: str
+    pre_tokenizer: PreTokenizer
+    special_tokens: tuple[str, ...]
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    @property
+    def special_ids(self) -> dict[str, int]: ...
+
+    def encode(self, text: str, allowed_special: Collection[str] | str = (),
+               disallowed_special: Collection[str] | str = "all") -> list[int]: ...
+
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+    def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        """Each pre-tokenizer chunk of the normalized text with its ids (what views draw)."""
+
+    def decode(self, ids: list[int], errors: str = "strict") -> str: ...
+
+    def decode_bytes(self, ids: list[int]) -> bytes: ...
+
+    def token(self, tid: int) -> bytes | str:
+        """The vocabulary entry: bytes for byte units, str for char units."""
+
+    def token_bytes(self, tid: int) -> bytes: ...
+
+    def token_text(self, tid: int) -> str: ...
+
+
+@runtime_checkable
+class Learner(Protocol):
+    """Training state, stepped and undone one step at a time (a merge, a pruning round)."""
+
+    kind: str
+    history: Sequence[Any]
+    initial_tokens: int
+    total_tokens: int
+    base_size: int
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    @property
+    def compression(self) -> float: ...
+
+    def next_step(self) -> Any | None:
+        """What `step` will do (a pair for BPE), or None when nothing is left to do."""
+
+    def step_text(self, next_step: Any) -> str:
+        """What that step makes, as text (the merged token)."""
+
+    def step(self) -> Any | None:
+        """One step; its record, or None when nothing is left to do."""
+
+    def undo(self) -> Any | None:
+        """Exactly the state before the last step; its record, or None."""
+
+    def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[Any]: ...
+
+    def steps_for_vocab(self, vocab_size: int) -> int:
+        """Steps still needed to reach `vocab_size`; a clear error for a size that makes no sense."""
+
+    def next_rows(self, k: int) -> list:
+        """What the next step will do, best first (the BPE pair table, the Unigram piece table)."""
+
+    def history_rows(self, k: int) -> list:
+        """The newest k steps, oldest first, as the history table shows them."""
+
+    def model(self, with_history: bool = True) -> Model: ...
+
+    def model_key(self) -> Any:
+        """Equal keys mean equal models (what 'saved' compares)."""
+
+    def window(self, doc: int, start: int, end: int) -> tuple[str, list[TokenSpan], int]:
+        """The normalized text of document `doc` in [start, end), its token spans (offsets from
+        `start`), and the document's length; empty when the learner keeps no layout."""
+
+    def training_state(self) -> dict: ...
+
+    def restore_state(self, state: dict) -> None: ...

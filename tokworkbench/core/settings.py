@@ -1,0 +1,36 @@
+"""What a session is set to: the training settings a user picks, as one value."""
+
+from dataclasses import dataclass, replace
+
+from .bpe.trainer import TrainConfig
+from .text.pretokenize import pre_tokenizer
+from .units import Units
+
+DEFAULT_TARGET = 1000
+CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class Settings:
+    units: Units = Units.BYTE
+    normalizer: str = "none"
+    split: str = "gpt4"  # a preset name or "custom"
+    pattern: str | None = None  # the regex when split is "custom"
+    tie_break: str = "first"
+    target: int = DEFAULT_TARGET
+    special_tokens: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "units", Units.named(self.units))
+
+    def config(self) -> TrainConfig:
+        """Validated training config; raises PatternError/TrainingError on a bad choice."""
+        pre = pre_tokenizer(CUSTOM, self.pattern or "") if self.split == CUSTOM else pre_tokenizer(self.split)
+        return TrainConfig(self.units, self.normalizer, pre, self.tie_break, self.special_tokens)
+
+    def with_(self, **changes) -> "Settings":
+        return replace(self, **changes)
+
+    def needs_retrain(self, other: "Settings") -> bool:
+        """Everything but the target changes what the learner is."""
+        return replace(self, target=other.target) != other

@@ -1,0 +1,99 @@
+"""A read of a session taken between two steps: everything the views draw, as one typed value.
+
+Taken in whichever thread or process owns the learner at that moment (the UI thread when idle,
+the training child while it runs), so a view never touches the learner while a step is under
+way. It carries data, not UI text: the app decides how to write it.
+"""
+
+from dataclasses import dataclass, field
+
+from .inspection.segments import TokenSpan, pair_occurrences, whole_run
+from .models.protocol import Learner, Model
+from .units import Units
+
+NEXT_ROWS = 400
+HISTORY_ROWS = 400
+
+
+@dataclass(frozen=True)
+class View:
+    """What the user is looking at: which document and which window of it."""
+
+    doc: int = 0
+    start: int = 0
+    size: int = 2400
+
+
+@dataclass(frozen=True)
+class CorpusWindow:
+    doc: int
+    start: int
+    doc_length: int
+    text: str  # the window's normalized text
+    spans: list[TokenSpan]  # offsets relative to `text`
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    kind: str
+    units: Units
+    vocab_size: int
+    base_size: int
+    steps: int  # merges (BPE) or rounds (Unigram) made so far
+    total_tokens: int
+    initial_tokens: int
+    compression: float
+    target: int
+    next_rows: list  # what the next step does, best first (PairRow for BPE)
+    next_step: object | None  # what the next step does: the pair it merges (BPE)
+    next_text: str  # what the next merge makes, for when it is not among `next_rows` (replay)
+    replaying: int  # replayed merges still to come
+    history: list  # the newest steps, oldest first (MergeRow for BPE)
+    window: CorpusWindow
+    model: Model = field(repr=False)  # for the encode views (no training history)
+
+    @property
+    def can_step(self) -> bool:
+        return self.next_step is not None
+
+
+def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0) -> Snapshot:
+    nxt = learner.next_step()
+    text, spans, length = learner.window(view.doc, view.start, view.start + view.size)
+    start = max(0, min(view.start, max(0, length - 1)))
+    model = learner.model(with_history=False)
+    return Snapshot(
+        kind=learner.kind,
+        units=model.units,
+        vocab_size=learner.vocab_size,
+        base_size=learner.base_size,
+        steps=len(learner.history),
+        total_tokens=learner.total_tokens,
+        initial_tokens=learner.initial_tokens,
+        compression=learner.compression,
+        target=target,
+        next_rows=learner.next_rows(NEXT_ROWS),
+        next_step=nxt,
+        next_text=learner.step_text(nxt) if nxt is not None else "",
+        replaying=replaying,
+        history=learner.history_rows(HISTORY_ROWS),
+        window=CorpusWindow(view.doc, start, length, text, spans),
+        model=model,
+    )
+
+
+def selected_line(snap: Snapshot, pair: tuple[int, int] | None) -> tuple[str, list[int], str]:
+    """For the byte view: the line holding the selected pair's first occurrence in the window,
+    else the window's first line, as (text, its token ids, a description)."""
+    window = snap.window
+    marks = pair_occurrences(window.spans, pair) if pair else []
+    at = marks[0][0] if marks else 0
+    lo = window.text.rfind("\n", 0, at) + 1
+    hi = window.text.find("\n", at)
+    hi = len(window.text) if hi < 0 else hi + 1
+    lo, hi = max(lo, at - 120), min(hi, at + 120)
+    run = whole_run(window.spans, lo, hi)
+    where = "the selected pair's first occurrence in the window" if marks else "the window's first line"
+    if not run:
+        return "", [], f"corpus: {where}"
+    return window.text[run[0].start : run[-1].end], [s.token for s in run], f"corpus: {where}"
