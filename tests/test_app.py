@@ -6,7 +6,7 @@ import json
 import pytest
 from textual.widgets import Input, Static
 
-from tokworkbench.app import WorkbenchApp
+from recording import RecordingApp
 from tokworkbench.app.dialogs import HelpDialog
 from tokworkbench.app.widgets.bytes_view import BytesPanel
 from tokworkbench.app.widgets.merges import MergesPanel
@@ -18,19 +18,7 @@ from tokworkbench.core.settings import Settings
 SIZE = (160, 48)
 
 
-class RecordingApp(WorkbenchApp):
-    """The workbench, remembering what it told the user (tests read no private state)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.said: list[str] = []
-
-    def notify(self, message, **kwargs):
-        self.said.append(str(message))
-        super().notify(message, **kwargs)
-
-
-WorkbenchApp = RecordingApp  # noqa: F811  every test below records
+WorkbenchApp = RecordingApp  # noqa: F811  every test below records what it said
 
 
 async def ready(app, pilot):

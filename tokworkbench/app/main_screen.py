@@ -165,7 +165,7 @@ class MainScreen(Screen):
             # frame rather than draw empty panes and then everything again
             result = _build_session(paths, None, settings)
             if isinstance(result, msg.SessionReady):
-                self.on_session_ready(result)
+                self.on_session_ready(result, quietly=True)  # the screen itself shows it is ready
             else:
                 self.on_load_failed(result)
             return
@@ -184,7 +184,7 @@ class MainScreen(Screen):
     def on_load_progress(self, message: msg.LoadProgress) -> None:
         self.progress_row.show(message.what, message.done, message.total)
 
-    def on_session_ready(self, message: msg.SessionReady) -> None:
+    def on_session_ready(self, message: msg.SessionReady, quietly: bool = False) -> None:
         self.loading = False
         self.session = session = message.session
         self.settings = session.settings
@@ -199,7 +199,8 @@ class MainScreen(Screen):
         self.app.sub_title = describe_settings(session.settings)
         self.refresh_snapshot()
         self.refresh_bindings()
-        self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
+        if not quietly:
+            self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
 
     def on_load_failed(self, message: msg.LoadFailed) -> None:
         self.loading = False

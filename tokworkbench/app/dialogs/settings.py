@@ -23,7 +23,7 @@ class SettingsDialog(Dialog):
     }
     SettingsDialog #settings-body {
         height: auto;
-        max-height: 1fr;
+        max-height: 50vh;  /* leaves the title, the error line and the buttons on an 80x24 screen */
     }
     SettingsDialog #settings-grid {
         grid-size: 2;

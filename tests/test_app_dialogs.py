@@ -1,0 +1,130 @@
+"""Every dialog and tab, reached by keys as a user reaches them, and how each looks."""
+
+import pytest
+from textual.widgets import Input, Select
+
+from recording import RecordingApp as WorkbenchApp
+from tokworkbench.app.dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog,
+                                      ReplayDialog, SettingsDialog)
+
+SIZES = [(160, 48), (80, 24)]
+
+# the key that opens each dialog from the main screen, after one merge
+DIALOGS = {
+    "help": ("question_mark", HelpDialog),
+    "target": ("t", PromptDialog),
+    "settings": ("c", SettingsDialog),
+    "open": ("o", OpenDialog),
+    "save": ("s", PromptDialog),
+    "export": ("e", ExportDialog),
+    "replay": ("l", ReplayDialog),
+    "reset": ("R", ConfirmDialog),
+    "quit": ("q", ConfirmDialog),
+}
+
+
+@pytest.fixture
+def quiet_folder(tmp_path, monkeypatch):
+    """A working directory whose listing is the same on every machine (the open dialog shows it)."""
+    folder = tmp_path / "corpus-folder"
+    folder.mkdir()
+    (folder / "a.txt").write_text("aaa bbb", encoding="utf-8")
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.mark.parametrize("name", DIALOGS)
+async def test_each_dialog_opens_from_its_key_and_escape_closes_it(name, quiet_folder):
+    key, kind = DIALOGS[name]
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, kind)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.main and app.main.session.steps == 1
+
+
+async def test_both_tabs_are_reachable_and_render():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        tabs = app.query_one("#bottom")
+        for tab in ("tab-bytes", "tab-encode"):
+            tabs.active = tab
+            await pilot.pause()
+            assert tabs.active == tab
+        assert "Type above" in str(app.query_one("#encode-result").render())
+        tabs.active = "tab-bytes"
+        await pilot.pause()
+        assert app.query_one("#bytes").rows  # the byte view filled itself when shown
+
+
+async def test_ctrl_q_asks_about_an_unsaved_model_like_q():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog) and "Quit without saving" in app.screen.question
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.is_running and app.screen is app.main
+
+
+async def test_replaying_a_damaged_file_is_a_message_and_the_work_is_kept(tmp_path):
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a"]]}}', encoding="utf-8")
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("N")
+        await pilot.press("l")
+        await pilot.pause()
+        app.screen.query_one("#replay-path", Input).value = str(bad)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.is_running and app.screen is app.main and app.main.session.steps == 10
+        assert any("merge" in m for m in app.said[-1:])  # the error names what is wrong
+
+
+async def test_save_path_with_a_tilde_is_expanded_before_it_is_checked_and_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        await pilot.press("s")
+        await pilot.pause()
+        app.screen.query_one(Input).value = "~/m.json"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert (tmp_path / "m.json").is_file() and not app.main.session.unsaved
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["160x48", "80x24"])
+@pytest.mark.parametrize("name", ["help", "settings", "export", "replay", "open", "quit", "target"])
+def test_dialog_snapshot(snap_compare, name, size, quiet_folder):
+    key = DIALOGS[name][0]
+
+    async def run_before(pilot):
+        await pilot.press("n")
+        await pilot.press(key)
+        await pilot.pause(0.3)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["160x48", "80x24"])
+def test_bytes_tab_snapshot(snap_compare, size):
+    async def run_before(pilot):
+        await pilot.press("N")
+        pilot.app.query_one("#bottom").active = "tab-bytes"
+        pilot.app.query_one("#encode-input", Input).value = "héllo 👋🏽"
+        await pilot.pause(0.3)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)
