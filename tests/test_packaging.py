@@ -2,11 +2,11 @@
 with no PATH trains on the sample texts shipped inside the wheel.
 
 The build and the install are offline: the wheel is built without build isolation by the test
-environment's setuptools (the `test` extra asks for one that reads pyproject.toml), installed
+environment's hatchling (the `test` extra asks for it), installed
 with `--no-deps --no-index`, and the fresh venv gets the wheel's declared dependencies (textual,
 regex, numpy) by a .pth line naming the folder where the test environment has them. That folder
-holds no tokworkbench (the editable install is a finder that a .pth line does not run), and the
-child checks that it imports tokworkbench and its corpus from the fresh venv and that no path of
+holds no importable tokworkbench (the editable install is a .pth file, which a folder added by a
+.pth line does not run), and the child checks that it imports tokworkbench and its corpus from the fresh venv and that no path of
 this checkout is on its sys.path.
 """
 
@@ -26,7 +26,7 @@ import pytest
 from tokworkbench.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
-MIN_SETUPTOOLS = (77,)  # reads the SPDX `license` string in pyproject.toml
+BACKEND, MIN_BACKEND = "hatchling", (1, 27)  # as pyproject.toml's [build-system] asks
 IGNORED = (".git", ".venv", "venv", "build", "dist", "bench-data", "__pycache__", "*.egg-info",
            ".pytest_cache", ".hypothesis", "*.pyc")
 
@@ -63,12 +63,12 @@ def _copy_source(dst: Path) -> None:
 
 def _build_wheel(src: Path, out: Path) -> Path:
     try:
-        version = tuple(int(p) for p in metadata.version("setuptools").split(".")[:2])
+        version = tuple(int(p) for p in metadata.version(BACKEND).split(".")[:2])
     except metadata.PackageNotFoundError:
         version = ()
-    if version < MIN_SETUPTOOLS:
-        _skip(f"building the wheel offline needs setuptools>={MIN_SETUPTOOLS[0]} in the test "
-              f"environment (found {version or 'none'}); pip install -e '.[test]' brings it")
+    if version < MIN_BACKEND:
+        _skip(f"building the wheel offline needs {BACKEND}>={'.'.join(map(str, MIN_BACKEND))} in the "
+              f"test environment (found {version or 'none'}); pip install -e '.[test]' brings it")
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index",
           "--no-build-isolation", "--wheel-dir", out, src])
     wheels = sorted(out.glob("tokworkbench-*.whl"))
@@ -86,9 +86,7 @@ def _check_contents(wheel: Path, src: Path) -> None:
     wanted.update({f"tokworkbench/sample_texts/{p.name}": p
                    for p in (src / "sample_texts").iterdir() if p.is_file()})
     missing = sorted(name for name in wanted if name not in inside)
-    packages = sorted({str(Path(m).parent).replace("/", ".") for m in missing if m.endswith("/__init__.py")})
-    assert not missing, (f"the wheel lacks {missing}"
-                         + (f"; add {packages} to [tool.setuptools] packages in pyproject.toml" if packages else ""))
+    assert not missing, f"the wheel lacks {missing}"
     changed = sorted(name for name, p in wanted.items() if inside[name] != p.read_bytes())
     assert not changed, f"files that differ in the wheel: {changed}"
     assert "tokworkbench/sample_texts/README.md" in inside
@@ -103,8 +101,8 @@ def _fresh_venv(where: Path) -> Path:
 
 
 def _dependency_folders(wheel: Path) -> list[Path]:
-    """Where the test environment has the wheel's declared dependencies (none of them holds a
-    tokworkbench: the editable install is a finder that runs only from a site folder's .pth)."""
+    """Where the test environment has the wheel's declared dependencies (none of them holds an
+    importable tokworkbench: the editable install is a .pth file, run only in a site folder)."""
     with zipfile.ZipFile(wheel) as zf:
         meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         lines = zf.read(meta).decode().splitlines()
@@ -113,7 +111,8 @@ def _dependency_folders(wheel: Path) -> list[Path]:
     assert {"textual", "regex", "numpy"} <= set(names), names
     folders = sorted({Path(metadata.distribution(n).locate_file("")).resolve() for n in names})
     for folder in folders:
-        assert not (folder / "tokworkbench").exists() and not (folder / "tokworkbench.py").exists(), folder
+        assert not (folder / "tokworkbench" / "__init__.py").exists(), folder
+        assert not (folder / "tokworkbench.py").exists(), folder
     return folders
 
 

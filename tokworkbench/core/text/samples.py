@@ -1,15 +1,13 @@
 """The embedded corpus that the workbench opens when no path is given.
 
-The texts live in the project's top-level folder `sample_texts/`. pyproject.toml maps that folder
-to the package `tokworkbench.sample_texts` and ships every file of it as package data, so the
-corpus is found in one of two places, both relative to the installed `tokworkbench` package:
+The texts live in the project's top-level folder `sample_texts/`. pyproject.toml ships that folder,
+README.md (the licences) included, inside the package, so the corpus is in one of two places,
+both relative to the imported `tokworkbench` package:
 
 * inside it, at `tokworkbench/sample_texts/`: an install from a wheel or an sdist
   (`pip install .`, `pipx install`);
 * beside it, at `<project>/sample_texts/` next to `<project>/pyproject.toml`: a source checkout,
-  which is what an editable install (`pip install -e .`, as `make` does) points at. setuptools'
-  editable finder does not resolve a mapped sub-folder that has no `__init__.py`, so the mapping
-  is followed here by hand.
+  which is what an editable install (`pip install -e .`, as `make` does) imports from.
 """
 
 from importlib.resources import files
