@@ -35,3 +35,36 @@ class ForeignModelError(ModelFileError):
 
 class ExportError(TokWorkbenchError):
     """The target format cannot carry this model exactly, or the file cannot be written."""
+
+
+class InvalidUtf8Error(CorpusError):
+    """A file is not valid UTF-8. The message says where; a caller that offers a way to replace
+    bad bytes (the CLI's --replace-invalid) adds that advice itself, since not every one can."""
+
+
+class PatternTimeoutError(PatternError):
+    """A custom pattern found no match for too long: catastrophic backtracking, most likely.
+    `offset` is where in the text the search was stuck; a caller that knows which document
+    that text is raises it again with `document`."""
+
+    def __init__(self, offset: int, seconds: float, document: int | None = None):
+        where = f" on document {document}" if document is not None else ""
+        super().__init__(f"the pattern takes too long{where} at offset {offset}: no match in {seconds:g} s "
+                         "(a nested quantifier such as (a|aa)+ can backtrack without end)")
+        self.offset, self.seconds, self.document = offset, seconds, document
+
+    def __reduce__(self):
+        return type(self), (self.offset, self.seconds, self.document)
+
+
+class NeedsPatternError(ForeignModelError):
+    """A tiktoken ranks file carries no pattern; the caller must name one (the CLI's --split)."""
+
+
+class OutputError(TokWorkbenchError):
+    """An output path is refused (a device, a FIFO, a folder, one of the inputs, a hard-linked
+    file) or cannot be written (missing folder, full disk, name too long)."""
+
+
+class WorkerError(TokWorkbenchError):
+    """A worker process of a parallel encode or count died without reporting a result."""
