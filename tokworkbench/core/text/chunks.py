@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CorpusError
+from ..errors import CorpusError, PatternTimeoutError
 from .normalize import normalize
 from .parallel import PIECE, can_parallelize, count_parallel, cut_text
 from .pretokenize import PreTokenizer
@@ -73,7 +73,7 @@ def count_chunks(
             continue
         ends, ids, offset = [], [], 0
         for piece in _pieces(text, pre):
-            found = pre.split(piece)
+            found = _split(pre, piece, docs, offset)
             counter.update(found)
             for chunk in dict.fromkeys(found):
                 if chunk not in index:
@@ -90,11 +90,19 @@ def count_chunks(
         if can_parallelize(pre, chars):
             counter = count_parallel(pending, pre)
         else:
-            for text in pending:
-                counter.update(pre.split(text))
+            for d, text in enumerate(pending, 1):
+                counter.update(_split(pre, text, d, 0))
     chunks = list(counter)
     counts = np.fromiter(counter.values(), dtype=np.int64, count=len(chunks))
     return ChunkCounts(chunks, counts, docs, chars, nbytes, layouts)
+
+
+def _split(pre: PreTokenizer, text: str, doc: int, offset: int) -> list[str]:
+    """`pre.split`, with a stuck custom pattern reported by document and offset."""
+    try:
+        return pre.split(text)
+    except PatternTimeoutError as exc:
+        raise PatternTimeoutError(offset + exc.offset, exc.seconds, doc) from None
 
 
 def _pieces(text: str, pre: PreTokenizer) -> list[str]:

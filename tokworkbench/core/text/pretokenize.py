@@ -3,14 +3,21 @@
 The presets are the patterns exactly as tiktoken publishes them. Note for exports: Hugging Face's
 regex engine (Oniguruma) reads the possessive `\\p{N}{1,3}+` of cl100k differently from Python's
 `regex`, so the HF exporter must translate it rather than copy it.
+
+A custom pattern can backtrack catastrophically (`(a|aa)+c` on a run of `a`s never ends), so it
+runs under the `regex` module's timeout: a search that finds no match for `PATTERN_TIMEOUT`
+seconds is an error naming the offset. The presets never backtrack that way and run without it
+(the timeout costs a clock read per match). On the command line a custom pattern is written
+`regex:PATTERN`, so that a mistyped preset name is not taken for a regex.
 """
 
-from dataclasses import dataclass
+import difflib
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import regex
 
-from ..errors import PatternError
+from ..errors import PatternError, PatternTimeoutError
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -32,6 +39,11 @@ O200K_PATTERN = "|".join(
 )
 
 PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
+REGEX_MARKER = "regex:"
+PATTERN_TIMEOUT = 5.0  # seconds a custom pattern may search without finding a match
+MAX_PATTERN_CHARS = 16_384  # the presets are under 400
+MAX_REPEAT_PRODUCT = 100_000  # product of the {n,m} bounds in a pattern
+_REPEAT = regex.compile(r"(?<!\\)\{([0-9]+)(?:,([0-9]*))?\}")
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,8 @@ class PreTokenizer:
 
     name: str
     pattern: str | None
+    timeout: float | None = field(default=None, compare=False, repr=False)
+    """Seconds a custom pattern may search without a match; None: PATTERN_TIMEOUT."""
 
     @property
     def is_preset_pattern(self) -> bool:
@@ -59,10 +73,9 @@ class PreTokenizer:
         """Character spans of the chunks: the matches, and any text between them as its own chunk."""
         if self.pattern is None:
             return [(0, len(text))] if text else []
-        spans = []
+        spans: list[tuple[int, int]] = []
         pos = 0
-        for match in _compiled(self.pattern).finditer(text):
-            start, end = match.span()
+        for start, end in self._matches(text):
             if start == end:
                 continue
             if start > pos:
@@ -72,6 +85,24 @@ class PreTokenizer:
         if pos < len(text):
             spans.append((pos, len(text)))
         return spans
+
+    def _matches(self, text: str):
+        """The pattern's match spans, under a timeout that restarts at each match's end: a long
+        document is fine, a search stuck for `timeout` seconds without a match is an error.
+        (A restart at the last match's end finds what the one search would have found next.)"""
+        compiled = _compiled(self.pattern)
+        limit = PATTERN_TIMEOUT if self.timeout is None else self.timeout
+        resume = 0
+        while True:
+            window_start = resume
+            try:
+                for match in compiled.finditer(text, resume, timeout=limit):
+                    resume = match.end()
+                    yield match.span()
+                return
+            except TimeoutError:
+                if resume == window_start:
+                    raise PatternTimeoutError(resume, limit) from None
 
 
 @lru_cache(maxsize=64)
@@ -89,6 +120,22 @@ def pre_tokenizer(spec: str, pattern: str | None = None) -> PreTokenizer:
     return PreTokenizer("custom", _validated(spec))
 
 
+def parse_split(spec: str) -> PreTokenizer:
+    """A pre-tokenizer as the command line names it: a preset, or `regex:PATTERN`. A bare name
+    that is not a preset is refused with the closest preset, never taken for a regex."""
+    if spec.startswith(REGEX_MARKER):
+        pattern = spec[len(REGEX_MARKER):]
+        if not pattern:
+            raise PatternError(f"{REGEX_MARKER} needs a pattern after it, e.g. {REGEX_MARKER}\\w+|\\s+")
+        return from_pattern(pattern)
+    key = spec.lower()
+    if key in PRESETS:
+        return PreTokenizer(key, PRESETS[key])
+    close = difflib.get_close_matches(key, list(PRESETS), n=1, cutoff=0.5)
+    advice = f"did you mean {close[0]}?" if close else f"choose one of {', '.join(PRESETS)}"
+    raise PatternError(f"unknown pre-tokenizer {spec!r}; {advice} (a custom pattern is written {REGEX_MARKER}PATTERN)")
+
+
 def from_pattern(pattern: str | None, also_matches=None) -> PreTokenizer:
     """The pre-tokenizer a file's pattern stands for: a preset when it is one (`also_matches`
     may rewrite a preset the way a format writes it), else custom. No pattern splits nothing."""
@@ -101,9 +148,42 @@ def from_pattern(pattern: str | None, also_matches=None) -> PreTokenizer:
 
 
 def _validated(pattern: str) -> str:
+    """A pattern that compiles, checked first for what would make compiling itself hang or
+    exhaust memory (patterns also come from model files, which may be damaged or hostile)."""
+    _check_size(pattern)
     try:
         _compiled(pattern)
     except regex.error as exc:
         where = f" at position {exc.pos}" if getattr(exc, "pos", None) is not None else ""
-        raise PatternError(f"invalid pre-tokenizer regex {pattern!r}: {exc.msg}{where}") from None
+        raise PatternError(f"invalid pre-tokenizer regex {_shown(pattern)}: {exc.msg}{where}") from None
+    except (RecursionError, MemoryError, OverflowError):
+        raise PatternError(f"the pre-tokenizer regex {_shown(pattern)} is too deeply nested or too large to compile") from None
     return pattern
+
+
+def _shown(pattern: str, limit: int = 200) -> str:
+    return repr(pattern) if len(pattern) <= limit else repr(pattern[:limit]) + "…"
+
+
+def _check_size(pattern: str) -> None:
+    """`regex` expands fixed repeats when compiling: (?:a{10000}){10000} takes gigabytes. The
+    presets are a few hundred characters with repeats of at most 3."""
+    try:
+        pattern.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PatternError(f"the pre-tokenizer regex holds a lone surrogate at position {exc.start}") from None
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise PatternError(f"the pre-tokenizer regex is {len(pattern):,} characters long; "
+                           f"the limit is {MAX_PATTERN_CHARS:,}")
+    product = 1
+    for m in _REPEAT.finditer(pattern):
+        counts = [c for c in m.groups() if c]
+        if any(len(c) > 9 for c in counts):
+            product = MAX_REPEAT_PRODUCT + 1
+            break
+        product *= max(1, *map(int, counts))
+        if product > MAX_REPEAT_PRODUCT:
+            break
+    if product > MAX_REPEAT_PRODUCT:
+        raise PatternError(f"the pre-tokenizer regex's repeat counts multiply to more than {MAX_REPEAT_PRODUCT:,}; "
+                           "compiling it would take too much memory")
