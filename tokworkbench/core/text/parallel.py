@@ -9,10 +9,12 @@ keeps every chunk's order of first appearance.
 
 import multiprocessing
 import os
+import signal
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
 
+from ..errors import WorkerError
 from .pretokenize import PreTokenizer
 
 MIN_PARALLEL = 4_000_000  # characters; below this, starting processes costs more than it saves
@@ -77,7 +79,8 @@ def fork_map(func: Callable, shares: list) -> list:
             try:
                 ok, value = receive.recv()
             except EOFError:
-                raise RuntimeError(f"a worker process died (exit code {child.exitcode})") from None
+                child.join(timeout=1)
+                raise WorkerError(f"a worker process died before it reported ({_death(child.exitcode)})") from None
             if not ok:
                 raise value
             results.append(value)
@@ -88,6 +91,19 @@ def fork_map(func: Callable, shares: list) -> list:
             child.join(timeout=1)
             if child.is_alive():
                 child.terminate()
+
+
+def _death(exitcode: int | None) -> str:
+    """How a child ended, in words: a negative exit code is the signal that killed it."""
+    if exitcode is None:
+        return "it is still running"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"killed by {name}" + (", perhaps for lack of memory" if exitcode == -9 else "")
+    return f"exit code {exitcode}"
 
 
 def _run_child(func, share, send) -> None:
