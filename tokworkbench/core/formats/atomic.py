@@ -1,22 +1,225 @@
-"""Atomic file writes: a crash or a full disk never leaves a half-written model behind."""
+"""Output files: checked before any work is done, then written atomically and never over
+something that is not a file.
 
+The rules, and why:
+- A symlink is written through: the file it points to is replaced and the link stays a link
+  (replacing the link itself would silently detach whatever else uses it).
+- The target must be absent or a regular file. A device, FIFO, socket or folder is refused:
+  `os.replace` would turn `/dev/null` into a 0600 regular file for the whole machine.
+- A regular file with more than one hard link is refused. `os.replace` gives the name a new
+  inode, so the other names would keep the old content; writing in place would keep the links
+  but give up the atomic write (a crash mid-write leaves a half model under every name). Neither
+  is what the user asked for, so they choose: remove the file first, or write elsewhere.
+- The replaced file's permission bits (and owner and group, where this process may set them)
+  carry over; a new file gets 0o666 less the umask, as `open()` would give it.
+- The temp file sits beside the target as `.NAME.tokworkbench-tmp-HOST-PID-XXXXXXXX`, so one
+  left by a killed process can be recognised: the next write to that folder removes those whose
+  process (same host, PID no longer running) is gone.
+- An output that is one of the inputs (the same inode, whatever the path) is refused before
+  any work, by `check_output`: training on c.txt must not end by overwriting c.txt.
+"""
+
+import errno
 import os
+import re
+import socket
+import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
+from ..errors import OutputError
+from ..text.corpus import kind_of as file_kind, os_reason
 
-def write_atomic(path: str | Path, data: bytes) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+TMP_TAG = ".tokworkbench-tmp-"
+_TMP_NAME = re.compile(r"^\..*" + re.escape(TMP_TAG) + r"(?P<host>[A-Za-z0-9_-]*)-(?P<pid>\d+)-[A-Za-z0-9_]+$")
+_NAME_IN_TMP = 64  # characters of the target's name kept in the temp name (which must fit NAME_MAX)
+def resolve_output(path: str | Path) -> Path:
+    """The file a write to `path` would replace, with symlinks followed; refuses what
+    `write_atomic` must not write (see the module docstring). Raises OutputError.
+
+    The file is looked at through `path` itself first, so a link such as /dev/stdout is judged
+    by what it reaches (a pipe, a terminal) rather than by the name it resolves to."""
+    shown = str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(f"cannot write {shown}: {os_reason(exc)}") from None
+    target = Path(os.path.realpath(path))
+    if st is None:
+        _check_new_file(shown, target)
+        return target
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"refusing to write {shown}: it is {file_kind(st.st_mode)}, not a regular file")
+    if st.st_nlink > 1:
+        raise OutputError(
+            f"refusing to write {shown}: it has {st.st_nlink} hard links, and an atomic replace would "
+            "split them; remove it first or write elsewhere")
+    if _identity(target) != (st.st_dev, st.st_ino):
+        raise OutputError(f"refusing to write {shown}: it does not lead to a file name that can be replaced")
+    return target
+
+
+def _check_new_file(shown: str, target: Path) -> None:
+    """A file that does not exist yet: its folder must exist and its name must fit."""
+    parent = target.parent
+    try:
+        pst = os.stat(parent)
+    except OSError as exc:
+        reason = "the folder does not exist" if exc.errno == errno.ENOENT else os_reason(exc)
+        raise OutputError(f"cannot write {shown}: {parent}: {reason}") from None
+    if not stat.S_ISDIR(pst.st_mode):
+        raise OutputError(f"cannot write {shown}: {parent} is {file_kind(pst.st_mode)}, not a folder")
+    limit = _name_max(parent)
+    size = len(os.fsencode(target.name))
+    if size > limit:
+        raise OutputError(f"cannot write {shown}: its name is {size} bytes long; this file system allows {limit}")
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def check_output(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
+    """Call before any work: refuse an output that cannot be written safely, or that is one of
+    `inputs` (the same file by device and inode, whatever path names it). Returns the target."""
+    target = resolve_output(path)
+    mine = _identity(target)
+    if mine is not None:
+        for source in inputs:
+            if _identity(source) == mine:
+                same = "" if str(source) == str(path) else f" (the same file as {source})"
+                raise OutputError(f"refusing to write {path}: it is one of the inputs{same}; "
+                                  "choose another output")
+    return target
+
+
+def write_atomic(path: str | Path, data: bytes) -> Path:
+    """Write `data` to `path` through a temp file and `os.replace`, by the rules above.
+    Returns the file written (symlinks resolved). Raises OutputError."""
+    target = resolve_output(path)
+    remove_stale_temps(target.parent)
+    try:
+        _replace(target, data)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {os_reason(exc)}") from None
+    return target
+
+
+def _replace(target: Path, data: bytes) -> None:
+    try:
+        old = os.stat(target)
+    except FileNotFoundError:
+        old = None
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target.name), dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
+            _copy_mode(f.fileno(), old)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+    _sync_folder(target.parent)
+
+
+def _temp_prefix(name: str) -> str:
+    return f".{name[:_NAME_IN_TMP]}{TMP_TAG}{_host()}-{os.getpid()}-"
+
+
+def _host() -> str:
+    """This machine's name as it may appear in a temp name (a PID means nothing elsewhere)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:32]
+
+
+def _copy_mode(fd: int, old: os.stat_result | None) -> None:
+    """The replaced file's owner and mode, or the umask's mode for a new file (mkstemp makes 0600)."""
+    if old is None:
+        os.fchmod(fd, 0o666 & ~current_umask())
+        return
+    try:
+        os.fchown(fd, old.st_uid, old.st_gid)  # before chmod: chown may clear set-id bits
+    except OSError:
+        pass  # not permitted (another user's file): the mode still carries over
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+
+
+def current_umask() -> int:
+    """The umask, read without changing it where Linux allows (os.umask both sets and reads,
+    which would race with a thread creating a file at that moment)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable; some file systems cannot, which is harmless."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temps(folder: str | Path) -> list[str]:
+    """Remove temp files of ours in `folder` left by a process that is gone (killed mid-write);
+    returns their names. Temps of running processes and of other hosts are left alone."""
+    host = _host()
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TMP_NAME.match(entry.name)
+        if not m or m["host"] != host or _alive(int(m["pid"])):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # exists under another user (or cannot be asked): leave its file alone
+    return True
