@@ -1,5 +1,6 @@
 """Exports load in the real libraries and encode exactly as we do; imports encode as their source."""
 
+import base64
 import json
 
 import pytest
@@ -185,5 +186,8 @@ def test_foreign_files_that_cannot_be_read(tmp_path):
     t.write_text("YQ== 0\n", encoding="ascii")
     with pytest.raises(ForeignModelError, match="names? one|carries no pattern"):
         load_any(t)
+    with pytest.raises(ForeignModelError, match="has 1 rank; a byte-level ranks file starts with the 256 single"):
+        load_any(t, "gpt2")
+    t.write_text("".join(f"{base64.b64encode(bytes([255 - i])).decode()} {i}\n" for i in range(256)))
     with pytest.raises(ForeignModelError, match="ranks 0..255 must be the 256 single bytes"):
         load_any(t, "gpt2")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from ..errors import ExportError
 from ..models.tokenizer import Tokenizer
-from .hf import hf_notes, write_hf
-from .minbpe import to_minbpe
-from .atomic import write_atomic
-from .tiktoken import check_tiktoken, write_tiktoken
+from .hf import check_hf, hf_notes, write_hf
+from .minbpe import check_minbpe, to_minbpe
+from .atomic import check_output, write_atomic
+from .tiktoken import check_tiktoken, companion_path, write_tiktoken
 
 FORMATS = ("hf", "tiktoken", "minbpe")
 
@@ -61,19 +61,33 @@ def check(tok: Tokenizer, fmt: str) -> list[str]:
         _check_no_duplicates(tok, fmt)
     if fmt == "tiktoken":
         check_tiktoken(tok)
+    if fmt == "hf":
+        check_hf(tok)
+    if fmt == "minbpe":
+        check_minbpe(tok)
     return hf_notes(tok) if fmt == "hf" else []
 
 
+def output_paths(fmt: str, out: str | Path) -> list[Path]:
+    """Every file an export writes: tiktoken writes OUT and its companion OUT.json."""
+    out = Path(out)
+    return [out, companion_path(out)] if fmt == "tiktoken" else [out]
+
+
+def check_export_outputs(fmt: str, out: str | Path, inputs: list[str | Path]) -> None:
+    """Before any work: refuse outputs that cannot be written or that are one of `inputs`."""
+    for path in output_paths(fmt, out):
+        check_output(path, inputs)
+
+
 def export(tok: Tokenizer, fmt: str, out: str | Path) -> list[str]:
-    """Write `tok` as `fmt` to `out` (tiktoken also writes OUT.json); returns notes and the files."""
+    """Write `tok` as `fmt` to `out` (tiktoken also writes OUT.json); returns notes and the files.
+    Raises ExportError for what the format cannot carry, OutputError for where it cannot go."""
     check(tok, fmt)
     out = Path(out)
-    try:
-        if fmt == "hf":
-            return write_hf(tok, out)
-        if fmt == "tiktoken":
-            return write_tiktoken(tok, out)
-        write_atomic(out, to_minbpe(tok).encode("utf-8"))
-        return [f"wrote {out}"]
-    except OSError as exc:
-        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from None
+    if fmt == "hf":
+        return write_hf(tok, out)
+    if fmt == "tiktoken":
+        return write_tiktoken(tok, out)
+    write_atomic(out, to_minbpe(tok).encode("utf-8"))
+    return [f"wrote {out}"]

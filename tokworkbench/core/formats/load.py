@@ -1,43 +1,82 @@
-"""Open any tokenizer file this tool reads, by what it holds rather than by its name."""
+"""Open any tokenizer file this tool reads, by what it holds rather than by its name.
 
-import json
+Only a regular file of at most `MAX_MODEL_FILE_BYTES` is read, and every token's length is
+bounded (`max_token_bytes`) before any token is built. A file that is none of the formats gets
+a message naming what it holds (a JSON array, null, an empty file, a minbpe version we do not
+read, a byte-order mark), and every failure is a ModelFileError prefixed with the path.
+"""
+
+import codecs
+import os
 from pathlib import Path
 
 from ..errors import ForeignModelError, ModelFileError, TokWorkbenchError
 from ..models.tokenizer import Tokenizer
+from ..text.pretokenize import PreTokenizer
 from .hf import from_hf, is_hf_tokenizer
+from .limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
 from .minbpe import HEADER as MINBPE_HEADER, from_minbpe
 from .modelfile import from_json, is_our_model
-from .tiktoken import companion_path, from_tiktoken
+from .tiktoken import companion_path, from_tiktoken, read_companion
+
+_JSON_STARTS = tuple(b'{["-0123456789tfn')
 
 
-def load_any(path: str | Path, split: str | None = None) -> Tokenizer:
+def load_any(path: str | Path, split: "str | PreTokenizer | None" = None,
+             max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     """Our model, HF tokenizer.json, minbpe .model, or a tiktoken ranks file (needs `split` unless
-    a companion OUT.json from our exporter sits beside it)."""
+    a companion OUT.json from our exporter sits beside it). `split` is a preset name,
+    `regex:PATTERN` or a PreTokenizer."""
     path = Path(path)
+    raw = read_model_file(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ModelFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    head = raw[:64].lstrip()
-    try:
-        if head.startswith(b"{"):
-            try:
-                doc = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ModelFileError(f"not valid JSON ({exc})") from None
-            if is_our_model(doc):
-                return from_json(doc)
-            if is_hf_tokenizer(doc):
-                return from_hf(doc)
-            raise ForeignModelError("a JSON file that is neither a tokworkbench model nor a Hugging Face tokenizer.json")
-        if head.startswith(MINBPE_HEADER.encode()):
-            return from_minbpe(raw.decode("utf-8"))
-        side = companion_path(path)
-        try:
-            meta = json.loads(side.read_text(encoding="utf-8")) if side.exists() else None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ForeignModelError(f"cannot read the companion {side.name}: {exc}") from None
-        return from_tiktoken(raw, split, meta)
+        return _parse(path, raw, split, max_token_bytes)
     except TokWorkbenchError as exc:
-        raise type(exc)(f"{path}: {exc}") from None
+        raise _with_path(exc, path) from None
+
+
+def _with_path(exc: TokWorkbenchError, path: Path) -> TokWorkbenchError:
+    """The same error, its message prefixed with the file (the class kept where it can be)."""
+    try:
+        return type(exc)(f"{path}: {exc}")
+    except TypeError:  # a class whose constructor takes more than a message
+        return ModelFileError(f"{path}: {exc}")
+
+
+def _parse(path: Path, raw: bytes, split, max_token_bytes: int) -> Tokenizer:
+    if raw.startswith(codecs.BOM_UTF8):
+        parse_json(raw)  # raises, naming the byte-order mark
+    head = raw[:64].lstrip()
+    if not head:
+        raise ModelFileError("the file is empty" if not raw else "the file holds only whitespace")
+    if head[0] in _JSON_STARTS and not _looks_like_ranks(head):
+        return _from_json_doc(parse_json(raw), max_token_bytes)
+    if head.startswith(b"minbpe v"):
+        return from_minbpe(raw, max_token_bytes)
+    meta = read_companion(path, raw)
+    return from_tiktoken(raw, split, meta, max_token_bytes, companion_path(path).name)
+
+
+def _looks_like_ranks(head: bytes) -> bool:
+    """A ranks line can start with a JSON-ish character ('n', 't', 'f', a digit): 'BASE64 0'."""
+    first = head.split(b"\n", 1)[0].split()
+    return len(first) == 2 and first[1] == b"0"
+
+
+def _from_json_doc(doc, max_token_bytes: int) -> Tokenizer:
+    if is_our_model(doc):
+        return from_json(doc, max_token_bytes)
+    if is_hf_tokenizer(doc):
+        return from_hf(doc, max_token_bytes)
+    if isinstance(doc, dict):
+        raise ForeignModelError("a JSON object that is neither a tokworkbench model nor a Hugging Face "
+                                "tokenizer.json (no \"format\": \"tokworkbench\", no \"model\" object)")
+    raise ForeignModelError(f"the file holds {describe_json(doc)}, not a tokenizer "
+                            f"(a tokworkbench model or a Hugging Face tokenizer.json is a JSON object)")
+
+
+def model_inputs(path: str | Path) -> list[str]:
+    """The files a model at `path` is read from: itself, and a tiktoken companion if one is there
+    (so an output can be checked against all of them before any work)."""
+    side = companion_path(Path(path))
+    return [str(path)] + ([str(side)] if os.path.lexists(side) else [])

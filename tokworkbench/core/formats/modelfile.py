@@ -1,16 +1,18 @@
 """The tokworkbench model file: versioned JSON, written atomically, validated on load.
 
 Merges are stored as [left_id, right_id] in rank order; the vocabulary is always rebuilt from
-them (as minbpe does), so a file cannot disagree with itself about what a token is.
+them (as minbpe does), so a file cannot disagree with itself about what a token is. Loading
+checks every field and the length of every token (limits.py) before any token is built.
 """
 
 import json
 from pathlib import Path
 
 from .atomic import write_atomic
+from .limits import MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, parse_json, read_model_file
 from ..errors import ModelFileError, TokWorkbenchError
 from ..text.normalize import NORMALIZERS
-from ..text.pretokenize import pre_tokenizer
+from ..text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
 from ..bpe.tiebreak import TIE_BREAKS
 from ..models.tokenizer import Tokenizer
 from ..units import Units
@@ -45,81 +47,133 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
     }
 
 
-def save(tok: Tokenizer, path: str | Path, corpus: dict | None = None) -> None:
+def save(tok: Tokenizer, path: str | Path, corpus: dict | None = None) -> Path:
+    """Write the model atomically (see atomic.py for what `path` may be); OutputError if not."""
     data = json.dumps(to_json(tok, corpus), ensure_ascii=False, indent=1).encode("utf-8")
-    try:
-        write_atomic(path, data + b"\n")
-    except OSError as exc:
-        raise ModelFileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return write_atomic(path, data + b"\n")
 
 
-def load(path: str | Path) -> Tokenizer:
+def load(path: str | Path, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
+    raw = read_model_file(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ModelFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFileError(f"{path}: not a model file (not valid JSON: {exc})") from None
-    try:
-        return from_json(doc)
+        doc = parse_json(raw)
+        if not is_our_model(doc):
+            raise ModelFileError(f'not a tokworkbench model (expected "format": "{FORMAT}", found {describe_json(doc)})'
+                                 if not isinstance(doc, dict) else
+                                 f'not a tokworkbench model (expected "format": "{FORMAT}")')
+        return from_json(doc, max_token_bytes)
     except ModelFileError as exc:
-        raise ModelFileError(f"{path}: {exc}") from None
+        raise type(exc)(f"{path}: {exc}") from None
 
 
-def from_json(doc) -> Tokenizer:
+def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
+    """A model from its parsed JSON; every field is checked, so a damaged or hostile file is a
+    ModelFileError naming the field, never another exception."""
     if not is_our_model(doc):
         raise ModelFileError(f'not a tokworkbench model (expected "format": "{FORMAT}")')
-    if doc.get("version") != VERSION:
-        raise ModelFileError(f"model file version {doc.get('version')!r} is not supported (this tool reads {VERSION})")
-    try:
-        units = Units(_one_of(doc["units"], [u.value for u in Units], "units"))
-        normalizer = _one_of(doc["normalizer"], NORMALIZERS, "normalizer")
-        tie_break = _one_of(doc["tie_break"], TIE_BREAKS, "tie_break")
-        pre = doc["pre_tokenizer"]
-        try:
-            pretok = pre_tokenizer(pre["name"], pre["pattern"]) if pre["pattern"] is not None else pre_tokenizer("none")
-        except TokWorkbenchError as exc:
-            raise ModelFileError(str(exc)) from None
-        base = doc["base"]
-        if not units.is_bytes:
-            if not isinstance(base, list) or not all(isinstance(c, str) and len(c) == 1 for c in base):
-                raise ModelFileError("char-unit model needs 'base' as a list of single characters")
-            if len(set(base)) != len(base):
-                raise ModelFileError("'base' repeats a character")
-            base = tuple(base)
-        else:
-            base = None
-        base_size = units.base_size(base)
-        merges = []
-        for rank, m in enumerate(doc["merges"]):
-            limit = base_size + rank
-            if not (isinstance(m, list) and len(m) == 2 and all(type(x) is int and 0 <= x < limit for x in m)):
-                raise ModelFileError(f"merge {rank} is {m!r}; it must be two ids below {limit}")
-            merges.append((m[0], m[1]))
-        specials = doc["special_tokens"]
-        first = base_size + len(merges)
-        ids = doc.get("ids")
-        if ids is not None:
-            size = first + len(specials)
-            if not (isinstance(ids, list) and len(ids) == size and all(type(i) is int and i >= 0 for i in ids)
-                    and len(set(ids)) == size):
-                raise ModelFileError(f"'ids' must list {size} distinct outside ids, one per token")
-            ids = tuple(ids)
-        expected = {s: (ids[first + i] if ids else first + i) for i, s in enumerate(specials)}
-        if not isinstance(specials, dict) or specials != expected:
-            raise ModelFileError("special token ids must follow the merges in order")
-        history = tuple(
-            MergeRecord(h["step"], tuple(h["pair"]), h["id"], h["count"], h["replacements"], h["length"])
-            for h in doc.get("history", [])
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ModelFileError(f"corrupt model file ({type(exc).__name__}: {exc})") from None
+    version = doc.get("version")
+    if not (type(version) is int and version == VERSION):
+        raise ModelFileError(f"model file version {version!r} is not supported (this tool reads {VERSION})")
+    for key in ("units", "normalizer", "tie_break", "pre_tokenizer", "merges", "special_tokens"):
+        if key not in doc:
+            raise ModelFileError(f"corrupt model file: no {key!r}")
+    units = Units(_one_of(doc["units"], [u.value for u in Units], "units"))
+    normalizer = _one_of(doc["normalizer"], NORMALIZERS, "normalizer")
+    tie_break = _one_of(doc["tie_break"], TIE_BREAKS, "tie_break")
+    pretok = _pre_tokenizer(doc["pre_tokenizer"])
+    base = _base(doc.get("base"), units)
+    base_size = units.base_size(base)
+    merges = _merges(doc["merges"], base_size)
+    base_lengths = [1] * base_size if units.is_bytes else [len(c.encode("utf-8")) for c in base]
+    check_token_lengths(base_lengths, merges, max_token_bytes)
+    first = base_size + len(merges)
+    specials = doc["special_tokens"]
+    if not isinstance(specials, dict) or not all(is_text(s) and s for s in specials):
+        raise ModelFileError("'special_tokens' must map non-empty strings to ids")
+    ids = _ids(doc.get("ids"), first + len(specials))
+    expected = {s: (ids[first + i] if ids else first + i) for i, s in enumerate(specials)}
+    if specials != expected or not all(is_count(i) for i in specials.values()):
+        raise ModelFileError("special token ids must follow the merges in order")
+    history = _history(doc.get("history", []), base_size, len(merges))
     return Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids)
 
 
+def _pre_tokenizer(pre) -> PreTokenizer:
+    if not isinstance(pre, dict) or not isinstance(pre.get("name"), str) or "pattern" not in pre:
+        raise ModelFileError("'pre_tokenizer' must be {\"name\": ..., \"pattern\": ...}")
+    name, pattern = pre["name"], pre["pattern"]
+    if pattern is None:
+        return pre_tokenizer("none")
+    if not isinstance(pattern, str):
+        raise ModelFileError(f"pre-tokenizer pattern must be a string, not {describe_json(pattern)}")
+    if name != "custom" and PRESETS.get(name) != pattern:
+        raise ModelFileError(f"pre-tokenizer {name!r} does not go with its pattern (name a preset with "
+                             "its own pattern, or 'custom')")
+    try:
+        return pre_tokenizer(name, pattern)
+    except TokWorkbenchError as exc:
+        raise ModelFileError(str(exc)) from None
+
+
+def _base(base, units: Units) -> tuple[str, ...] | None:
+    if units.is_bytes:
+        return None
+    if not isinstance(base, list) or not all(isinstance(c, str) and len(c) == 1 for c in base):
+        raise ModelFileError("char-unit model needs 'base' as a list of single characters")
+    for i, c in enumerate(base):
+        if not is_text(c):
+            raise ModelFileError(f"'base' character {i} is a lone surrogate (U+{ord(c):04X}), not a character")
+    if len(set(base)) != len(base):
+        raise ModelFileError("'base' repeats a character")
+    return tuple(base)
+
+
+def _merges(merges, base_size: int) -> list[tuple[int, int]]:
+    if not isinstance(merges, list):
+        raise ModelFileError(f"'merges' must be a list of [left_id, right_id], not {describe_json(merges)}")
+    out = []
+    for rank, m in enumerate(merges):
+        limit = base_size + rank
+        if not (isinstance(m, list) and len(m) == 2 and all(is_count(x) and x < limit for x in m)):
+            raise ModelFileError(f"merge {rank} is {_short(m)}; it must be two ids below {limit}")
+        out.append((m[0], m[1]))
+    return out
+
+
+def _ids(ids, size: int) -> tuple[int, ...] | None:
+    if ids is None:
+        return None
+    if not (isinstance(ids, list) and len(ids) == size and all(is_count(i) for i in ids) and len(set(ids)) == size):
+        raise ModelFileError(f"'ids' must list {size} distinct outside ids, one per token")
+    return tuple(ids)
+
+
+_HISTORY_FIELDS = ("step", "id", "count", "replacements", "length")
+
+
+def _history(history, base_size: int, n_merges: int) -> tuple[MergeRecord, ...]:
+    """Training records: whole numbers where the views divide and format them."""
+    if not isinstance(history, list) or len(history) > n_merges:
+        raise ModelFileError(f"'history' must be a list of at most {n_merges} training records")
+    out = []
+    for k, h in enumerate(history):
+        if not isinstance(h, dict) or not all(is_count(h.get(f)) for f in _HISTORY_FIELDS):
+            raise ModelFileError(f"history record {k} must have whole numbers for {', '.join(_HISTORY_FIELDS)}")
+        pair = h.get("pair")
+        if not (isinstance(pair, list) and len(pair) == 2 and all(is_count(x) for x in pair)):
+            raise ModelFileError(f"history record {k}: 'pair' must be two ids")
+        if h["length"] < 1:
+            raise ModelFileError(f"history record {k}: 'length' (tokens after the step) must be at least 1")
+        out.append(MergeRecord(h["step"], tuple(pair), h["id"], h["count"], h["replacements"], h["length"]))
+    return tuple(out)
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _one_of(value, allowed, what):
-    if value not in allowed:
-        raise ModelFileError(f"{what} {value!r} is not one of {', '.join(allowed)}")
+    if not isinstance(value, str) or value not in allowed:
+        raise ModelFileError(f"{what} {_short(value)} is not one of {', '.join(allowed)}")
     return value

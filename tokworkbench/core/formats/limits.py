@@ -1,0 +1,101 @@
+"""What a model file may hold before it is refused, and the reading that enforces it.
+
+A model defines its tokens by merges, so a file of a few hundred bytes can describe a token of
+a terabyte (40 merges, each joining the last token to itself). Lengths are therefore summed from
+the merge list, never built, and a token over `MAX_TOKEN_BYTES` (or a vocabulary over
+`MAX_VOCAB_BYTES` in all) is refused before anything materialises it. The largest tokens of
+published vocabularies are a few hundred bytes; the limits leave ample room above that.
+"""
+
+import codecs
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..errors import ModelFileError
+from ..text.corpus import describe_size, read_regular
+
+MAX_MODEL_FILE_BYTES = 256 << 20  # a model file (and a tiktoken companion) is read up to this
+MAX_TOKEN_BYTES = 64 << 10  # one token's UTF-8 bytes; a parameter of every loader
+MAX_VOCAB_BYTES = 256 << 20  # all tokens' bytes together
+
+
+class TokenLimitError(ModelFileError):
+    """A token (or the whole vocabulary) is longer than the loader allows; the limit can be
+    raised by whoever calls the loader (the CLI: --max-token-bytes)."""
+
+
+def read_model_file(path: str | Path, limit: int = MAX_MODEL_FILE_BYTES) -> bytes:
+    return read_regular(path, limit, "model file", ModelFileError)
+
+
+def check_token_lengths(base_lengths: Iterable[int], merges: Sequence[tuple[int, int]],
+                        max_token_bytes: int = MAX_TOKEN_BYTES, what: str = "merge") -> None:
+    """Refuse merges whose tokens are too long, from lengths added up without building them.
+    `base_lengths` are the base tokens' byte lengths; merges name ids below base + rank."""
+    lengths = list(base_lengths)
+    total = sum(lengths)
+    for rank, (a, b) in enumerate(merges):
+        n = lengths[a] + lengths[b]
+        if n > max_token_bytes:
+            raise TokenLimitError(
+                f"{what} {rank} makes a token of {n:,} bytes; the limit is {max_token_bytes:,} "
+                f"({describe_size(max_token_bytes)}): a corrupt or hostile file, or raise the limit")
+        total += n
+        if total > MAX_VOCAB_BYTES:
+            raise ModelFileError(
+                f"the tokens up to {what} {rank} hold more than {describe_size(MAX_VOCAB_BYTES)} in all; "
+                "a corrupt or hostile file")
+        lengths.append(n)
+
+
+def check_token_length(rank: int, size: int, max_token_bytes: int = MAX_TOKEN_BYTES) -> None:
+    """One token whose bytes are written out in the file (tiktoken ranks)."""
+    if size > max_token_bytes:
+        raise TokenLimitError(f"rank {rank} is a token of {size:,} bytes; the limit is {max_token_bytes:,} "
+                              f"({describe_size(max_token_bytes)})")
+
+
+def parse_json(raw: bytes):
+    """JSON from a file's bytes, or a ModelFileError that says what was found instead."""
+    if raw.startswith(codecs.BOM_UTF8):
+        raise ModelFileError("the file starts with a UTF-8 byte-order mark (EF BB BF); "
+                             "JSON tokenizer files have none: save it without the BOM")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"not valid JSON: not UTF-8 at byte offset {exc.start}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ModelFileError("not a model file: its JSON nests too deeply to read") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ModelFileError(f"not a model file: {str(exc).split(';')[0]}") from None
+
+
+def describe_json(doc) -> str:
+    """What a JSON document is, in words, for 'expected a model, found …'."""
+    names = {list: "a JSON array", str: "a JSON string", bool: "a JSON boolean", int: "a JSON number",
+             float: "a JSON number", type(None): "JSON null", dict: "a JSON object"}
+    found = names.get(type(doc), "JSON")
+    if isinstance(doc, list):
+        found += f" of {len(doc)} items"
+    return found
+
+
+def is_text(s) -> bool:
+    """A str that is valid Unicode text: no lone surrogate (JSON's \\ud800 escapes make them)."""
+    if not isinstance(s, str):
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_count(x, minimum: int = 0) -> bool:
+    """An int (not a bool, which JSON's true would give) of at least `minimum`."""
+    return type(x) is int and x >= minimum
