@@ -12,6 +12,7 @@ from tokworkbench.core import (
     CorpusError, DecodeError, EncodeError, ModelFileError, PatternError, TrainConfig, Trainer,
     TrainingError, load_corpus, pre_tokenizer,
 )
+from tokworkbench.core.errors import OutputError
 from tokworkbench.core.formats import modelfile
 from tokworkbench.core.text.corpus import iter_documents
 
@@ -129,7 +130,7 @@ def test_corrupt_and_foreign_model_files(tmp_path):
         ("merges", [[0, 999]], "merge 0"),
         ("units", "word", "units"),
         ("special_tokens", {"<x>": 3}, "special token ids"),
-        ("merges", "nope", "merge 0"),
+        ("merges", "nope", "'merges' must be a list"),
     ]:
         p.write_text(json.dumps({**good, field: value}), encoding="utf-8")
         with pytest.raises(ModelFileError, match=msg):
@@ -147,7 +148,7 @@ def test_model_file_round_trip_and_atomic_write(tmp_path):
     modelfile.save(tok, p)
     assert modelfile.load(p) == tok
     before = p.read_bytes()
-    with pytest.raises(ModelFileError):
+    with pytest.raises(OutputError, match="the folder does not exist"):
         modelfile.save(tok, tmp_path / "missing-dir" / "m.json")
     assert p.read_bytes() == before
     assert sorted(x.name for x in tmp_path.iterdir()) == ["m.json"]  # no temp file left behind
@@ -158,7 +159,7 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path):
     bad.write_bytes(b"ok \xff")
     runs = [
         ["train", str(bad), "--merges", "1", "-o", str(tmp_path / "m.json")],
-        ["train", str(tmp_path), "--split", "(unclosed", "--merges", "1", "-o", str(tmp_path / "m.json")],
+        ["train", str(tmp_path), "--split", "regex:(unclosed", "--merges", "1", "-o", str(tmp_path / "m.json")],
         ["train", "--vocab-size", "10", "-o", str(tmp_path / "m.json")],
         ["inspect", str(bad)],
     ]

@@ -1,27 +1,40 @@
 """The command line: train, encode, decode, inspect — thin wrappers over the same core the app uses.
 
-With no sub-command it starts the workbench. Every failure prints one line and exits non-zero.
+With no sub-command it starts the workbench. Every failure prints one line and exits 1 (argument
+errors exit 2 with the usage, as argparse does). Outputs are checked before any work: a bad
+`-o` never wastes a training run, and nothing is written over one of the command's inputs.
 """
 
 import argparse
+import errno
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from .core.formats import modelfile
-from .core.text.corpus import iter_documents
+from .core.text.corpus import (
+    Skipped, decode_document, describe_size, iter_documents, list_files, read_capped, read_document,
+)
 from .core.text.samples import sample_paths
-from .core.errors import TokWorkbenchError
-from .core.formats.export import FORMATS, export
-from .core.formats.load import load_any
+from .core.errors import (
+    CorpusError, ExportError, InvalidUtf8Error, NeedsPatternError, OutputError, TokWorkbenchError, TrainingError,
+)
+from .core.formats.atomic import check_output
+from .core.formats.export import FORMATS, check_export_outputs, export
+from .core.formats.hf import check_hf_specials
+from .core.formats.limits import MAX_TOKEN_BYTES, TokenLimitError
+from .core.formats.load import load_any, model_inputs
 from .core.text.normalize import NORMALIZERS
-from .core.text.pretokenize import pre_tokenizer
+from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
 from .core.bpe.trainer import TrainConfig, train
 from .core.inspection.roundtrip import parse_ids
 
 PROG = "tokworkbench"
+SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,regex:PATTERN}"
+MAX_STDIN_BYTES = 1 << 30  # encode -f - reads standard input up to this
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="train a BPE model on files or folders")
     tr.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
     tr.add_argument("--units", choices=("byte", "char"), default="byte")
-    tr.add_argument("--split", default="gpt4", metavar="{none,gpt2,gpt4,o200k,REGEX}",
-                    help="pre-tokenizer preset or a custom regex (default: gpt4)")
+    tr.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES,
+                    help="pre-tokenizer preset, or a custom regex written regex:PATTERN (default: gpt4)")
     tr.add_argument("--normalize", choices=NORMALIZERS, default="none")
     size = tr.add_mutually_exclusive_group(required=True)
     size.add_argument("--vocab-size", type=int, metavar="N", help="target vocabulary size, specials included")
@@ -53,24 +66,35 @@ def build_parser() -> argparse.ArgumentParser:
     enc.add_argument("-m", "--model", required=True)
     src = enc.add_mutually_exclusive_group(required=True)
     src.add_argument("text", nargs="?")
-    src.add_argument("-f", "--file")
+    src.add_argument("-f", "--file", help="a UTF-8 text file, or - for standard input")
     enc.add_argument("--format", choices=("ids", "tokens", "json"), default="ids")
     enc.add_argument("--allow-special", action="store_true", help="encode special-token strings as special ids")
+    _model_options(enc)
 
     dec = sub.add_parser("decode", help="decode ids with a model")
     dec.add_argument("-m", "--model", required=True)
     dec.add_argument("ids", nargs="+", metavar="ID")
     dec.add_argument("--errors", choices=("strict", "replace"), default="strict")
+    _model_options(dec)
 
     ins = sub.add_parser("inspect", help="summarize a model: ours, HF tokenizer.json, .tiktoken or minbpe .model")
     ins.add_argument("model")
-    ins.add_argument("--split", help="pattern for a bare .tiktoken file: gpt2, gpt4, o200k or a regex")
+    _model_options(ins)
 
     exp = sub.add_parser("export", help="write a model as HF tokenizer.json, tiktoken ranks, or minbpe .model")
     exp.add_argument("-m", "--model", required=True)
     exp.add_argument("--format", choices=FORMATS, required=True)
     exp.add_argument("-o", "--output", required=True)
+    _model_options(exp)
     return parser
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    """What every command that reads a model accepts."""
+    parser.add_argument("--split", metavar=SPLIT_CHOICES,
+                        help="pattern for a bare .tiktoken file (one without its OUT.json companion)")
+    parser.add_argument("--max-token-bytes", type=int, default=MAX_TOKEN_BYTES, metavar="N",
+                        help=f"refuse a model with a token longer than N bytes (default: {MAX_TOKEN_BYTES})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,15 +103,63 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["app", *argv]
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        _flush_stdout()
+        return status
     except TokWorkbenchError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {_advice(exc, args)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # the reader went away (| head): quiet, but not a success
+        _silence_stdout()
+        return 141
+    except OSError as exc:
+        if exc.errno in (errno.EBADF, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
+            _silence_stdout()
+            print(f"{PROG}: error: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        raise
+
+
+def _advice(exc: TokWorkbenchError, args) -> str:
+    """The core's message, plus the flag that helps where this command has one."""
+    text = str(exc)
+    if isinstance(exc, InvalidUtf8Error) and getattr(args, "replace_invalid", None) is False:
+        text += ", or load it with U+FFFD in place of bad bytes (--replace-invalid)"
+    elif isinstance(exc, NeedsPatternError) and hasattr(args, "split"):
+        text += " with --split"
+    elif isinstance(exc, TokenLimitError) and hasattr(args, "max_token_bytes"):
+        text += " with --max-token-bytes N"
+    return text
+
+
+def _stdout():
+    """Standard output, or an error if the shell started us with it closed (`>&-`)."""
+    if sys.stdout is None:
+        raise OutputError("cannot write to standard output: it is closed")
+    return sys.stdout
+
+
+def _emit(text: str) -> None:
+    _stdout().write(text + "\n")
+
+
+def _flush_stdout() -> None:
+    """Flush inside the error handling: a full disk must fail here, not silently at exit."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's own flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def cmd_app(args) -> int:
@@ -100,29 +172,34 @@ def cmd_train(args) -> int:
     config = TrainConfig(
         units=args.units,
         normalizer=args.normalize,
-        pre_tokenizer=pre_tokenizer(args.split),
+        pre_tokenizer=parse_split(args.split),
         tie_break=args.tie_break,
-        special_tokens=tuple(args.special),
+        special_tokens=_special_tokens(args.special),
     )
     paths = args.paths or sample_paths()
+    check_output(args.output, [f for f, _ in list_files(paths)])  # before the run, not after it
+    _stdout()
     errors = "replace" if args.replace_invalid else "strict"
     skipped: list[str] = []
+    report = Skipped()
     started = time.perf_counter()
     progress = _Progress() if sys.stderr.isatty() else None
-    docs = (d.text for d in iter_documents(paths, errors, skipped))
+    docs = (d.text for d in iter_documents(paths, errors, skipped, report=report))
     trainer = train(docs, config, vocab_size=args.vocab_size, merges=args.merges,
                     on_step=progress.update if progress else None)
     if progress:
         progress.close()
-    for path in skipped:
-        print(f"{PROG}: skipped binary file {path}", file=sys.stderr)
+    for line in report.lines():
+        print(f"{PROG}: {line}", file=sys.stderr)
     wanted = trainer.merges_for_vocab(args.vocab_size) + len(trainer.merges) if args.vocab_size else args.merges
     done = len(trainer.merges)
     if done < wanted:
         print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
-    modelfile.save(trainer.tokenizer(), args.output, trainer.corpus_summary())
+    tok = trainer.tokenizer()
+    _note_hf_collisions(tok)
+    modelfile.save(tok, args.output, trainer.corpus_summary())
     elapsed = time.perf_counter() - started
-    print(
+    _emit(
         f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "
         f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token) "
         f"in {elapsed:.2f}s; wrote {args.output}"
@@ -130,40 +207,80 @@ def cmd_train(args) -> int:
     return 0
 
 
-def cmd_encode(args) -> int:
-    tok = load_any(args.model)
-    if args.file is not None:
-        from .core.text.corpus import read_document
+def _special_tokens(specials: list[str]) -> tuple[str, ...]:
+    """Special tokens from the command line, which must be text: a byte that is not UTF-8 reaches
+    Python as a lone surrogate and would fail only when the trained model is saved."""
+    for k, s in enumerate(specials, 1):
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raw = s.encode("utf-8", "surrogateescape")[exc.start : exc.start + 1].hex()
+            raise TrainingError(f"special token {k} is not valid UTF-8 text (byte 0x{raw} at offset {exc.start}); "
+                                "special tokens are text") from None
+    return tuple(specials)
 
+
+def _note_hf_collisions(tok) -> None:
+    """A special token named like a learned token is fine here and in tiktoken, but HF cannot
+    hold it; say so now rather than at export time."""
+    try:
+        check_hf_specials(tok)
+    except ExportError as exc:
+        print(f"{PROG}: note: this model cannot be exported to HF: {exc}", file=sys.stderr)
+
+
+def cmd_encode(args) -> int:
+    tok = _load(args, args.model)
+    if args.file == "-":
+        text = decode_document("<stdin>", _read_stdin()).text
+    elif args.file is not None:
         text = read_document(Path(args.file)).text
     else:
         text = args.text
     ids = tok.encode(text, allowed_special="all" if args.allow_special else ())
     if args.format == "ids":
-        print(" ".join(map(str, ids)))
+        _emit(" ".join(map(str, ids)))
     elif args.format == "tokens":
-        print(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
+        _emit(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
     else:
-        print(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids]}, ensure_ascii=False))
+        _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids]}, ensure_ascii=False))
     return 0
 
 
+def _read_stdin(limit: int = MAX_STDIN_BYTES) -> bytes:
+    if sys.stdin is None:
+        raise CorpusError("cannot read standard input: it is closed")
+    try:
+        data = read_capped(sys.stdin.buffer, limit)
+    except OSError as exc:
+        raise CorpusError(f"cannot read standard input: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise CorpusError(f"standard input holds more than {describe_size(limit)}; encode a file instead")
+    return data
+
+
+def _load(args, path: str):
+    return load_any(path, args.split, args.max_token_bytes)
+
+
 def cmd_decode(args) -> int:
-    tok = load_any(args.model)
+    tok = _load(args, args.model)
     ids = parse_ids(" ".join(args.ids))
-    sys.stdout.write(tok.decode(ids, errors=args.errors) + "\n")
+    _emit(tok.decode(ids, errors=args.errors))
     return 0
 
 
 def cmd_export(args) -> int:
-    tok = load_any(args.model)
+    check_export_outputs(args.format, args.output, model_inputs(args.model))  # before any work
+    _stdout()
+    tok = _load(args, args.model)
     for note in export(tok, args.format, args.output):
-        print(note)
+        _emit(note)
     return 0
 
 
 def cmd_inspect(args) -> int:
-    tok = load_any(args.model, args.split)
+    tok = _load(args, args.model)
     pre = tok.pre_tokenizer
     lines = [
         f"model        {args.model}",
@@ -173,7 +290,7 @@ def cmd_inspect(args) -> int:
         f"tie-break    {tok.tie_break}",
         f"vocabulary   {tok.vocab_size} = {tok.base_size} base + {len(tok.merges)} merges + {len(tok.special_tokens)} special",
     ]
-    if tok.history:
+    if tok.history and tok.history[-1].length > 0:
         last = tok.history[-1]
         first_len = tok.history[0].length + tok.history[0].replacements
         lines.append(f"training     {first_len:,} -> {last.length:,} tokens ({first_len / last.length:.3f}x)")
@@ -187,7 +304,7 @@ def cmd_inspect(args) -> int:
     if tok.special_tokens:
         lines.append("special tokens")
         lines += [f"  {i:>7}  {s}" for s, i in tok.special_ids.items()]
-    print("\n".join(lines))
+    _emit("\n".join(lines))
     return 0
 
 
