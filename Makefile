@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test corpus bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,17 +18,29 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The whole table in benchmarks/README.md (about 10 minutes); builds the corpora on first use.
-CORPUS := bench-data/corpus
-MAKE_CORPUS ?= ../shared/bench/make_corpus.sh
-bench: $(STAMP)
+# The benchmarks' corpora: a folder holding en-100M.txt, en-10M.txt, multi-10M.txt and
+# mixed-10M.txt. The default folder is built on first use by benchmarks/make_corpus.py from pinned
+# Debian packages (apt-get download, about 180 MB; standard library only); `make bench CORPUS=DIR`
+# takes a folder of your own with those four files instead, and builds nothing.
+DEFAULT_CORPUS := bench-data/corpus
+CORPUS ?= $(DEFAULT_CORPUS)
+CORPUS_FILES := en-100M.txt en-10M.txt multi-10M.txt mixed-10M.txt
+
+corpus:
+ifeq ($(CORPUS),$(DEFAULT_CORPUS))
+	$(PYTHON) benchmarks/make_corpus.py $(CORPUS)
+endif
+	@for f in $(CORPUS_FILES); do test -f "$(CORPUS)/$$f" || \
+	  { echo "make: $(CORPUS)/$$f is missing: CORPUS must name a folder with $(CORPUS_FILES)" >&2; exit 1; }; done
+
+# The whole table in benchmarks/README.md (about 10 minutes).
+bench: $(STAMP) corpus
 	$(BIN)/pip install --quiet -e '.[test,bench]'
-	test -f $(CORPUS)/en-100M.txt || bash $(MAKE_CORPUS) $(CORPUS)
 	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-100M.txt
 	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/multi-10M.txt --check-merges
 	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-10M.txt --check-merges
-	$(BIN)/python benchmarks/encode_vs_tiktoken.py
-	$(BIN)/python benchmarks/app_latency.py
+	$(BIN)/python benchmarks/encode_vs_tiktoken.py $(CORPUS)/en-10M.txt
+	$(BIN)/python benchmarks/app_latency.py $(CORPUS)/mixed-10M.txt
 	$(BIN)/python benchmarks/startup.py
 
 clean:
