@@ -102,6 +102,12 @@ async def test_save_path_with_a_tilde_is_expanded_before_it_is_checked_and_writt
         assert (tmp_path / "m.json").is_file() and not app.main.session.unsaved
 
 
+def steady_cursors(app):
+    """A blinking cursor would make a snapshot depend on the moment it is taken."""
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
+
+
 @pytest.mark.parametrize("size", SIZES, ids=["160x48", "80x24"])
 @pytest.mark.parametrize("name", ["help", "settings", "export", "replay", "open", "quit", "target"])
 def test_dialog_snapshot(snap_compare, name, size, quiet_folder):
@@ -111,6 +117,7 @@ def test_dialog_snapshot(snap_compare, name, size, quiet_folder):
         await pilot.press("n")
         await pilot.press(key)
         await pilot.pause(0.3)
+        steady_cursors(pilot.app)
         pilot.app.clear_notifications()
         await pilot.pause(0.2)
 
@@ -124,7 +131,52 @@ def test_bytes_tab_snapshot(snap_compare, size):
         pilot.app.query_one("#bottom").active = "tab-bytes"
         pilot.app.query_one("#encode-input", Input).value = "héllo 👋🏽"
         await pilot.pause(0.3)
+        steady_cursors(pilot.app)
         pilot.app.clear_notifications()
         await pilot.pause(0.2)
 
     assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)
+
+
+def burst(app, keys):
+    """Keys as a terminal delivers them over SSH: all at once, no waiting in between."""
+    for key in keys:
+        app.simulate_key(key)
+
+
+async def test_keys_sent_in_a_burst_land_in_order_in_every_text_box(tmp_path):
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n", "e")
+        await pilot.pause()
+        box = app.screen.query_one("#export-path", Input)
+        box.value = ""
+        burst(app, list("abcdefgh") + ["backspace"] * 8 + list("xyz"))
+        await pilot.pause(0.3)
+        assert box.value == "xyz"
+        box.value = ""
+        path = tmp_path / "model.json"
+        burst(app, list(str(path)) + ["enter"])
+        await pilot.pause(0.5)
+        assert path.is_file()  # the whole name, not "model.jso"
+        await pilot.pause()
+        encode = app.main.query_one("#encode-input", Input)
+        encode.focus()
+        burst(app, list("hello") + ["backspace", "left", "left", "X"])
+        await pilot.pause(0.3)
+        assert encode.value == "heXll"
+
+
+async def test_typing_hides_the_keys_the_box_takes_and_escape_leaves_the_box():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        assert app.main.check_action("step", ()) is True
+        app.main.query_one("#encode-input", Input).focus()
+        await pilot.pause()
+        assert app.main.check_action("step", ()) is False  # hidden from the footer while typing
+        await pilot.press("n")
+        assert app.main.session.steps == 0 and app.main.query_one("#encode-input", Input).value == "n"
+        await pilot.press("escape")
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.main.session.steps == 1

@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.childrun import run_in_child
@@ -250,9 +250,17 @@ class MainScreen(Screen):
         self.refresh_snapshot()
 
     # -- keys ------------------------------------------------------------------------------
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()  # typing in a box hides the keys it takes
+
+    def on_descendant_blur(self) -> None:
+        self.refresh_bindings()
+
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "cancel":
             return self.running
+        if isinstance(self.focused, Input):
+            return False  # every other key of ours is a character the box takes
         if action in IDLE_ONLY and (self.running or self.loading or self.session is None):
             return None
         if action in ("undo", "reset") and not self.session.steps:

@@ -8,6 +8,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Label, Select
 
 from .base import Dialog
+from ..widgets.steady_input import SteadyInput
 
 FORMAT_CHOICES = {"hf": "Hugging Face tokenizer.json", "tiktoken": "tiktoken ranks (+ .json)", "minbpe": "minbpe .model"}
 DEFAULT_NAMES = {"hf": "tokenizer.json", "tiktoken": "model.tiktoken", "minbpe": "model.model"}
@@ -36,7 +37,7 @@ class ExportDialog(Dialog):
             yield Label("Export the model", classes="question")
             yield Select([(label, fmt) for fmt, label in FORMAT_CHOICES.items()], value="hf",
                          allow_blank=False, id="export-format")
-            yield Input(self._default("hf"), id="export-path")
+            yield SteadyInput(self._default("hf"), id="export-path")
             yield Label("enter writes the file (atomically); shift+tab picks the format; a format that "
                         "cannot carry the model says why", id="export-error", classes="hint")
 

@@ -9,6 +9,7 @@ from textual.containers import Vertical
 from textual.widgets import DirectoryTree, Input, Label
 
 from .base import Dialog
+from ..widgets.steady_input import SteadyInput
 
 
 class OpenDialog(Dialog):
@@ -31,7 +32,7 @@ class OpenDialog(Dialog):
         with Vertical(classes="dialog"):
             yield Label("Open corpus: a file or folder (enter in the tree picks it; edit and press enter to open)",
                         classes="question")
-            yield Input(placeholder="path/to/file.txt another/folder", id="open-input")
+            yield SteadyInput(placeholder="path/to/file.txt another/folder", id="open-input")
             yield DirectoryTree(self.start, id="open-tree")
             yield Label("", id="open-error", classes="hint")
 

@@ -8,6 +8,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Label
 
 from .base import Dialog
+from ..widgets.steady_input import SteadyInput
 
 
 class PromptDialog(Dialog):
@@ -23,7 +24,7 @@ class PromptDialog(Dialog):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="question")
-            yield Input(self.value, id="prompt-input")
+            yield SteadyInput(self.value, id="prompt-input")
             yield Label(self.hint, id="prompt-error", classes="hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

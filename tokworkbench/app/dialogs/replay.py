@@ -9,6 +9,7 @@ from textual.widgets import Input, Label, Select
 
 from ...core.text.pretokenize import PRESETS
 from .base import Dialog
+from ..widgets.steady_input import SteadyInput
 
 FROM_FILE = "from the file"
 
@@ -23,7 +24,7 @@ class ReplayDialog(Dialog):
         with Vertical(classes="dialog"):
             yield Label("Tokenizer to replay: a tokworkbench model, HF tokenizer.json, minbpe .model or .tiktoken",
                         classes="question")
-            yield Input(placeholder="path/to/tokenizer.json", id="replay-path")
+            yield SteadyInput(placeholder="path/to/tokenizer.json", id="replay-path")
             yield Label("pattern for a bare .tiktoken file (others carry their own)", classes="hint")
             yield Select([(FROM_FILE, FROM_FILE)] + [(name, name) for name in PRESETS if name != "none"],
                          value=FROM_FILE, allow_blank=False, id="replay-split")

@@ -12,6 +12,7 @@ from ...core.text.normalize import NORMALIZERS
 from ...core.text.pretokenize import PRESETS
 from ...core.units import Units
 from .base import Dialog
+from ..widgets.steady_input import SteadyInput
 
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
 
@@ -55,11 +56,11 @@ class SettingsDialog(Dialog):
                     yield Label("pre-tokenizer")
                     yield Select([(n, n) for n in (*PRESETS, CUSTOM)], value=s.split, allow_blank=False, id="split")
                     yield Label("custom regex")
-                    yield Input(s.pattern or "", placeholder=r"e.g. \w+|\s+|[^\w\s]+", id="pattern")
+                    yield SteadyInput(s.pattern or "", placeholder=r"e.g. \w+|\s+|[^\w\s]+", id="pattern")
                     yield Label("tie-break")
                     yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
                     yield Label("target vocab")
-                    yield Input(str(s.target), id="target", type="integer")
+                    yield SteadyInput(str(s.target), id="target", type="integer")
             yield Label("", id="settings-error", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply")

@@ -2,6 +2,7 @@
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Input, Static
@@ -12,6 +13,7 @@ from ...core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report,
 from ...core.snapshot import Snapshot
 from ..messages import EncodeChanged
 from ..render import draw_tokens
+from .steady_input import SteadyInput
 
 
 class EncodePanel(Vertical):
@@ -30,14 +32,19 @@ class EncodePanel(Vertical):
     }
     """
 
+    BINDINGS = [Binding("escape", "leave", "Leave the box", tooltip="Stop typing: the keys work again")]
+
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
     """The session as the core last reported it: its `model` encodes and decodes here."""
 
+    def action_leave(self) -> None:
+        self.screen.set_focus(None)
+
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="type text to encode (e.g. 안녕하세요 👋🏽 hello)", id="encode-input")
+        yield SteadyInput(placeholder="type text to encode (e.g. 안녕하세요 👋🏽 hello)", id="encode-input")
         with VerticalScroll(id="encode-scroll"):
             yield Static(id="encode-result")
-        yield Input(placeholder="ids to decode, e.g. 236 149 136", id="decode-input")
+        yield SteadyInput(placeholder="ids to decode, e.g. 236 149 136", id="decode-input")
         yield Static(id="decode-result")
 
     def on_mount(self) -> None:

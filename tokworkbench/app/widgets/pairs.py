@@ -13,6 +13,7 @@ from ..labels import plural
 from ..messages import PairSelected
 from ..render import visible
 from .rowsview import RowsView
+from .steady_input import SteadyInput
 
 SHOWN = 60
 
@@ -39,7 +40,7 @@ class PairsPanel(Vertical):
         self._selected: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter pairs by merged text…", id="pair-filter")
+        yield SteadyInput(placeholder="filter pairs by merged text…", id="pair-filter")
         yield RowsView(
             [("#", 4, "left"), ("left", 14, "left"), ("right", 14, "left"), ("merged", 18, "left"),
              ("count", 9, "right"), ("bytes", 24, "left")],
