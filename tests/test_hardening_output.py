@@ -77,13 +77,15 @@ def test_a_character_device_is_refused_and_left_a_device(tmp_path, corpus, capsy
     assert stat.S_ISCHR(os.stat(dev).st_mode)
 
 
-def test_dev_null_itself_is_refused_without_touching_it(corpus, capsys, monkeypatch):
-    if not os.path.exists("/dev/null") or not stat.S_ISCHR(os.stat("/dev/null").st_mode):
-        pytest.skip("no character device at /dev/null")
-    before = os.stat("/dev/null")
+@pytest.mark.parametrize("dev", ["/dev/null", "/dev/full"])
+def test_system_devices_are_refused_without_touching_them(corpus, model, capsys, monkeypatch, dev):
+    if not os.path.exists(dev) or not stat.S_ISCHR(os.stat(dev).st_mode):
+        pytest.skip(f"no character device at {dev}")
+    before = os.stat(dev)
+    assert_one_line_error(["export", "-m", model, "--format", "hf", "-o", dev], capsys, "character device")
     no_training(monkeypatch)
-    assert_one_line_error(["train", corpus, "--merges", "2", "-o", "/dev/null"], capsys, "character device")
-    after = os.stat("/dev/null")
+    assert_one_line_error(["train", corpus, "--merges", "2", "-o", dev], capsys, "character device")
+    after = os.stat(dev)
     assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
 
 
@@ -169,6 +171,21 @@ def test_a_new_file_gets_the_umask_not_0600(tmp_path, model, mask):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~mask
+
+
+def test_a_full_disk_leaves_the_old_file_and_no_temp(tmp_path, model, monkeypatch):
+    out = tmp_path / "out.json"
+    out.write_text("old", encoding="utf-8")
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "fsync", full)
+    with pytest.raises(OutputError, match="cannot write .*out.json: No space left on device"):
+        modelfile.save(load_any(model), out)
+    monkeypatch.undo()
+    assert out.read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "out.json"]
 
 
 # -- temp files ----------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def _merges(lines: list[str], first_line: int) -> list[tuple[int, int]]:
 def check_minbpe(tok: Tokenizer) -> None:
     """What a minbpe file cannot carry: whitespace inside a special token, a line break in the pattern."""
     for s in tok.special_tokens:
-        if len(s.split()) != 1:
+        if s.split() != [s]:
             raise ExportError(f"minbpe reads each special token line as 'TOKEN ID' split at whitespace; "
                               f"the special token {s!r} holds whitespace, so it would not read back")
     if tok.pre_tokenizer.pattern and _LINE_BREAK.search(tok.pre_tokenizer.pattern):

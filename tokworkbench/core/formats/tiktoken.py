@@ -51,22 +51,32 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> list[byte
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        fields = line.split()
-        if len(fields) != 2:
-            what = "" if tokens else f"; {NOT_A_MODEL}"
-            raise ForeignModelError(f"line {n} is not 'BASE64 RANK'{what}")
-        b64, rank = fields
-        if not (rank.isascii() and rank.isdigit()):
-            raise ForeignModelError(f"line {n}: the rank {rank[:20]!r} is not a number")
         try:
-            data = base64.b64decode(b64, validate=True)
-        except (ValueError, binascii.Error):
-            raise ForeignModelError(f"line {n}: {b64[:20]!r} is not base64") from None
-        if int(rank) != len(tokens):
-            raise ForeignModelError(f"line {n}: ranks must run 0, 1, 2, … (found {rank} where {len(tokens)} was due)")
+            data = _rank_line(n, line, len(tokens))
+        except ForeignModelError as exc:
+            if tokens:
+                raise
+            raise ForeignModelError(f"{exc}; {NOT_A_MODEL}") from None
         check_token_length(len(tokens), len(data), max_token_bytes)
         tokens.append(data)
     return tokens
+
+
+def _rank_line(n: int, line: str, due: int) -> bytes:
+    """The token of line `n`, which must be 'BASE64 RANK' with the rank `due`."""
+    fields = line.split()
+    if len(fields) != 2:
+        raise ForeignModelError(f"line {n} is not 'BASE64 RANK'")
+    b64, rank = fields
+    if not (rank.isascii() and rank.isdigit()):
+        raise ForeignModelError(f"line {n}: the rank {rank[:20]!r} is not a number")
+    try:
+        data = base64.b64decode(b64, validate=True)
+    except (ValueError, binascii.Error):
+        raise ForeignModelError(f"line {n}: {b64[:20]!r} is not base64") from None
+    if int(rank) != due:
+        raise ForeignModelError(f"line {n}: ranks must run 0, 1, 2, … (found {rank} where {due} was due)")
+    return data
 
 
 def merges_from_ranks(tokens: list[bytes], what: str) -> list[tuple[int, int]]:

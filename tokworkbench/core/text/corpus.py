@@ -90,7 +90,8 @@ class Corpus:
 def describe_size(n: int) -> str:
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift:
-            return f"{n / (1 << shift):g} {unit}"
+            value = n / (1 << shift)
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
     return f"{n} bytes"
 
 
