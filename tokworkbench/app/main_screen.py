@@ -63,6 +63,8 @@ class MainScreen(Screen):
         Binding("e", "export", "Export", tooltip="Export to HF tokenizer.json, tiktoken or minbpe"),
         Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus"),
         Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table"),
+        Binding("comma", "document(-1)", "Prev doc", show=False, tooltip="Show the previous document"),
+        Binding("full_stop", "document(1)", "Next doc", show=False, tooltip="Show the next document"),
         Binding("left_square_bracket", "window(-1)", "Prev window", show=False,
                 tooltip="Show the previous window of this document"),
         Binding("right_square_bracket", "window(1)", "Next window", show=False,
@@ -233,6 +235,18 @@ class MainScreen(Screen):
     def on_document_selected(self, message: msg.DocumentSelected) -> None:
         if message.index != self.view.doc:
             self._move_view(View(doc=message.index, start=0, size=self.view.size))
+
+    def action_document(self, delta: int) -> None:
+        """Documents by key, for screens too narrow for the document list."""
+        if self.session is None:
+            return
+        count = len(self.session.corpus.documents)
+        doc = self.view.doc + delta
+        if not 0 <= doc < count:
+            self.notify(f"this is the {'first' if delta < 0 else 'last'} of {plural(count, 'document')}")
+            return
+        self.corpus_pane.highlight_document(doc)
+        self._move_view(View(doc=doc, start=0, size=self.view.size))
 
     def action_window(self, delta: int) -> None:
         if self.snapshot is None:

@@ -1,15 +1,49 @@
 """How tokens and text are drawn: alternating token colours, visible whitespace, cut characters."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rich.text import Text
 
 from ..core.inspection.segments import TokenSpan
 
-TOKEN_STYLES = ("on #2c3e5c", "on #4a3560", "on #2f5a46", "on #5c4f2a", "on #5a2f3c", "on #2a5559")
-CUT_STYLE = "bold underline #ff7b7b"  # drawn over the token's own background
-PAIR_STYLE = "bold black on #e5c07b"
+
+
+@dataclass(frozen=True)
+class Palette:
+    """Token backgrounds (adjacent tokens always differ), the mark for a character that a
+    byte-level token cuts (drawn over the token's own style), and the selected pair's mark."""
+
+    tokens: tuple[str, ...]
+    cut: str
+    pair: str
+
+
+# Each depth gets colours that stay distinct there: the truecolor six fold onto three indexes
+# of the 256-colour cube and onto one background in 16 colours.
+PALETTES = {
+    "truecolor": Palette(("on #2c3e5c", "on #4a3560", "on #2f5a46", "on #5c4f2a", "on #5a2f3c", "on #2a5559"),
+                         "bold underline #ff7b7b", "bold black on #e5c07b"),
+    "256": Palette(("on color(17)", "on color(53)", "on color(22)", "on color(58)", "on color(52)", "on color(23)"),
+                   "bold underline color(210)", "bold black on color(179)"),
+    "standard": Palette(("white on blue", "black on cyan", "white on magenta", "black on green"),
+                        "bold underline bright_red", "bold black on yellow"),
+    # NO_COLOR: no colour at all, so boundaries alternate underline and reverse video
+    "none": Palette(("underline", "reverse"), "bold strike", "bold reverse underline"),
+}
+TRUECOLOR = PALETTES["truecolor"]
+
+
+def palette_for(color_system: str | None, no_color: bool = False) -> Palette:
+    if no_color or color_system is None:
+        return PALETTES["none"]
+    return PALETTES.get(color_system, PALETTES["standard"])
+
+
+def palette_of(app) -> Palette:
+    """The palette for the terminal this app draws on (Rich's colour system, NO_COLOR)."""
+    return palette_for(app.console.color_system, app.no_color)
 _VISIBLE = {"\n": "↵\n", "\t": "→", "\r": "␍", "\x00": "␀", "\u200b": "⟨ZWSP⟩", "\u200d": "⟨ZWJ⟩"}
 _CELL = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
 
@@ -39,6 +73,7 @@ def style_runs(
     text: str,
     spans: Sequence[TokenSpan],
     marks: Sequence[tuple[int, int]] = (),
+    palette: Palette = TRUECOLOR,
 ) -> list[tuple[str, str]]:
     """`text` as (display text, style) runs, each token on its own background.
 
@@ -59,7 +94,7 @@ def style_runs(
         s, e = max(span.start, pos), min(span.end, end)
         if e <= s:
             continue
-        base = TOKEN_STYLES[span.ordinal % len(TOKEN_STYLES)]
+        base = palette.tokens[span.ordinal % len(palette.tokens)]
         if not (cut or marked):
             runs.append((_display(text[s:e]), base))
             pos = e
@@ -67,8 +102,8 @@ def style_runs(
 
         def style_of(i: int) -> str:
             if i in marked:
-                return PAIR_STYLE
-            return f"{CUT_STYLE} {base}" if i in cut else base
+                return palette.pair
+            return f"{palette.cut} {base}" if i in cut else base
 
         i = s
         while i < e:
@@ -84,9 +119,10 @@ def style_runs(
     return runs
 
 
-def draw_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[int, int]] = ()) -> Text:
+def draw_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[int, int]] = (),
+                palette: Palette = TRUECOLOR) -> Text:
     """The same runs as a Rich Text, for small texts shown in a Static."""
     out = Text(no_wrap=False, overflow="fold")
-    for piece, style in style_runs(text, spans, marks):
+    for piece, style in style_runs(text, spans, marks, palette):
         out.append(piece, style)
     return out

@@ -65,7 +65,7 @@ class BytesPanel(RowsView):
         cells = []
         for r in rows[:MAX_ROWS]:
             owners = " ".join(f"#{t}" for t in r.tokens)
-            detail = " ".join(repr(visible(texts[t])) for t in sorted(set(r.tokens)) if 0 <= t < len(texts))
+            detail = "  ".join(visible(texts[t]) for t in sorted(set(r.tokens)) if 0 <= t < len(texts))
             cells.append((
                 str(r.offset), (visible(r.char), "bold"), r.codepoint, r.name, hex_bytes(r.data),
                 f"{owners}  {detail}", ("✂ cut", "bold #ff7b7b") if r.cut else "",

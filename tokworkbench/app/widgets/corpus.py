@@ -12,7 +12,7 @@ from ...core.snapshot import Snapshot
 from ...core.text.corpus import CorpusStats
 from ..labels import plural
 from ..messages import DocumentSelected
-from ..render import style_runs
+from ..render import palette_of, style_runs
 from .tokentext import TokenText
 
 
@@ -26,7 +26,9 @@ class CorpusPane(Vertical):
         height: 1fr;
     }
     CorpusPane #doc-list {
-        width: 33;
+        width: 28%;
+        min-width: 24;
+        max-width: 60;
         height: 1fr;
         border: none;
     }
@@ -53,6 +55,8 @@ class CorpusPane(Vertical):
         self._styled_key: tuple | None = None  # what the window's runs were drawn from
         self._styled: list = []
         self._draw_pending = False
+        self._names: list[str] = []
+        self._sizes: list[int] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="corpus-stats")
@@ -65,13 +69,32 @@ class CorpusPane(Vertical):
         self.border_title = "Corpus"
 
     def set_documents(self, names: list[str], sizes: list[int]) -> None:
+        self._names, self._sizes = names, sizes
+        self._fill_documents(keep=False)
+
+    def _fill_documents(self, keep: bool = True) -> None:
+        """Names as wide as the list allows (it follows the pane's width)."""
         docs = self.query_one("#doc-list", OptionList)
-        docs.clear_options()
-        docs.add_options(
-            Option(Text.assemble((name[:21].ljust(21), ""), (f"{size:>8,}", "dim"))) for name, size in zip(names, sizes)
-        )
-        if names:
-            docs.highlighted = 0
+        room = max(8, (docs.size.width or 33) - 12)
+        highlighted = docs.highlighted if keep else 0
+        with docs.prevent(OptionList.OptionHighlighted):
+            docs.clear_options()
+            docs.add_options(
+                Option(Text.assemble((_fit(name, room), ""), (f"{size:>9,}", "dim")))
+                for name, size in zip(self._names, self._sizes)
+            )
+            if self._names:
+                docs.highlighted = min(highlighted or 0, len(self._names) - 1)
+
+    def on_resize(self) -> None:
+        if self._names:
+            self.call_after_refresh(self._fill_documents)
+
+    def highlight_document(self, index: int) -> None:
+        """Follow a document change made by key, without announcing it again."""
+        docs = self.query_one("#doc-list", OptionList)
+        with docs.prevent(OptionList.OptionHighlighted):
+            docs.highlighted = index
 
     def scroll_text_home(self) -> None:
         self.query_one("#corpus-text", TokenText).scroll_home(animate=False)
@@ -104,9 +127,11 @@ class CorpusPane(Vertical):
         marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         key = (window.text, window.spans, marks)
         if key != self._styled_key:  # most merges leave the window's tokens as they were
-            self._styled_key, self._styled = key, style_runs(window.text, window.spans, marks=marks)
+            self._styled_key, self._styled = key, style_runs(window.text, window.spans, marks, palette_of(self.app))
         end = window.start + len(window.text)
-        where = (f"chars {window.start:,}–{end:,} of {window.doc_length:,}  ·  [ and ] move the window"
+        names = self._names
+        name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
+        where = (f"{name}chars {window.start:,}–{end:,} of {window.doc_length:,}  ·  [ ] window  , . document"
                  + (f"  ·  {plural(len(marks), 'occurrence')} of the selected pair" if marks else ""))
         # fixed-height lines: no layout pass, only a repaint of these widgets
         self.query_one("#corpus-stats", Static).update(line, layout=False)
@@ -116,3 +141,7 @@ class CorpusPane(Vertical):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self.post_message(DocumentSelected(event.option_index))
+
+
+def _fit(name: str, room: int) -> str:
+    return name.ljust(room) if len(name) <= room else name[: room - 1] + "…"

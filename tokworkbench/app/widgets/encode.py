@@ -12,7 +12,7 @@ from ...core.inspection.escape import hex_bytes
 from ...core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
 from ...core.snapshot import Snapshot
 from ..messages import EncodeChanged
-from ..render import draw_tokens
+from ..render import draw_tokens, palette_of
 from .steady_input import SteadyInput
 
 
@@ -84,7 +84,7 @@ class EncodePanel(Vertical):
             out.append("✗ cannot encode: ", "bold red")
             out.append(rt.error)
         else:
-            out.append_text(draw_tokens(rt.normalized, rt.spans))
+            out.append_text(draw_tokens(rt.normalized, rt.spans, palette=palette_of(self.app)))
             out.append("\n")
             out.append("ids ", "dim")
             out.append(" ".join(map(str, rt.ids)))

@@ -14,8 +14,8 @@ class MergesPanel(RowsView):
 
     def __init__(self, **kwargs):
         super().__init__(
-            [("step", 6, "right"), ("pair", 13, "left"), ("id", 6, "right"), ("merged", 18, "left"),
-             ("count", 9, "right"), ("repl.", 9, "right"), ("tokens", 11, "right"), ("ratio", 6, "right")],
+            [("step", 6, "right"), ("merged", 18, "left"), ("count", 9, "right"), ("repl.", 9, "right"),
+             ("tokens", 11, "right"), ("ratio", 6, "right"), ("pair", 13, "left"), ("id", 6, "right")],
             **kwargs,
         )
 
@@ -28,8 +28,8 @@ class MergesPanel(RowsView):
         cells = []
         for row in snap.history:
             r = row.record
-            cells.append((str(r.step), f"{r.pair[0]}+{r.pair[1]}", str(r.new_id), (visible(row.text), "bold"),
-                          f"{r.count:,}", f"{r.replacements:,}", f"{r.length:,}", f"{row.compression:.3f}"))
+            cells.append((str(r.step), (visible(row.text), "bold"), f"{r.count:,}", f"{r.replacements:,}",
+                          f"{r.length:,}", f"{row.compression:.3f}", f"{r.pair[0]}+{r.pair[1]}", str(r.new_id)))
         self.set_rows(cells, follow=True)
         self.border_subtitle = plural(snap.steps, "merge")
 

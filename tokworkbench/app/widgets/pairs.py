@@ -42,8 +42,8 @@ class PairsPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield SteadyInput(placeholder="filter pairs by merged text…", id="pair-filter")
         yield RowsView(
-            [("#", 4, "left"), ("left", 14, "left"), ("right", 14, "left"), ("merged", 18, "left"),
-             ("count", 9, "right"), ("bytes", 24, "left")],
+            [("#", 4, "left"), ("merged", 18, "left"), ("count", 9, "right"), ("left", 14, "left"),
+             ("right", 14, "left"), ("bytes", 24, "left")],  # most telling first: a narrow pane still shows them
             id="pair-table",
         )
 
@@ -97,8 +97,8 @@ class PairsPanel(Vertical):
             shown.append(row)
             is_next = (row.left, row.right) == snap.next_step
             cells.append((
-                ("▶", "bold") if is_next else str(rank), visible(row.left_text), visible(row.right_text),
-                (visible(row.merged_text), "bold"), f"{row.count:,}", (hex_bytes(row.merged_bytes), "dim"),
+                ("▶", "bold") if is_next else str(rank), (visible(row.merged_text), "bold"), f"{row.count:,}",
+                visible(row.left_text), visible(row.right_text), (hex_bytes(row.merged_bytes), "dim"),
             ))
             if len(shown) >= SHOWN:
                 break
