@@ -180,3 +180,18 @@ async def test_typing_hides_the_keys_the_box_takes_and_escape_leaves_the_box():
         await pilot.press("n")
         await pilot.pause()
         assert app.main.session.steps == 1
+
+
+async def test_the_pair_filter_finds_pairs_beyond_the_top_of_the_table():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("slash", "e", "x")
+        await pilot.pause()
+        rows = app.main.snapshot.next_rows
+        assert rows and all("ex" in r.merged_text for r in rows)
+        assert "matching ex" in str(app.main.query_one("#pairs").border_subtitle)
+        top = {(r.left, r.right) for r in app.main.session.learner.next_rows(400)[0]}
+        assert any((r.left, r.right) not in top for r in rows)  # found below the first 400
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.main.snapshot.rows_in_all > len(rows)

@@ -114,3 +114,23 @@ def test_changing_settings_builds_a_new_session_on_the_same_corpus(paths):
     s = Session.open(paths, Settings())
     t = s.with_settings(Settings(units="char", tie_break="lexmin"))
     assert t.corpus is s.corpus and t.snapshot().base_size == t.stats.distinct_chars
+
+
+def test_the_pair_filter_searches_the_whole_table_as_text_and_as_hex_bytes(paths):
+    s = Session.open(paths, Settings())
+    learner = s.learner
+    everything, total = learner.next_rows(10**9)
+    assert total == len(everything) > 400
+
+    def brute(needle: bytes):
+        return [(r.left, r.right) for r in everything if needle in r.merged_bytes]
+
+    for query, needle in [("ex", b"ex"), ("x", b"x"), ("é", "é".encode()), ("e6", bytes([0xE6])),
+                          ("\\xe6\\x97", bytes([0xE6, 0x97])), ("E6 97", bytes([0xE6, 0x97]))]:
+        rows, matching = learner.next_rows(5, query)
+        expected = brute(needle) if query not in ("e6",) else sorted(
+            set(brute(needle)) | set(brute(b"e6")), key=[(r.left, r.right) for r in everything].index)
+        assert matching == len(expected) and [(r.left, r.right) for r in rows] == expected[:5], query
+    snap = s.snapshot(View(row_filter="ex"))
+    assert snap.rows_in_all == len(brute(b"ex")) and all(b"ex" in r.merged_bytes for r in snap.next_rows)
+    assert not any(b"\\x" in r.merged_bytes for r in s.snapshot(View(row_filter="x")).next_rows)

@@ -9,6 +9,7 @@ never touch a widget.
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from textual import work
@@ -229,12 +230,16 @@ class MainScreen(Screen):
     def on_pair_selected(self, message: msg.PairSelected) -> None:
         self.selected_pair = message.pair
 
+    def on_pair_filter_changed(self, message: msg.PairFilterChanged) -> None:
+        self.view = replace(self.view, row_filter=message.query)
+        self.refresh_snapshot()
+
     def on_encode_changed(self, message: msg.EncodeChanged) -> None:
         self.encode_text = message.text
 
     def on_document_selected(self, message: msg.DocumentSelected) -> None:
         if message.index != self.view.doc:
-            self._move_view(View(doc=message.index, start=0, size=self.view.size))
+            self._move_view(replace(self.view, doc=message.index, start=0))
 
     def action_document(self, delta: int) -> None:
         """Documents by key, for screens too narrow for the document list."""
@@ -246,7 +251,7 @@ class MainScreen(Screen):
             self.notify(f"this is the {'first' if delta < 0 else 'last'} of {plural(count, 'document')}")
             return
         self.corpus_pane.highlight_document(doc)
-        self._move_view(View(doc=doc, start=0, size=self.view.size))
+        self._move_view(replace(self.view, doc=doc, start=0))
 
     def action_window(self, delta: int) -> None:
         if self.snapshot is None:
@@ -256,7 +261,7 @@ class MainScreen(Screen):
         if start == self.view.start:
             self.notify("this is the document's " + ("first" if delta < 0 else "last") + " window")
         else:
-            self._move_view(View(self.view.doc, start, self.view.size))
+            self._move_view(replace(self.view, start=start))
 
     def _move_view(self, view: View) -> None:
         self.view = view

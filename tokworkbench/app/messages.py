@@ -49,6 +49,11 @@ class PairSelected(Message):
 
 
 @dataclass
+class PairFilterChanged(Message):
+    query: str
+
+
+@dataclass
 class DocumentSelected(Message):
     index: int
 

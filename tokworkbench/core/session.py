@@ -90,7 +90,8 @@ class Session:
 
     def snapshot(self, view: View = View()) -> Snapshot:
         with self.lock:
-            return take_snapshot(self.learner, view, self.settings.target, self._replaying())
+            return take_snapshot(self.learner, view, self.settings.target, self._replaying(),
+                                 getattr(self.learner, "replay_total", 0))
 
     def model(self) -> Model:
         with self.lock:

@@ -22,6 +22,7 @@ class View:
     doc: int = 0
     start: int = 0
     size: int = 2400
+    row_filter: str = ""  # only next-step rows that match this (the pair table's filter)
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,12 @@ class Snapshot:
     initial_tokens: int
     compression: float
     target: int
-    next_rows: list  # what the next step does, best first (PairRow for BPE)
+    next_rows: list  # what the next step does, best first (PairRow for BPE), filtered by the view
+    rows_in_all: int  # how many such rows exist (or match the filter), of which next_rows are the best
     next_step: object | None  # what the next step does: the pair it merges (BPE)
     next_text: str  # what the next merge makes, for when it is not among `next_rows` (replay)
     replaying: int  # replayed merges still to come
+    replay_total: int  # merges in the replay: the first this many steps are (or will be) its merges
     history: list  # the newest steps, oldest first (MergeRow for BPE)
     window: CorpusWindow
     model: Model = field(repr=False)  # for the encode views (no training history)
@@ -57,11 +60,13 @@ class Snapshot:
         return self.next_step is not None
 
 
-def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0) -> Snapshot:
+def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
+                  replay_total: int = 0) -> Snapshot:
     nxt = learner.next_step()
     text, spans, length = learner.window(view.doc, view.start, view.start + view.size)
     start = max(0, min(view.start, max(0, length - 1)))
     model = learner.model(with_history=False)
+    rows, rows_in_all = learner.next_rows(NEXT_ROWS, view.row_filter)
     return Snapshot(
         kind=learner.kind,
         units=model.units,
@@ -72,10 +77,12 @@ def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0)
         initial_tokens=learner.initial_tokens,
         compression=learner.compression,
         target=target,
-        next_rows=learner.next_rows(NEXT_ROWS),
+        next_rows=rows,
+        rows_in_all=rows_in_all,
         next_step=nxt,
         next_text=learner.step_text(nxt) if nxt is not None else "",
         replaying=replaying,
+        replay_total=replay_total,
         history=learner.history_rows(HISTORY_ROWS),
         window=CorpusWindow(view.doc, start, length, text, spans),
         model=model,

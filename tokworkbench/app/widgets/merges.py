@@ -26,12 +26,17 @@ class MergesPanel(RowsView):
         if snap is None:
             return
         cells = []
+        replayed = snap.replay_total
         for row in snap.history:
             r = row.record
-            cells.append((str(r.step), (visible(row.text), "bold"), f"{r.count:,}", f"{r.replacements:,}",
+            step = (f"↺{r.step}", "italic") if r.step <= replayed else str(r.step)
+            if r.step == replayed:
+                step = (f"↺{r.step}", "bold italic underline")  # where the replay ends
+            cells.append((step, (visible(row.text), "bold"), f"{r.count:,}", f"{r.replacements:,}",
                           f"{r.length:,}", f"{row.compression:.3f}", f"{r.pair[0]}+{r.pair[1]}", str(r.new_id)))
         self.set_rows(cells, follow=True)
-        self.border_subtitle = plural(snap.steps, "merge")
+        replay = f" · ↺ first {min(snap.steps, replayed):,} of {replayed:,} replayed" if replayed else ""
+        self.border_subtitle = plural(snap.steps, "merge") + replay
 
     @property
     def row_count(self) -> int:

@@ -10,7 +10,7 @@ from ...core.bpe.trainer import PairRow
 from ...core.inspection.escape import hex_bytes
 from ...core.snapshot import Snapshot
 from ..labels import plural
-from ..messages import PairSelected
+from ..messages import PairFilterChanged, PairSelected
 from ..render import visible
 from .rowsview import RowsView
 from .steady_input import SteadyInput
@@ -31,8 +31,6 @@ class PairsPanel(Vertical):
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
     """The session as the core last reported it: its `next_rows` are the best pairs."""
-    filter: reactive[str] = reactive("")
-    """Show only pairs whose merged text contains this."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -71,7 +69,7 @@ class PairsPanel(Vertical):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        self.filter = event.value
+        self.post_message(PairFilterChanged(event.value))  # the core searches the whole table
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -80,20 +78,15 @@ class PairsPanel(Vertical):
     def watch_snapshot(self) -> None:
         self._fill()
 
-    def watch_filter(self) -> None:
-        self._fill()
-
     def _fill(self) -> None:
         """Rebuild the rows; the cursor keeps its place, and the selection is announced only
         when the pair under it changed."""
         snap = self.snapshot
         if snap is None:
             return
-        rows = snap.next_rows
+        query = self.query_one("#pair-filter", Input).value
         shown, cells = [], []
-        for rank, row in enumerate(rows, 1):
-            if self.filter and self.filter not in row.merged_text:
-                continue
+        for rank, row in enumerate(snap.next_rows, 1):
             shown.append(row)
             is_next = (row.left, row.right) == snap.next_step
             cells.append((
@@ -104,10 +97,9 @@ class PairsPanel(Vertical):
                 break
         self._shown = shown
         self.query_one("#pair-table", RowsView).set_rows(cells)
-        n = len(rows)
-        note = (f"replay: next {visible(snap.next_text)!r}, {snap.replaying:,} to go · " if snap.replaying else "")
-        self.border_subtitle = note + f"{len(shown)} of {n}{'+' if n >= 400 else ''} pairs" + (
-            f" matching {self.filter!r}" if self.filter else "")
+        note = (f"replay: next {visible(snap.next_text)}, {snap.replaying:,} to go · " if snap.replaying else "")
+        matching = f" matching {query} (text or hex bytes)" if query else ""
+        self.border_subtitle = note + f"{len(shown)} of {plural(snap.rows_in_all, 'pair')}{matching}"
         self._announce()
 
     def _announce(self) -> None:

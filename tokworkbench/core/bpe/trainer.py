@@ -191,8 +191,26 @@ class Trainer:
     def steps_for_vocab(self, vocab_size: int) -> int:
         return self.merges_for_vocab(vocab_size)
 
-    def next_rows(self, k: int) -> list[PairRow]:
-        return self.top_pairs(k)
+    def next_rows(self, k: int, query: str = "") -> tuple[list[PairRow], int]:
+        """The k best pairs (those whose merged token matches `query`, if given), and how many
+        pairs there are (or match) in all."""
+        if query:
+            return self.find_pairs(query, k)
+        return self.top_pairs(k), len(self._counts)
+
+    def find_pairs(self, query: str, k: int) -> tuple[list[PairRow], int]:
+        """Search the whole pair table, not just its top: a pair matches when its merged token
+        contains `query` as text, or as bytes written in hex ("e6 97", "\\xe6\\x97", "0xe6").
+        Returns the best k matches in selection order, and how many pairs match."""
+        needles = query_needles(query)
+        vocab, to_bytes = self.vocab, Units.to_bytes
+        found = []
+        for p, n in self._counts.items():
+            merged = to_bytes(vocab[p >> 32]) + to_bytes(vocab[p & 0xFFFFFFFF])
+            if any(needle in merged for needle in needles):
+                found.append((p, n))
+        best = heapq.nsmallest(k, found, key=lambda pn: (-pn[1], self._key(pn[0])))
+        return [self._row(key_pair(p), n) for p, n in best], len(found)
 
     def history_rows(self, k: int) -> list["MergeRow"]:
         """The newest k merges, oldest first, with the text each made."""
@@ -256,6 +274,11 @@ class Trainer:
             if not (0 <= a < self.base_size + r and 0 <= b < self.base_size + r):
                 raise TrainingError(f"merge {r} ({a}, {b}) names an id that does not exist yet")
         self._replay = list(merges)
+
+    @property
+    def replay_total(self) -> int:
+        """How many merges the replay holds (the first steps of the history are theirs)."""
+        return len(self._replay)
 
     @property
     def replaying(self) -> int:
@@ -451,3 +474,13 @@ def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = No
             if on_step is not None:
                 on_step(len(trainer.merges), todo)
     return trainer
+
+
+def query_needles(query: str) -> list[bytes]:
+    """What a pair-table search looks for in a merged token's bytes: the query's own UTF-8
+    bytes, and, when the query reads as hex bytes, those bytes too."""
+    needles = [query.encode("utf-8", errors="surrogatepass")]
+    digits = query.lower().replace("\\x", " ").replace("0x", " ").replace(" ", "")
+    if len(digits) >= 2 and len(digits) % 2 == 0 and all(c in "0123456789abcdef" for c in digits):
+        needles.append(bytes.fromhex(digits))
+    return needles

@@ -81,8 +81,9 @@ class Learner(Protocol):
     def steps_for_vocab(self, vocab_size: int) -> int:
         """Steps still needed to reach `vocab_size`; a clear error for a size that makes no sense."""
 
-    def next_rows(self, k: int) -> list:
-        """What the next step will do, best first (the BPE pair table, the Unigram piece table)."""
+    def next_rows(self, k: int, query: str = "") -> tuple[list, int]:
+        """What the next step will do, best first (the BPE pair table, the Unigram piece
+        table), only rows matching `query` if given; and how many rows there are in all."""
 
     def history_rows(self, k: int) -> list:
         """The newest k steps, oldest first, as the history table shows them."""
