@@ -195,3 +195,35 @@ async def test_the_pair_filter_finds_pairs_beyond_the_top_of_the_table():
         await pilot.press("escape")
         await pilot.pause()
         assert app.main.snapshot.rows_in_all > len(rows)
+
+
+async def test_a_history_row_rewinds_to_its_step_exactly():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("N")
+        await pilot.pause()
+        before = app.main.session.snapshot()
+        await pilot.press("n", "n")
+        history = app.main.query_one("#merges")
+        history.focus()
+        await pilot.press("home")  # step 1 ... then down to step 10
+        for _ in range(9):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "Undo 2 merges, back to step 10?" in app.screen.question
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.main.session.snapshot() == before
+
+
+async def test_the_compression_tab_plots_every_step():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("N", "N")
+        app.query_one("#bottom").active = "tab-charts"
+        await pilot.pause()
+        title = str(app.query_one("#curve-title").render())
+        assert "over 20 merges" in title and f"{app.main.snapshot.compression:.3f}" in title
+        assert app.query_one("#compression").data == app.main.snapshot.curve
+        assert "vocabulary by token length" in str(app.query_one("#lengths").render())

@@ -134,3 +134,17 @@ def test_the_pair_filter_searches_the_whole_table_as_text_and_as_hex_bytes(paths
     snap = s.snapshot(View(row_filter="ex"))
     assert snap.rows_in_all == len(brute(b"ex")) and all(b"ex" in r.merged_bytes for r in snap.next_rows)
     assert not any(b"\\x" in r.merged_bytes for r in s.snapshot(View(row_filter="x")).next_rows)
+
+
+def test_the_compression_curve_and_the_token_lengths_follow_the_history(paths):
+    s = Session.open(paths, Settings())
+    assert s.snapshot().curve == [] and s.snapshot().token_lengths[1] == 256
+    s.step_many(30)
+    learner = s.learner
+    snap = s.snapshot()
+    full = [learner.initial_tokens / r.length for r in learner.history]
+    assert snap.curve == full and len(learner.compression_curve(7)) <= 8
+    assert learner.compression_curve(7)[-1] == full[-1]
+    assert sum(snap.token_lengths) == 256 + 30
+    assert snap.token_lengths == [sum(1 for t in learner.vocab if len(t) == n)
+                                  for n in range(len(snap.token_lengths))]

@@ -1,5 +1,7 @@
 """How the app words what the core reports: settings, counts, and why a run stopped."""
 
+import shlex
+
 from ..core.session import FinishReason, RunFinished
 from ..core.settings import CUSTOM, Settings
 
@@ -25,3 +27,13 @@ FINISHED = {
 
 def describe_finish(finished: RunFinished, vocab_size: int) -> str:
     return f"{FINISHED[finished.reason]}: {plural(finished.done, 'merge')} in this run, vocabulary {vocab_size:,}"
+
+
+def train_command(s: Settings) -> str:
+    """The command line that trains what these settings train, to reproduce a session."""
+    split = f"regex:{s.pattern}" if s.split == CUSTOM else s.split
+    words = ["tokworkbench", "train", "PATH...", "--units", s.units.value, "--normalize", s.normalizer,
+             "--split", split, "--tie-break", s.tie_break, "--vocab-size", str(s.target)]
+    if s.special_tokens:
+        words += ["--special", *s.special_tokens]
+    return " ".join(w if w == "PATH..." else shlex.quote(w) for w in words) + " -o model.json"

@@ -35,12 +35,20 @@ from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, Promp
 from .dialogs.export import folder_problem
 from .labels import describe_finish, describe_settings, plural
 from .widgets.bytes_view import BytesPanel
+from .widgets.charts import ChartsPanel
 from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
 from .widgets.progress import ProgressRow
 
+HELP_NOTES = """\
+The pair table's first row (▶) is the next merge; / searches every pair, by text or by hex bytes.
+In the history, count is how often the pair occurred when it was chosen; repl. is how many
+replacements the merge made (fewer when occurrences overlap, as in "aaa"); tokens is the corpus
+length after the step, and ratio the base units per token. ↺ marks replayed merges.
+Red underlined characters are cut by a byte-level token. Everything is also in the command
+palette (ctrl+p)."""
 MIN_SIZE = (80, 24)
 FRAME = 0.2  # seconds between progress posts while loading
 SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
@@ -108,6 +116,8 @@ class MainScreen(Screen):
                 with TabPane("UTF-8 bytes", id="tab-bytes"):
                     yield BytesPanel(id="bytes").data_bind(MainScreen.snapshot, MainScreen.selected_pair,
                                                            MainScreen.encode_text)
+                with TabPane("Compression", id="tab-charts"):
+                    yield ChartsPanel(id="charts").data_bind(MainScreen.snapshot)
             yield ProgressRow(id="progress")
         yield Static("", id="too-small")
         yield Footer()
@@ -229,6 +239,20 @@ class MainScreen(Screen):
     # -- events up -------------------------------------------------------------------------
     def on_pair_selected(self, message: msg.PairSelected) -> None:
         self.selected_pair = message.pair
+
+    def on_rewind_to(self, message: msg.RewindTo) -> None:
+        session = self.session
+        if session is None or self.running or message.step >= session.steps:
+            self.notify("that is the newest step: nothing to undo" if session and not self.running
+                        else "wait for the run to end")
+            return
+
+        def rewind() -> None:
+            session.undo_to(message.step)
+            self.refresh_snapshot()
+
+        undo = session.steps - message.step
+        self.ask(f"Undo {plural(undo, 'merge')}, back to step {message.step:,}?", "Rewind", rewind)
 
     def on_pair_filter_changed(self, message: msg.PairFilterChanged) -> None:
         self.view = replace(self.view, row_filter=message.query)
@@ -352,12 +376,10 @@ class MainScreen(Screen):
         def keys(bindings) -> list[tuple[str, str]]:
             return [(self.app.get_key_display(b), b.tooltip or b.description) for b in bindings]
 
-        sections = [("Workbench", keys(self.BINDINGS)),
+        sections = [("Workbench", keys(self.BINDINGS)), ("Merge history", keys(MergesPanel.BINDINGS)),
                     ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
                                     ("escape", "close a dialog; clear the pair filter")])]
-        self.app.push_screen(HelpDialog(sections, "The pair table's first row (▶) is the next merge. Red "
-                                        "characters are cut by a byte-level token. Everything is also in "
-                                        "the command palette (ctrl+p)."))
+        self.app.push_screen(HelpDialog(sections, HELP_NOTES))
 
     # -- dialogs ---------------------------------------------------------------------------
     def ask(self, question: str, yes: str, then: Callable[[], None]) -> None:

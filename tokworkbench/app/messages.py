@@ -61,3 +61,8 @@ class DocumentSelected(Message):
 @dataclass
 class EncodeChanged(Message):
     text: str
+
+
+@dataclass
+class RewindTo(Message):
+    step: int  # undo until this is the last step

@@ -122,6 +122,14 @@ class Session:
                 n += 1
             return n
 
+    def undo_to(self, steps: int) -> int:
+        """Undo until `steps` steps remain; how many were undone."""
+        with self.lock:
+            n = 0
+            while len(self.learner.history) > max(0, steps) and self.learner.undo() is not None:
+                n += 1
+            return n
+
     def set_target(self, vocab_size: int) -> None:
         """Raises TrainingError for a size below the base vocabulary."""
         with self.lock:

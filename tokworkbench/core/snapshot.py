@@ -13,6 +13,7 @@ from .units import Units
 
 NEXT_ROWS = 400
 HISTORY_ROWS = 400
+CURVE_POINTS = 512
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Snapshot:
     replay_total: int  # merges in the replay: the first this many steps are (or will be) its merges
     history: list  # the newest steps, oldest first (MergeRow for BPE)
     window: CorpusWindow
+    curve: list[float]  # base units per token after each step, thinned (for a plot)
+    token_lengths: list[int]  # vocabulary tokens of each length in base units
     model: Model = field(repr=False)  # for the encode views (no training history)
 
     @property
@@ -85,6 +88,8 @@ def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
         replay_total=replay_total,
         history=learner.history_rows(HISTORY_ROWS),
         window=CorpusWindow(view.doc, start, length, text, spans),
+        curve=learner.compression_curve(CURVE_POINTS),
+        token_lengths=learner.token_lengths(),
         model=model,
     )
 

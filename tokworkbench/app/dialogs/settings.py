@@ -5,12 +5,13 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Label, Select
 
-from ...core.bpe.tiebreak import TIE_BREAKS
+from ...core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
 from ...core.errors import TokWorkbenchError
 from ...core.settings import CUSTOM, Settings
 from ...core.text.normalize import NORMALIZERS
 from ...core.text.pretokenize import PRESETS
 from ...core.units import Units
+from ..labels import train_command
 from .base import Dialog
 from ..widgets.steady_input import SteadyInput
 
@@ -61,10 +62,16 @@ class SettingsDialog(Dialog):
                     yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
+            yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
+            yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
             yield Label("", id="settings-error", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply")
                 yield Button("Cancel (esc)", id="cancel")
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "tie_break":
+            self.query_one("#tie-break-rule", Label).update(TIE_BREAK_RULES[event.value])
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "apply":

@@ -26,9 +26,9 @@ class CorpusPane(Vertical):
         height: 1fr;
     }
     CorpusPane #doc-list {
-        width: 28%;
-        min-width: 24;
-        max-width: 60;
+        width: 32%;
+        min-width: 31;
+        max-width: 64;
         height: 1fr;
         border: none;
     }
@@ -75,12 +75,12 @@ class CorpusPane(Vertical):
     def _fill_documents(self, keep: bool = True) -> None:
         """Names as wide as the list allows (it follows the pane's width)."""
         docs = self.query_one("#doc-list", OptionList)
-        room = max(8, (docs.size.width or 33) - 12)
+        room = max(8, (docs.size.width or 31) - 10)  # the size column and the scrollbar
         highlighted = docs.highlighted if keep else 0
         with docs.prevent(OptionList.OptionHighlighted):
             docs.clear_options()
             docs.add_options(
-                Option(Text.assemble((_fit(name, room), ""), (f"{size:>9,}", "dim")))
+                Option(Text.assemble((_fit(name, room), ""), (f"{size:>8,}", "dim")))
                 for name, size in zip(self._names, self._sizes)
             )
             if self._names:

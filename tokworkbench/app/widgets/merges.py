@@ -1,14 +1,19 @@
 """The merge history: newest at the bottom, followed as training runs."""
 
+from textual.binding import Binding
 from textual.reactive import reactive
 
 from ...core.snapshot import Snapshot
 from ..labels import plural
+from ..messages import RewindTo
 from ..render import visible
 from .rowsview import RowsView
 
 
 class MergesPanel(RowsView):
+    BINDINGS = [Binding("enter", "rewind", "Rewind here",
+                        tooltip="In the history: undo back to the selected step, exactly")]
+
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
     """The session as the core last reported it: its `history` holds the newest merges."""
 
@@ -41,3 +46,9 @@ class MergesPanel(RowsView):
     @property
     def row_count(self) -> int:
         return len(self.rows)
+
+    def action_rewind(self) -> None:
+        """Ask to go back to the step under the cursor (click a row, or move to it)."""
+        if self.rows and self.snapshot is not None:
+            record = self.snapshot.history[self.cursor].record
+            self.post_message(RewindTo(record.step))

@@ -25,7 +25,8 @@ Line = tuple[list[Segment], int]  # segments and their cell length; made a Strip
 
 
 def wrap_runs(runs: list[tuple[str, str]], width: int) -> list[Line]:
-    """Greedy character wrap (tokens are not words; any cell may end a line)."""
+    """Wrap at token boundaries: a token that does not fit on what is left of a line starts
+    the next one; only a token longer than a whole line is cut, wherever the width ends."""
     width = max(width, 4)
     lines: list[Line] = []
     segments: list[Segment] = []
@@ -43,6 +44,10 @@ def wrap_runs(runs: list[tuple[str, str]], width: int) -> list[Line]:
                     segments.append(Segment(part, style))
                     used += need
                     break
+                if used and need <= width:  # the whole token fits on a line of its own
+                    lines.append((segments, used))
+                    segments, used = [], 0
+                    continue
                 room = width - used
                 cut = _fit(part, room)
                 if cut:

@@ -12,6 +12,12 @@ from ..bytelevel import hf_byte_ranks
 from ..units import Units
 
 TIE_BREAKS = ("first", "lexmin", "lexmax", "hf")
+TIE_BREAK_RULES = {
+    "first": "minbpe's rule: the pair whose leftmost occurrence comes first",
+    "lexmin": "the smallest pair (rustbpe's rule): ids for byte units, token strings for char units",
+    "lexmax": "the largest pair, compared as lexmin compares",
+    "hf": "Hugging Face's rule: the smallest pair in HF's own ids (GPT-2 byte characters by code point)",
+}
 
 
 @total_ordering

@@ -217,6 +217,28 @@ class Trainer:
         return [MergeRow(r, self.token_text(r.new_id), self.initial_tokens / r.length if r.length else 0.0)
                 for r in self.history[-k:]]
 
+    def compression_curve(self, points: int) -> list[float]:
+        """Base units per token after each step, thinned to at most `points` evenly spaced steps
+        (the last one always kept)."""
+        history, initial = self.history, self.initial_tokens
+        if not history:
+            return []
+        stride = max(1, -(-len(history) // points))
+        picked = history[stride - 1 :: stride]
+        if picked[-1] is not history[-1]:
+            picked.append(history[-1])
+        return [initial / r.length if r.length else 0.0 for r in picked]
+
+    def token_lengths(self) -> list[int]:
+        """How many vocabulary tokens have each length in base units (index = length)."""
+        counts = [0] * 2
+        for token in self.vocab:
+            n = len(token)
+            if n >= len(counts):
+                counts.extend([0] * (n + 1 - len(counts)))
+            counts[n] += 1
+        return counts
+
     def model(self, with_history: bool = True) -> Tokenizer:
         return self.tokenizer(with_history)
 

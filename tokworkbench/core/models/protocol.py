@@ -88,6 +88,12 @@ class Learner(Protocol):
     def history_rows(self, k: int) -> list:
         """The newest k steps, oldest first, as the history table shows them."""
 
+    def compression_curve(self, points: int) -> list[float]:
+        """Base units per token after each step, thinned to at most `points` values."""
+
+    def token_lengths(self) -> list[int]:
+        """How many vocabulary tokens have each length in base units (index = length)."""
+
     def model(self, with_history: bool = True) -> Model: ...
 
     def model_key(self) -> Any:
