@@ -148,3 +148,16 @@ def test_the_compression_curve_and_the_token_lengths_follow_the_history(paths):
     assert sum(snap.token_lengths) == 256 + 30
     assert snap.token_lengths == [sum(1 for t in learner.vocab if len(t) == n)
                                   for n in range(len(snap.token_lengths))]
+
+
+def test_changing_units_or_tie_break_reuses_the_counts_and_trains_the_same(paths):
+    s = Session.open(paths, Settings())
+    for new in (Settings(tie_break="lexmax"), Settings(units="char", tie_break="hf"), Settings(target=5000)):
+        t = s.with_settings(new)
+        assert t.learner.chunk_table is s.learner.chunk_table
+        fresh = Session.open(paths, new)
+        assert t.step_many(20) == fresh.step_many(20) and t.learner.history == fresh.learner.history
+        assert t.snapshot(View(doc=3)) == fresh.snapshot(View(doc=3))
+    assert s.snapshot() == Session.open(paths, Settings()).snapshot()  # the shared counts were not touched
+    assert s.with_settings(Settings(split="gpt2")).learner.chunk_table is not s.learner.chunk_table
+    assert s.with_settings(Settings(normalizer="nfkc")).learner.chunk_table is not s.learner.chunk_table

@@ -51,8 +51,10 @@ Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 
 
 class Session:
-    def __init__(self, corpus: Corpus, settings: Settings, progress: Progress | None = None):
-        """Build the learner over `corpus` (the slow part: pre-tokenizing and counting)."""
+    def __init__(self, corpus: Corpus, settings: Settings, progress: Progress | None = None,
+                 counted: "Session | None" = None):
+        """Build the learner over `corpus` (the slow part: pre-tokenizing and counting, skipped
+        when `counted` is a session whose counts these settings can reuse)."""
         self.corpus = corpus
         self.stats: CorpusStats = corpus.stats()
         self.settings = settings
@@ -61,8 +63,9 @@ class Session:
         total = max(1, self.stats.chars)
         counting = "pre-tokenizing and counting chunks…"
         report(0, total, counting)
+        reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else None
         self.learner: Learner = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
-                                        progress=lambda chars: report(chars, total, counting))
+                                        progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
         self._saved_key = self.learner.model_key()  # nothing trained yet: nothing to lose
         self.replay_source: str | None = None
@@ -75,8 +78,14 @@ class Session:
         return cls(corpus, settings, progress)
 
     def with_settings(self, settings: Settings, progress: Progress | None = None) -> "Session":
-        """A new session on the same corpus: what changing units, split or tie-break means."""
-        return Session(self.corpus, settings, progress)
+        """A new session on the same corpus: what changing units, split or tie-break means.
+        Only a new normalizer or pre-tokenizer pre-tokenizes the corpus again."""
+        return Session(self.corpus, settings, progress, counted=self)
+
+    def counts_fit(self, settings: Settings) -> bool:
+        """Whether this session's chunk counts are what `settings` would count."""
+        mine = self.settings
+        return (settings.normalizer, settings.split, settings.pattern) == (mine.normalizer, mine.split, mine.pattern)
 
     # -- reading ---------------------------------------------------------------------------
     @property

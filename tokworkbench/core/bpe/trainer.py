@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..text.chunks import count_chunks
+from ..text.chunks import ChunkCounts, count_chunks
 from ..text.corpus import require_text
 from ..errors import TrainingError
 from .flatchunks import FlatChunks, Grouped, PackedApplied, key_pair, pair_keys
@@ -85,11 +85,14 @@ class PairRow:
 
 class Trainer:
     def __init__(self, texts: Iterable[str], config: TrainConfig = TrainConfig(), keep_layout: bool = False,
-                 progress=None):
+                 progress=None, counted: ChunkCounts | None = None):
         """`keep_layout` remembers each document's chunk sequence so views can draw tokens;
-        `progress(chars)` is called as that pass goes."""
+        `progress(chars)` is called as that pass goes. `counted` reuses another trainer's
+        `chunk_table` (same normalizer and pre-tokenizer) instead of counting `texts` again:
+        units and tie-break change only what is built on the counts."""
         self.config = config
-        table = count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
+        table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
+        self.chunk_table = table
         self.layouts = table.layouts or []
         self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
         self.chunk_strings = table.chunks
@@ -377,7 +380,7 @@ class Trainer:
     # -- moving training to another process -------------------------------------------------
     # What construction fixes for good. Everything else a trainer holds is training state and
     # travels whole, so a field added later cannot be silently left behind.
-    _FIXED = frozenset({"config", "layouts", "documents", "chars", "bytes", "chunk_strings", "_chunk_lookup",
+    _FIXED = frozenset({"config", "chunk_table", "layouts", "documents", "chars", "bytes", "chunk_strings", "_chunk_lookup",
                         "base", "base_size", "initial_tokens", "_use_first", "_static"})
 
     def training_state(self) -> dict:
