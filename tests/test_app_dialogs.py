@@ -227,3 +227,18 @@ async def test_the_compression_tab_plots_every_step():
         assert "over 20 merges" in title and f"{app.main.snapshot.compression:.3f}" in title
         assert app.query_one("#compression").data == app.main.snapshot.curve
         assert "vocabulary by token length" in str(app.query_one("#lengths").render())
+
+
+async def test_the_history_exports_as_csv_from_the_app(tmp_path):
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("N", "e")
+        await pilot.pause()
+        app.screen.query_one("#export-format", Select).value = "history-csv"
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "merges.csv")
+        await pilot.press("enter")
+        await pilot.pause()
+        lines = (tmp_path / "merges.csv").read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("step,left,right") and len(lines) == 11
+        assert any("wrote 10 merges" in m for m in app.said)

@@ -161,3 +161,16 @@ def test_changing_units_or_tie_break_reuses_the_counts_and_trains_the_same(paths
     assert s.snapshot() == Session.open(paths, Settings()).snapshot()  # the shared counts were not touched
     assert s.with_settings(Settings(split="gpt2")).learner.chunk_table is not s.learner.chunk_table
     assert s.with_settings(Settings(normalizer="nfkc")).learner.chunk_table is not s.learner.chunk_table
+
+
+def test_the_history_exports_as_csv(paths, tmp_path):
+    import csv
+
+    s = Session.open(paths, Settings())
+    s.step_many(12)
+    rows = list(csv.DictReader(open(s.export_history(tmp_path / "h.csv"), encoding="utf-8")))
+    assert [int(r["step"]) for r in rows] == list(range(1, 13))
+    for row, record in zip(rows, s.learner.history):
+        assert (int(row["left"]), int(row["right"])) == record.pair and int(row["new_id"]) == record.new_id
+        assert bytes.fromhex(row["token_hex"].replace(" ", "")) == s.learner.token_bytes(record.new_id)
+        assert int(row["tokens_after"]) == record.length and int(row["count"]) == record.count

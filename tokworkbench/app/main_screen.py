@@ -32,7 +32,7 @@ from ..core.text.corpus import list_files
 from . import messages as msg
 from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog, ReplayDialog,
                       SettingsDialog)
-from .dialogs.export import folder_problem
+from .dialogs.export import HISTORY, folder_problem
 from .labels import describe_finish, describe_settings, plural
 from .widgets.bytes_view import BytesPanel
 from .widgets.charts import ChartsPanel
@@ -69,7 +69,7 @@ class MainScreen(Screen):
         Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break"),
         Binding("o", "open", "Open", tooltip="Open corpus files or folders"),
         Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)"),
-        Binding("e", "export", "Export", tooltip="Export to HF tokenizer.json, tiktoken or minbpe"),
+        Binding("e", "export", "Export", tooltip="Export to HF tokenizer.json, tiktoken or minbpe, or the history as CSV"),
         Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus"),
         Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table"),
         Binding("comma", "document(-1)", "Prev doc", show=False, tooltip="Show the previous document"),
@@ -490,11 +490,15 @@ class MainScreen(Screen):
                 return
             fmt, path = result
             with self.reporting(f"Cannot export to {fmt}"):
-                session.check_export(fmt)
+                if fmt != HISTORY:
+                    session.check_export(fmt)
 
                 def write() -> None:
                     with self.reporting("Not exported"):
-                        notes = session.export(fmt, path)
+                        if fmt == HISTORY:
+                            notes = [f"wrote {plural(session.steps, 'merge')} to {session.export_history(path)}"]
+                        else:
+                            notes = session.export(fmt, path)
                         self.last_folder = Path(path).parent.resolve()
                         self.notify("; ".join(notes), title=f"Exported to {fmt}")
 

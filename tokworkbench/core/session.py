@@ -15,6 +15,7 @@ from pathlib import Path
 from .errors import TrainingError
 from .formats import modelfile
 from .formats.export import check, export
+from .formats.historycsv import write_history_csv
 from .models.protocol import Learner, Model
 from .bpe.trainer import Trainer
 from .settings import Settings
@@ -196,6 +197,13 @@ class Session:
 
     def export(self, fmt: str, path: str | Path) -> list[str]:
         return export(self.model(), fmt, Path(path).expanduser())
+
+    def export_history(self, path: str | Path) -> Path:
+        """The merge history as CSV (written atomically)."""
+        with self.lock:
+            learner = self.learner
+            return write_history_csv(Path(path).expanduser(), list(learner.history), learner.token_bytes,
+                                     learner.initial_tokens)
 
     # -- replay ----------------------------------------------------------------------------
     def replay(self, model: Model, source: str) -> int:

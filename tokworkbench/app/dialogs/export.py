@@ -10,8 +10,11 @@ from textual.widgets import Input, Label, Select
 from .base import Dialog
 from ..widgets.steady_input import SteadyInput
 
-FORMAT_CHOICES = {"hf": "Hugging Face tokenizer.json", "tiktoken": "tiktoken ranks (+ .json)", "minbpe": "minbpe .model"}
-DEFAULT_NAMES = {"hf": "tokenizer.json", "tiktoken": "model.tiktoken", "minbpe": "model.model"}
+HISTORY = "history-csv"
+FORMAT_CHOICES = {"hf": "Hugging Face tokenizer.json", "tiktoken": "tiktoken ranks (+ .json)", "minbpe": "minbpe .model",
+                  HISTORY: "the merge history (CSV)"}
+DEFAULT_NAMES = {"hf": "tokenizer.json", "tiktoken": "model.tiktoken", "minbpe": "model.model",
+                 HISTORY: "merges.csv"}
 
 
 def folder_problem(value: str) -> str | None:
