@@ -13,7 +13,7 @@ from tokenizers import Tokenizer as HFTokenizer
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bytelevel import bytes_to_unicode
-from tokworkbench.core.errors import ExportError, ForeignModelError, PatternError, PatternTimeoutError, WorkerError
+from tokworkbench.core.errors import ExportError, ForeignModelError, PatternTimeoutError, WorkerError
 from tokworkbench.core.formats.export import check, export
 from tokworkbench.core.formats.hf import check_hf_pattern, from_hf, to_hf
 from tokworkbench.core.formats.load import load_any

@@ -6,11 +6,11 @@ errors exit 2 with the usage, as argparse does). Outputs are checked before any 
 """
 
 import argparse
-import errno
 import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .core.formats import modelfile
@@ -115,12 +115,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (| head): quiet, but not a success
         _silence_stdout()
         return 141
-    except OSError as exc:
-        if exc.errno in (errno.EBADF, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
-            _silence_stdout()
-            print(f"{PROG}: error: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-        raise
 
 
 def _advice(exc: TokWorkbenchError, args) -> str:
@@ -143,13 +137,28 @@ def _stdout():
 
 
 def _emit(text: str) -> None:
-    _stdout().write(text + "\n")
+    with _writing_stdout():
+        _stdout().write(text + "\n")
 
 
 def _flush_stdout() -> None:
     """Flush inside the error handling: a full disk must fail here, not silently at exit."""
     if sys.stdout is not None:
-        sys.stdout.flush()
+        with _writing_stdout():
+            sys.stdout.flush()
+
+
+@contextmanager
+def _writing_stdout():
+    """A failed write to stdout (/dev/full, a bad descriptor) as an OutputError; a broken pipe
+    passes through, since the reader leaving is not an error worth a message."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _silence_stdout()
+        raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
 
 
 def _silence_stdout() -> None:

@@ -15,7 +15,7 @@ from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import PreTokenizer
 from .hf import from_hf, is_hf_tokenizer
 from .limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
-from .minbpe import HEADER as MINBPE_HEADER, from_minbpe
+from .minbpe import from_minbpe
 from .modelfile import from_json, is_our_model
 from .tiktoken import companion_path, from_tiktoken, read_companion
 
