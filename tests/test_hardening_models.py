@@ -303,3 +303,11 @@ def test_a_long_tiktoken_token_is_refused(tmp_path):
 def test_every_failure_above_is_our_class():
     for cls in (TokenLimitError, ForeignModelError, ModelFileError):
         assert issubclass(cls, TokWorkbenchError)
+
+
+def test_a_lone_surrogate_from_the_api_fails_the_save_with_our_error(tmp_path):
+    t = Trainer(["abc abc"], TrainConfig(special_tokens=("\udcff",)))
+    list(t.run(merges=1))
+    with pytest.raises(ModelFileError, match="lone surrogate"):
+        modelfile.save(t.tokenizer(), tmp_path / "m.json")
+    assert list(tmp_path.iterdir()) == []

@@ -49,7 +49,12 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
 
 def save(tok: Tokenizer, path: str | Path, corpus: dict | None = None) -> Path:
     """Write the model atomically (see atomic.py for what `path` may be); OutputError if not."""
-    data = json.dumps(to_json(tok, corpus), ensure_ascii=False, indent=1).encode("utf-8")
+    text = json.dumps(to_json(tok, corpus), ensure_ascii=False, indent=1)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # only through the API: the CLI and the loaders refuse these
+        raise ModelFileError(f"cannot save the model: it holds a lone surrogate (U+{ord(text[exc.start]):04X}), "
+                             "most likely in a special token; it has no UTF-8 form") from None
     return write_atomic(path, data + b"\n")
 
 
