@@ -16,7 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..core.childrun import run_in_child
 from ..core.errors import TokWorkbenchError
 from ..core.formats.load import load_any
-from ..core.session import FinishReason, Session
+from ..core.session import FinishReason, RunFinished, Session
 from ..core.settings import Settings
 from ..core.snapshot import Snapshot, View
 from ..core.text.samples import sample_paths
@@ -82,11 +82,13 @@ class MainScreen(Screen):
         Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)"),
     ]
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    # vars, not reactives: a reactive on a screen repaints the whole screen when it is set, which
+    # cost more than the merge; each pane repaints what it changed
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it; every pane is bound to it."""
-    selected_pair: reactive[tuple[int, int] | None] = reactive(None)
+    selected_pair: var[tuple[int, int] | None] = var(None)
     """The pair under the pair table's cursor (marked in the corpus, shown in the byte view)."""
-    encode_text: reactive[str] = reactive("")
+    encode_text: var[str] = var("")
     """The text in the encode box (the byte view shows it when there is one)."""
 
     def __init__(self, paths: list[str] | None, settings: Settings):
@@ -99,6 +101,7 @@ class MainScreen(Screen):
         self.loading = False
         self.last_folder: Path | None = None  # where the user last saved or exported
         self._train: Worker | None = None
+        self.last_run: RunFinished | None = None  # how the latest run ended
         self._binding_state: tuple = ()
 
     # -- layout ----------------------------------------------------------------------------
@@ -359,11 +362,11 @@ class MainScreen(Screen):
         self.progress_row.hide()
         self.snapshot = message.snapshot
         self.refresh_bindings()
-        finished = message.finished
+        finished = self.last_run = message.finished
         if finished.reason is FinishReason.FAILED:
             self.notify(finished.error or "unknown error", title="Training stopped", severity="error")
         else:
-            self.notify(describe_finish(finished, message.snapshot.vocab_size))
+            self.notify(describe_finish(finished, message.snapshot.vocab_size, message.snapshot.steps))
 
     def action_cancel(self) -> None:
         if self._train is not None:

@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 from .session import FinishReason, RunFinished, RunProgress, Session
 from .snapshot import View
@@ -35,14 +36,17 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     cancel = context.Event()
+    steps = context.RawValue("q", 0)  # the child's step count, read when a cancel comes
+    at_cancel = None
     with session.lock:  # no step is half made when the child is copied
-        process = context.Process(target=_child, args=(session, view, send, cancel), daemon=True)
+        process = context.Process(target=_child, args=(session, view, send, cancel, steps), daemon=True)
         process.start()
     send.close()
     result = None
     try:
         while result is None:
-            if cancelled():
+            if at_cancel is None and cancelled():
+                at_cancel = steps.value
                 cancel.set()
             if not receive.poll(0.02):
                 if not process.is_alive() and not receive.poll(0):
@@ -63,6 +67,8 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
     state, finished = payload
     with session.lock:
         session.learner.restore_state(state)
+    if at_cancel is not None:
+        finished = replace(finished, after_cancel=finished.done - at_cancel)
     return finished
 
 
@@ -75,11 +81,11 @@ def _run_here(session, view, cancelled, on_progress) -> RunFinished:
             return stop.value
 
 
-def _child(session: Session, view: View, conn, cancel) -> None:
+def _child(session: Session, view: View, conn, cancel, done) -> None:
     gc.disable()  # this process only trains, then exits: see bpe/gcpause.py
     session.lock = threading.Lock()  # the parent held its own while forking
     try:
-        steps = session.run(view, cancel.is_set)
+        steps = session.run(view, cancel.is_set, on_step=lambda n: setattr(done, "value", n))
         while True:
             try:
                 conn.send(("progress", next(steps)))

@@ -38,6 +38,7 @@ class RunFinished:
     reason: FinishReason
     done: int  # steps made by this run
     error: str | None = None  # what went wrong, when the reason is FAILED
+    after_cancel: int | None = None  # steps made between the cancel request and the stop
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,8 @@ class Session:
             return min(todo, replaying) if replaying else todo
 
     def run(self, view: View = View(), cancelled: Callable[[], bool] = lambda: False,
-            frame: float = FRAME) -> Generator[RunProgress, None, RunFinished]:
+            frame: float = FRAME, on_step: Callable[[int], None] | None = None
+            ) -> Generator[RunProgress, None, RunFinished]:
         """Step to the target (or to the end of a replay), yielding progress every `frame`
         seconds; the generator's return value says why it stopped. Stops between two steps
         when `cancelled()` turns true, or when the caller stops asking."""
@@ -171,6 +173,8 @@ class Session:
                 if record is None:
                     return RunFinished(FinishReason.EXHAUSTED, done)
                 done += 1
+                if on_step is not None:
+                    on_step(done)
                 now = time.monotonic()
                 if now - last >= frame:
                     last = now

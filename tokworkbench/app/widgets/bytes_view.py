@@ -1,6 +1,6 @@
 """UTF-8 bytes: each character's code point, name, bytes, and the tokens its bytes fall in."""
 
-from textual.reactive import reactive
+from textual.reactive import var
 
 from ...core.inspection.escape import hex_bytes
 from ...core.inspection.hexview import char_rows
@@ -16,11 +16,11 @@ class BytesPanel(RowsView):
     """Shows the encode input's bytes when there is one, else the selected pair's line of the
     corpus. Rebuilt only while it is on screen (its tab is shown)."""
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it."""
-    selected_pair: reactive[tuple[int, int] | None] = reactive(None)
+    selected_pair: var[tuple[int, int] | None] = var(None)
     """The pair chosen in the pair table: its first occurrence is the line shown."""
-    encode_text: reactive[str] = reactive("")
+    encode_text: var[str] = var("")
     """What is typed in the encode box: shown instead of the corpus when not empty."""
 
     def __init__(self, **kwargs):

@@ -4,7 +4,7 @@ vocabulary's tokens are."""
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Label, Sparkline, Static
 
 from ...core.snapshot import Snapshot
@@ -34,7 +34,7 @@ class ChartsPanel(Horizontal):
     }
     """
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its compression curve and token lengths."""
 
     def compose(self) -> ComposeResult:

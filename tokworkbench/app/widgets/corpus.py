@@ -3,7 +3,7 @@
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -43,11 +43,11 @@ class CorpusPane(Vertical):
         padding: 0 1;
     }
     """
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it."""
-    selected_pair: reactive[tuple[int, int] | None] = reactive(None)
+    selected_pair: var[tuple[int, int] | None] = var(None)
     """The pair chosen in the pair table; its occurrences are highlighted."""
-    stats: reactive[CorpusStats | None] = reactive(None)
+    stats: var[CorpusStats | None] = var(None)
     """Counts of the whole corpus (they change only when another corpus is opened)."""
 
     def __init__(self, **kwargs):

@@ -4,7 +4,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Input, Static
 
 from ...core.errors import TokWorkbenchError
@@ -34,7 +34,7 @@ class EncodePanel(Vertical):
 
     BINDINGS = [Binding("escape", "leave", "Leave the box", tooltip="Stop typing: the keys work again")]
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `model` encodes and decodes here."""
 
     def action_leave(self) -> None:

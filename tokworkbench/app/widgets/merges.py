@@ -1,7 +1,7 @@
 """The merge history: newest at the bottom, followed as training runs."""
 
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.reactive import var
 
 from ...core.snapshot import Snapshot
 from ..labels import plural
@@ -14,7 +14,7 @@ class MergesPanel(RowsView):
     BINDINGS = [Binding("enter", "rewind", "Rewind here",
                         tooltip="In the history: undo back to the selected step, exactly")]
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `history` holds the newest merges."""
 
     def __init__(self, **kwargs):

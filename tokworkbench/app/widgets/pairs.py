@@ -3,7 +3,7 @@
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Input
 
 from ...core.bpe.trainer import PairRow
@@ -29,7 +29,7 @@ class PairsPanel(Vertical):
     """
     BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=False)]
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `next_rows` are the best pairs."""
 
     def __init__(self, **kwargs):
