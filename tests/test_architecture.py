@@ -54,3 +54,17 @@ def test_the_bpe_kind_implements_the_model_kind_protocols():
     trainer = Trainer(["low lower lowest"], TrainConfig())
     assert isinstance(trainer, Learner)
     assert isinstance(trainer.model(), Model)
+
+
+def test_every_exception_class_lives_in_errors_py():
+    """One place to find what can go wrong (private control-flow signals excepted)."""
+    elsewhere = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                bases = [ast.unparse(b) for b in node.bases]
+                if any(b.endswith(("Error", "Exception")) for b in bases):
+                    elsewhere.append(f"{path.relative_to(PACKAGE)}: {node.name}")
+    assert elsewhere == []

@@ -12,7 +12,7 @@ from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkb
 from tokworkbench.core.formats import modelfile
 from tokworkbench.core.formats import tiktoken as tiktoken_format
 from tokworkbench.core.formats.export import export
-from tokworkbench.core.formats.limits import TokenLimitError
+from tokworkbench.core.errors import TokenLimitError
 from tokworkbench.core.formats.load import load_any
 from tokworkbench.core.formats.tiktoken import companion_path, tiktoken_encoding
 

@@ -24,7 +24,8 @@ from .core.errors import (
 from .core.formats.atomic import check_output
 from .core.formats.export import FORMATS, check_export_outputs, export
 from .core.formats.hf import check_hf_specials
-from .core.formats.limits import MAX_TOKEN_BYTES, TokenLimitError
+from .core.errors import TokenLimitError
+from .core.formats.limits import MAX_TOKEN_BYTES
 from .core.formats.load import load_any, model_inputs
 from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split

@@ -68,3 +68,8 @@ class OutputError(TokWorkbenchError):
 
 class WorkerError(TokWorkbenchError):
     """A worker process of a parallel encode or count died without reporting a result."""
+
+
+class TokenLimitError(ModelFileError):
+    """A token (or the whole vocabulary) is longer than the loader allows; the limit can be
+    raised by whoever calls the loader (the CLI: --max-token-bytes)."""

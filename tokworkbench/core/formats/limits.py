@@ -12,17 +12,12 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import ModelFileError
+from ..errors import ModelFileError, TokenLimitError
 from ..text.corpus import describe_size, read_regular
 
 MAX_MODEL_FILE_BYTES = 256 << 20  # a model file (and a tiktoken companion) is read up to this
 MAX_TOKEN_BYTES = 64 << 10  # one token's UTF-8 bytes; a parameter of every loader
 MAX_VOCAB_BYTES = 256 << 20  # all tokens' bytes together
-
-
-class TokenLimitError(ModelFileError):
-    """A token (or the whole vocabulary) is longer than the loader allows; the limit can be
-    raised by whoever calls the loader (the CLI: --max-token-bytes)."""
 
 
 def read_model_file(path: str | Path, limit: int = MAX_MODEL_FILE_BYTES) -> bytes:
