@@ -5,11 +5,20 @@ per-chunk Python merge loop cost as much as the regex split itself. Here every u
 advances one merge per round: each finds its lowest-ranked pair and merges all its occurrences
 left to right without overlap, which is exactly what `Tokenizer._bpe` does one chunk at a time.
 A chunk leaves as soon as no pair of it has a rank, so a round costs only the chunks still open.
+
+Rounds run until the chunk with the most rank levels is done, and each costs a pass over what
+is still open, so one long chunk (a 1 MB run of letters) would take thousands of rounds over
+itself. Long chunks are encoded on their own by `merge_ids`, which is O(n log n).
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+
+from .encode import merge_ids
+
+_ALONE_FROM = 128  # bytes: a chunk this long is encoded on its own
 
 
 @dataclass(frozen=True)
@@ -24,19 +33,26 @@ class MergeTable:
     dense: np.ndarray  # dense[a * side + b] = rank of (a, b), or `never`
     side: int
 
+    never: int  # the rank of a pair that is not a merge: the number of merges
+
     @staticmethod
     def of(merges, base_size: int, side: int = 1024) -> "MergeTable":
+        """A pair listed twice has the rank of its last listing, as in a dict built from the
+        list (`Tokenizer._ranks`), which the per-chunk path looks pairs up in."""
         pairs = np.array(merges, dtype=np.int64).reshape(-1, 2)
         keys = (pairs[:, 0] << 32) | pairs[:, 1]
         order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        order = order[np.append(ordered[1:] != ordered[:-1], True)[: len(order)]]
         dense = np.full(side * side, len(pairs), dtype=np.int32)
-        small = (pairs[:, 0] < side) & (pairs[:, 1] < side)
-        dense[pairs[small, 0] * side + pairs[small, 1]] = np.flatnonzero(small)
-        return MergeTable(keys[order], order.astype(np.int64), base_size, dense, side)
+        small = order[(pairs[order, 0] < side) & (pairs[order, 1] < side)]
+        dense[pairs[small, 0] * side + pairs[small, 1]] = small
+        return MergeTable(keys[order], order.astype(np.int64), base_size, dense, side, len(pairs))
 
-    @property
-    def never(self) -> int:
-        return len(self.keys)
+    @cached_property
+    def rank_of(self):
+        """`rank_of(key, default)`, one pair at a time (a dict's `get`)."""
+        return dict(zip(self.keys.tolist(), self.ranks.tolist())).get
 
     def rank(self, keys: np.ndarray) -> np.ndarray:
         if not len(self.keys):
@@ -55,6 +71,16 @@ class MergeTable:
 
 def bpe_many(pieces: list[bytes], table: MergeTable) -> list[list[int]]:
     """Token ids of each byte string, as `Tokenizer._bpe` would give them."""
+    alone = [i for i, p in enumerate(pieces) if len(p) >= _ALONE_FROM]
+    if not alone:
+        return _rounds(pieces, table)
+    out = _rounds([b"" if len(p) >= _ALONE_FROM else p for p in pieces], table)
+    for i in alone:
+        out[i] = merge_ids(list(pieces[i]), table.rank_of, table.never, table.base_size, table)
+    return out
+
+
+def _rounds(pieces: list[bytes], table: MergeTable) -> list[list[int]]:
     count = len(pieces)
     lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=count)
     ids = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int64)
