@@ -175,3 +175,25 @@ def test_cli_decode_rejects_non_ids(tmp_path, capsys):
     assert main(["train", "--merges", "3", "-o", str(m)]) == 0
     assert main(["decode", "-m", str(m), "12", "x1"]) == 1
     assert "'x1' is not an id" in capsys.readouterr().err
+
+
+def test_one_escaping_rule_everywhere(tmp_path, capsys):
+    """The byte view, inspect and the regex error write \\xe6 and \\w once, as the tables do."""
+    from tokworkbench.core.inspection.escape import quote
+
+    assert quote(b"\xe6".decode("utf-8", errors="backslashreplace")) == "'\\xe6'"
+    with pytest.raises(PatternError) as caught:
+        pre_tokenizer("custom", r"(\w+")
+    assert "'(\\w+'" in str(caught.value) and "\\\\w" not in str(caught.value)
+    model = tmp_path / "m.json"
+    assert main(["train", "--units", "byte", "--split", "none", "--merges", "3", "-o", str(model),
+                 str(_write(tmp_path / "c.txt", "日本日本日本"))]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(model)]) == 0
+    shown = capsys.readouterr().out
+    assert "'\\xe6'" in shown and "\\\\x" not in shown
+
+
+def _write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -31,6 +31,7 @@ from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
 from .core.bpe.trainer import TrainConfig, train
+from .core.inspection.escape import quote
 from .core.inspection.roundtrip import parse_ids
 
 PROG = "tokworkbench"
@@ -320,7 +321,7 @@ def cmd_inspect(args) -> int:
 
 def _merge_lines(tok, ranks) -> list[str]:
     def show(internal: int) -> str:
-        return json.dumps(tok.rank_text(internal), ensure_ascii=False)
+        return quote(tok.rank_text(internal))  # as the app's tables write it: \xe6, not \\xe6
 
     out = []
     for r in ranks:

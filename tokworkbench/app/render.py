@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from rich.text import Text
 
+from ..core.inspection.escape import visible  # noqa: F401  (the widgets import it from here)
 from ..core.inspection.segments import TokenSpan
 
 
@@ -45,22 +46,6 @@ def palette_of(app) -> Palette:
     """The palette for the terminal this app draws on (Rich's colour system, NO_COLOR)."""
     return palette_for(app.console.color_system, app.no_color)
 _VISIBLE = {"\n": "↵\n", "\t": "→", "\r": "␍", "\x00": "␀", "\u200b": "⟨ZWSP⟩", "\u200d": "⟨ZWJ⟩"}
-_CELL = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
-
-
-@lru_cache(maxsize=1 << 16)
-def visible(text: str) -> str:
-    """Token text for table cells: whitespace made visible, control characters escaped.
-    (Cached: every step redraws hundreds of table cells that name the same tokens.)"""
-    out = []
-    for ch in text:
-        if ch in _CELL:
-            out.append(_CELL[ch])
-        elif ord(ch) < 32 or ord(ch) == 127:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def _display(chunk: str) -> str:

@@ -1,4 +1,12 @@
-"""How token bytes are written for people: one escaping rule for every view and command."""
+"""How tokens are written for people: one escaping rule for every view, command and message.
+
+Bytes that are not UTF-8 become \\xNN once (never \\\\xNN, as repr() would double them), spaces
+and line ends become visible marks, and other control characters are escaped.
+"""
+
+from functools import lru_cache
+
+_CELL = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
 
 
 def render_bytes(data: bytes) -> str:
@@ -8,3 +16,23 @@ def render_bytes(data: bytes) -> str:
 
 def hex_bytes(data: bytes) -> str:
     return " ".join(f"{b:02X}" for b in data)
+
+
+@lru_cache(maxsize=1 << 16)
+def visible(text: str) -> str:
+    """Token text for table cells and listings: whitespace made visible, control characters
+    escaped. (Cached: every step redraws hundreds of table cells that name the same tokens.)"""
+    out = []
+    for ch in text:
+        if ch in _CELL:
+            out.append(_CELL[ch])
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def quote(text: str) -> str:
+    """A token or a pattern inside a sentence: visible, in quotes, with no escape doubled."""
+    return "'" + visible(text) + "'"

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import regex
 
+from ..inspection.escape import quote
 from ..errors import PatternError, PatternTimeoutError
 
 GPT2_PATTERN = (
@@ -162,7 +163,7 @@ def _validated(pattern: str) -> str:
 
 
 def _shown(pattern: str, limit: int = 200) -> str:
-    return repr(pattern) if len(pattern) <= limit else repr(pattern[:limit]) + "…"
+    return quote(pattern) if len(pattern) <= limit else quote(pattern[:limit]) + "…"
 
 
 def _check_size(pattern: str) -> None:
