@@ -31,7 +31,9 @@ from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
 from .core.bpe.trainer import TrainConfig, train
+from .core.formats.historycsv import write_history_csv
 from .core.inspection.escape import quote
+from .core.settings import CUSTOM, DEFAULT_TARGET, Settings
 from .core.inspection.roundtrip import parse_ids
 
 PROG = "tokworkbench"
@@ -48,7 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     app = sub.add_parser("app", help="open the workbench (the default)")
-    app.add_argument("paths", nargs="*", metavar="PATH")
+    app.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
+    app.add_argument("--units", choices=("byte", "char"), default="byte")
+    app.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES,
+                     help="pre-tokenizer preset, or a custom regex written regex:PATTERN (default: gpt4)")
+    app.add_argument("--normalize", choices=NORMALIZERS, default="none")
+    app.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
+    app.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
+                     help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
+    app.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens")
 
     tr = sub.add_parser("train", help="train a BPE model on files or folders")
     tr.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
@@ -81,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ins = sub.add_parser("inspect", help="summarize a model: ours, HF tokenizer.json, .tiktoken or minbpe .model")
     ins.add_argument("model")
+    ins.add_argument("--history-csv", metavar="FILE", help="also write the training history as CSV")
     _model_options(ins)
 
     exp = sub.add_parser("export", help="write a model as HF tokenizer.json, tiktoken ranks, or minbpe .model")
@@ -174,9 +185,25 @@ def _silence_stdout() -> None:
 
 
 def cmd_app(args) -> int:
+    settings = app_settings(args)  # checked here: a bad pattern is one line, not a screen
+    for path in args.paths:
+        if not Path(path).exists():
+            raise CorpusError(f"{path}: no such file or folder")
     from .app import run_app  # Textual is imported only when the app is wanted
 
-    return run_app(args.paths)
+    return run_app(args.paths, settings)
+
+
+def app_settings(args) -> Settings:
+    """The workbench's settings from its command line, so a session can be reproduced."""
+    pre = parse_split(args.split)
+    split, pattern = (CUSTOM, pre.pattern) if pre.name == "custom" else (pre.name, None)
+    settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,
+                        tie_break=args.tie_break, target=args.target, special_tokens=tuple(args.special))
+    settings.config()
+    if args.target < 1:
+        raise TrainingError(f"--target {args.target} makes no sense; a vocabulary has at least the base units")
+    return settings
 
 
 def cmd_train(args) -> int:
@@ -291,6 +318,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_inspect(args) -> int:
+    if args.history_csv:
+        check_output(args.history_csv, model_inputs(args.model))
     tok = _load(args, args.model)
     pre = tok.pre_tokenizer
     lines = [
@@ -315,6 +344,12 @@ def cmd_inspect(args) -> int:
     if tok.special_tokens:
         lines.append("special tokens")
         lines += [f"  {i:>7}  {s}" for s, i in tok.special_ids.items()]
+    if args.history_csv:
+        if not tok.history:
+            raise TrainingError(f"{args.model} records no training history to write")
+        first = tok.history[0]
+        written = write_history_csv(args.history_csv, tok.history, tok.token_bytes, first.length + first.replacements)
+        lines.append(f"wrote {len(tok.history):,} steps to {written}")
     _emit("\n".join(lines))
     return 0
 

@@ -1,0 +1,39 @@
+"""The workbench's own command line: settings that reproduce a session, checked before the screen opens."""
+
+import shlex
+
+import pytest
+
+from tokworkbench.app.labels import train_command
+from tokworkbench.cli import app_settings, build_parser, main
+from tokworkbench.core.errors import PatternError
+from tokworkbench.core.settings import Settings
+
+
+def settings_of(*argv):
+    return app_settings(build_parser().parse_args(["app", *argv]))
+
+
+def test_app_flags_become_the_sessions_settings():
+    s = settings_of("--units", "char", "--split", "regex:\\w+|\\s+", "--normalize", "nfkc",
+                    "--tie-break", "lexmin", "--target", "500", "--special", "<unk>")
+    assert s == Settings(units="char", normalizer="nfkc", split="custom", pattern="\\w+|\\s+",
+                         tie_break="lexmin", target=500, special_tokens=("<unk>",))
+    assert settings_of() == Settings()
+
+
+def test_the_train_command_shown_in_the_app_parses_back_to_the_same_settings():
+    s = Settings(units="char", split="custom", pattern="\\w+|[^\\w\\s]+|\\s+", tie_break="hf", target=777)
+    words = shlex.split(train_command(s).replace("PATH...", ""))[2:-2]  # drop the program, -o model.json
+    args = build_parser().parse_args(["app", *[w.replace("--vocab-size", "--target") for w in words]])
+    assert app_settings(args) == s
+
+
+def test_bad_app_flags_are_one_line_before_any_screen(capsys):
+    assert main(["--split", "gpt5"]) == 1
+    assert "did you mean gpt4" in capsys.readouterr().err
+    assert main(["--split", "regex:(unclosed"]) == 1
+    assert main(["/no/such/corpus"]) == 1
+    assert "no such file or folder" in capsys.readouterr().err
+    with pytest.raises(PatternError):
+        settings_of("--split", "regex:(")
