@@ -242,3 +242,12 @@ async def test_the_history_exports_as_csv_from_the_app(tmp_path):
         lines = (tmp_path / "merges.csv").read_text(encoding="utf-8").splitlines()
         assert lines[0].startswith("step,left,right") and len(lines) == 11
         assert any("wrote 10 merges" in m for m in app.said)
+
+
+async def test_a_target_below_the_base_is_said_at_start():
+    from tokworkbench.core.settings import Settings
+
+    app = WorkbenchApp(settings=Settings(units="char", target=500))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert any("below the base vocabulary" in m for m in app.said)

@@ -217,6 +217,11 @@ class MainScreen(Screen):
         self.refresh_bindings()
         if not quietly:
             self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
+        try:
+            session.learner.steps_for_vocab(session.settings.target)
+        except TokWorkbenchError as exc:
+            self.notify(f"{exc}; press t to set a target that r can reach", title="Target too small",
+                        severity="warning", timeout=10)
 
     def on_load_failed(self, message: msg.LoadFailed) -> None:
         self.loading = False
