@@ -27,6 +27,15 @@ async def ready(app, pilot):
     assert app.main.session is not None
 
 
+async def wait_until(condition, seconds=60.0):
+    """Every wait in these tests ends: a stuck app fails the test instead of hanging CI."""
+    async def poll():
+        while not condition():
+            await asyncio.sleep(0.002)
+
+    await asyncio.wait_for(poll(), seconds)
+
+
 def learner(app):
     return app.main.session.learner
 
@@ -90,15 +99,14 @@ async def test_run_to_target_in_a_worker_and_cancel():
         app.main.action_run()  # trains in a child process; the UI thread stays free
         assert app.main.running and app.main.check_action("step", ()) is None  # dimmed while running
         app.simulate_key("question_mark")  # the UI answers keys while the child trains
-        while not isinstance(app.screen, HelpDialog):
-            await asyncio.sleep(0.001)
+        await wait_until(lambda: isinstance(app.screen, HelpDialog))
         app.simulate_key("escape")  # closes help
-        while isinstance(app.screen, HelpDialog):
-            await asyncio.sleep(0.001)
+        await wait_until(lambda: not isinstance(app.screen, HelpDialog))
         app.main.action_cancel()
-        while app.main.running:
-            await asyncio.sleep(0.01)
+        await wait_until(lambda: not app.main.running)
         await pilot.pause()
+        if app.main.last_run.reason.value == "cancelled":
+            assert app.main.last_run.after_cancel is not None  # the merges after the key are counted
         t = learner(app)
         assert 400 - 256 <= len(t.history) == t.vocab_size - 256 < 60_000 - 256
         assert app.main.query_one(MergesPanel).border_subtitle == f"{len(t.history):,} merges"

@@ -14,17 +14,13 @@ which keeps every result the same and only costs the UI some smoothness.
 import gc
 import multiprocessing
 import os
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 
 from .session import FinishReason, RunFinished, RunProgress, Session
 from .snapshot import View
-
-
-def can_fork() -> bool:
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+from .text.parallel import can_fork
 
 
 def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],

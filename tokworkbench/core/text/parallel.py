@@ -9,6 +9,7 @@ keeps every chunk's order of first appearance.
 
 import multiprocessing
 import os
+import sys
 import signal
 from collections import Counter
 from collections.abc import Callable
@@ -53,8 +54,15 @@ def _count(pre: PreTokenizer, pieces: list[str]) -> Counter:
     return counter
 
 
+def can_fork() -> bool:
+    """Whether worker processes may be forked: only where fork is the platform's own default
+    (Linux). macOS's system libraries are not fork-safe and Windows has no fork; there the work
+    stays in this process, with the same results."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
 def can_parallelize(pre: PreTokenizer, chars: int) -> bool:
-    return pre.is_preset_pattern and chars >= MIN_PARALLEL and (os.cpu_count() or 1) > 1
+    return pre.is_preset_pattern and chars >= MIN_PARALLEL and (os.cpu_count() or 1) > 1 and can_fork()
 
 
 def _workers(workers: int | None) -> int:
