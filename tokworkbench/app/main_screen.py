@@ -356,6 +356,8 @@ class MainScreen(Screen):
         self.post_message(msg.TrainFinished(finished, self.session.snapshot(view)))
 
     def on_train_progress(self, message: msg.TrainProgress) -> None:
+        if self._train is not None and self._train.is_cancelled:
+            return  # a report sent before the cancel arrived: keep saying that it is stopping
         p = message.progress
         self.progress_row.show(f"training… {p.done:,}/{p.total:,} merges · {p.rate:,.0f} merges/s · "
                                "escape cancels", p.done, p.total)
@@ -374,8 +376,10 @@ class MainScreen(Screen):
             self.notify(describe_finish(finished, message.snapshot.vocab_size, message.snapshot.steps))
 
     def action_cancel(self) -> None:
-        if self._train is not None:
+        """The child stops before its next merge; what it made comes back while this says so."""
+        if self._train is not None and not self._train.is_cancelled:
             self._train.cancel()
+            self.progress_row.show("stopping: the run ends before its next merge; bringing its merges back…")
 
     def action_filter_pairs(self) -> None:
         self.query_one(PairsPanel).focus_filter()
