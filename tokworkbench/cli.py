@@ -94,12 +94,41 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--history-csv", metavar="FILE", help="also write the training history as CSV")
     _model_options(ins)
 
+    srv = sub.add_parser(
+        "serve", help="serve the workbench as a web page (needs the extra: pip install 'tokworkbench[serve]')",
+        description="Serve the workbench as a web page: each browser session opens its own workbench on "
+        "PATHs with these settings. It listens on 127.0.0.1 (this machine only) unless --host says "
+        "otherwise; from another machine, open an SSH tunnel (ssh -L 8000:localhost:8000 HOST) and "
+        "browse to http://localhost:8000.",
+    )
+    srv.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
+    _settings_options(srv)
+    srv.add_argument("--host", default="127.0.0.1",
+                     help="address to listen on (default: 127.0.0.1; reach it through an SSH tunnel, "
+                     "ssh -L 8000:localhost:8000 HOST, rather than listening on a public address)")
+    srv.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    srv.add_argument("--public-url", metavar="URL",
+                     help="the address the browser uses, where it is not http://HOST:PORT "
+                     "(a tunnel to another local port: ssh -L 9000:localhost:8000 HOST needs http://localhost:9000)")
+
     exp = sub.add_parser("export", help="write a model as HF tokenizer.json, tiktoken ranks, or minbpe .model")
     exp.add_argument("-m", "--model", required=True)
     exp.add_argument("--format", choices=FORMATS, required=True)
     exp.add_argument("-o", "--output", required=True)
     _model_options(exp)
     return parser
+
+
+def _settings_options(parser: argparse.ArgumentParser) -> None:
+    """The workbench's settings flags, for `serve` to pass on to each session's `app`."""
+    parser.add_argument("--units", choices=("byte", "char"), default="byte")
+    parser.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES,
+                        help="pre-tokenizer preset, or a custom regex written regex:PATTERN (default: gpt4)")
+    parser.add_argument("--normalize", choices=NORMALIZERS, default="none")
+    parser.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
+    parser.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
+                        help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
+    parser.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens")
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +141,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or (argv[0] not in ("train", "encode", "decode", "inspect", "export", "app", "-h", "--help")):
+    if not argv or (argv[0] not in ("train", "encode", "decode", "inspect", "export", "app", "serve", "-h", "--help")):
         argv = ["app", *argv]
     args = build_parser().parse_args(argv)
     try:
@@ -192,6 +221,17 @@ def cmd_app(args) -> int:
     from .app import run_app  # Textual is imported only when the app is wanted
 
     return run_app(args.paths, settings)
+
+
+def cmd_serve(args) -> int:
+    """The workbench in a browser: checked here as `app` checks it, then each session runs `app`."""
+    app_settings(args)  # a bad flag is one line now, not a broken page in every session
+    for path in args.paths:
+        if not Path(path).exists():
+            raise CorpusError(f"{path}: no such file or folder")
+    from . import serve  # textual-serve is imported only when a server is wanted
+
+    return serve.serve(serve.app_command(args), args.host, args.port, args.public_url)
 
 
 def app_settings(args) -> Settings:
@@ -390,4 +430,4 @@ class _Progress:
 
 
 COMMANDS = {"app": cmd_app, "train": cmd_train, "encode": cmd_encode, "decode": cmd_decode,
-            "inspect": cmd_inspect, "export": cmd_export}
+            "inspect": cmd_inspect, "export": cmd_export, "serve": cmd_serve}
