@@ -1,6 +1,8 @@
 """Every dialog and tab, reached by keys as a user reaches them, and how each looks."""
 
 import pytest
+from textual import events
+from textual.keys import _character_to_key
 from textual.widgets import Input, Select
 
 from recording import RecordingApp as WorkbenchApp
@@ -139,9 +141,14 @@ def test_bytes_tab_snapshot(snap_compare, size):
 
 
 def burst(app, keys):
-    """Keys as a terminal delivers them over SSH: all at once, no waiting in between."""
+    """Keys as a terminal delivers them over SSH: all at once, no waiting in between, each with
+    the name and character a terminal's parser gives it ("/" is the key "slash")."""
     for key in keys:
-        app.simulate_key(key)
+        if len(key) == 1:
+            name = key if key.isalnum() else _character_to_key(key)
+            app.post_message(events.Key(name, key))
+        else:
+            app.post_message(events.Key(key, None))
 
 
 async def test_keys_sent_in_a_burst_land_in_order_in_every_text_box(tmp_path):
@@ -251,3 +258,19 @@ async def test_a_target_below_the_base_is_said_at_start():
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         assert any("below the base vocabulary" in m for m in app.said)
+
+
+async def test_keys_right_behind_the_key_that_opens_a_box_land_in_it(tmp_path):
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        burst(app, ["/", "e", "x"])
+        await pilot.pause(0.3)
+        assert app.main.query_one("#pair-filter", Input).value == "ex" and app.screen is app.main
+        burst(app, ["escape", "n"])
+        await pilot.pause(0.3)
+        assert app.main.session.steps == 1
+        path = tmp_path / "m.json"
+        burst(app, ["s", "ctrl+a", "ctrl+k", *str(path), "enter"])
+        await pilot.pause(0.5)
+        assert path.is_file() and app.screen is app.main

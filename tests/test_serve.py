@@ -69,7 +69,10 @@ def test_serve_takes_the_apps_settings_flags_with_the_same_defaults():
      "--tie-break", "lexmin", "--target", "500", "--special", "<unk>", "two words", "-1"],
     ["--special=-x", "--split", "o200k", "--", "-dashed", "a folder with spaces/", "$(false)"],
 ])
-def test_each_session_runs_the_app_with_the_same_paths_and_settings(argv):
+def test_each_session_runs_the_app_with_the_same_paths_and_settings(argv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the paths must exist: app_settings checks them
+    for name in ("-dashed", "a folder with spaces", "$(false)"):
+        (tmp_path / name).mkdir()
     parser = build_parser()
     served = parser.parse_args(["serve", *argv])
     words = shlex.split(app_command(served))

@@ -50,27 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     app = sub.add_parser("app", help="open the workbench (the default)")
-    app.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
-    app.add_argument("--units", choices=("byte", "char"), default="byte")
-    app.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES,
-                     help="pre-tokenizer preset, or a custom regex written regex:PATTERN (default: gpt4)")
-    app.add_argument("--normalize", choices=NORMALIZERS, default="none")
-    app.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
-    app.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
-                     help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
-    app.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens")
+    _workbench_options(app)
 
     tr = sub.add_parser("train", help="train a BPE model on files or folders")
-    tr.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
-    tr.add_argument("--units", choices=("byte", "char"), default="byte")
-    tr.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES,
-                    help="pre-tokenizer preset, or a custom regex written regex:PATTERN (default: gpt4)")
-    tr.add_argument("--normalize", choices=NORMALIZERS, default="none")
+    _training_options(tr)
     size = tr.add_mutually_exclusive_group(required=True)
     size.add_argument("--vocab-size", type=int, metavar="N", help="target vocabulary size, specials included")
     size.add_argument("--merges", type=int, metavar="N", help="number of merges")
-    tr.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
-    tr.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens, e.g. '<|endoftext|>'")
     tr.add_argument("--replace-invalid", action="store_true", help="replace bytes that are not UTF-8 with U+FFFD")
     tr.add_argument("-o", "--output", required=True, metavar="MODEL.json")
 
@@ -101,8 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         "otherwise; from another machine, open an SSH tunnel (ssh -L 8000:localhost:8000 HOST) and "
         "browse to http://localhost:8000.",
     )
-    srv.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
-    _settings_options(srv)
+    _workbench_options(srv)
     srv.add_argument("--host", default="127.0.0.1",
                      help="address to listen on (default: 127.0.0.1; reach it through an SSH tunnel, "
                      "ssh -L 8000:localhost:8000 HOST, rather than listening on a public address)")
@@ -119,16 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings_options(parser: argparse.ArgumentParser) -> None:
-    """The workbench's settings flags, for `serve` to pass on to each session's `app`."""
-    parser.add_argument("--units", choices=("byte", "char"), default="byte")
-    parser.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES,
-                        help="pre-tokenizer preset, or a custom regex written regex:PATTERN (default: gpt4)")
-    parser.add_argument("--normalize", choices=NORMALIZERS, default="none")
-    parser.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
+def _workbench_options(parser: argparse.ArgumentParser) -> None:
+    """The workbench's settings (`app`, and `serve`, which passes them on to each session)."""
+    _training_options(parser)
     parser.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
                         help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
-    parser.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens")
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
@@ -137,6 +117,17 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                         help="pattern for a bare .tiktoken file (one without its OUT.json companion)")
     parser.add_argument("--max-token-bytes", type=int, default=MAX_TOKEN_BYTES, metavar="N",
                         help=f"refuse a model with a token longer than N bytes (default: {MAX_TOKEN_BYTES})")
+
+
+def _training_options(parser: argparse.ArgumentParser) -> None:
+    """What `train` and the workbench share: the corpus and how it is cut and merged."""
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the sample texts)")
+    parser.add_argument("--units", choices=("byte", "char"), default="byte")
+    parser.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES,
+                        help="pre-tokenizer preset, or a custom regex written regex:PATTERN (default: gpt4)")
+    parser.add_argument("--normalize", choices=NORMALIZERS, default="none")
+    parser.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
+    parser.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens, e.g. '<|endoftext|>'")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,9 +206,6 @@ def _silence_stdout() -> None:
 
 def cmd_app(args) -> int:
     settings = app_settings(args)  # checked here: a bad pattern is one line, not a screen
-    for path in args.paths:
-        if not Path(path).exists():
-            raise CorpusError(f"{path}: no such file or folder")
     from .app import run_app  # Textual is imported only when the app is wanted
 
     return run_app(args.paths, settings)
@@ -226,16 +214,17 @@ def cmd_app(args) -> int:
 def cmd_serve(args) -> int:
     """The workbench in a browser: checked here as `app` checks it, then each session runs `app`."""
     app_settings(args)  # a bad flag is one line now, not a broken page in every session
-    for path in args.paths:
-        if not Path(path).exists():
-            raise CorpusError(f"{path}: no such file or folder")
     from . import serve  # textual-serve is imported only when a server is wanted
 
     return serve.serve(serve.app_command(args), args.host, args.port, args.public_url)
 
 
 def app_settings(args) -> Settings:
-    """The workbench's settings from its command line, so a session can be reproduced."""
+    """The workbench's settings from its command line, so a session can be reproduced; a
+    missing path or a bad pattern is one line before any screen or server starts."""
+    for path in args.paths:
+        if not Path(path).exists():
+            raise CorpusError(f"{path}: no such file or folder")
     pre = parse_split(args.split)
     split, pattern = (CUSTOM, pre.pattern) if pre.name == "custom" else (pre.name, None)
     settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,

@@ -57,29 +57,35 @@ IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings
 
 
 class MainScreen(Screen):
+    """Keys that open a dialog or move focus are priority bindings: the app runs them as the key
+    arrives, before it routes the next one, so keys typed right behind them (a burst over SSH)
+    reach the dialog or box they opened. check_action turns them off while a box has focus."""
+
     AUTO_FOCUS = "#pair-table"
     BINDINGS = [
         Binding("n,space", "step", "Merge", tooltip="Merge the best pair (one step)"),
         Binding("N", "step_ten", "×10", tooltip="Ten merges"),
         Binding("r", "run", "Run", tooltip="Run to the target vocabulary in the background"),
-        Binding("escape", "cancel", "Cancel", tooltip="Stop a running training between two steps"),
+        Binding("escape", "escape", "Cancel", tooltip="Stop a running training between two steps; leave a text box",
+                priority=True),
         Binding("u,backspace", "undo", "Undo", tooltip="Undo the last merge exactly"),
-        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary"),
-        Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size"),
-        Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break"),
-        Binding("o", "open", "Open", tooltip="Open corpus files or folders"),
-        Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)"),
-        Binding("e", "export", "Export", tooltip="Export to HF tokenizer.json, tiktoken or minbpe, or the history as CSV"),
-        Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus"),
-        Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table"),
+        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary", priority=True),
+        Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size", priority=True),
+        Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break", priority=True),
+        Binding("o", "open", "Open", tooltip="Open corpus files or folders", priority=True),
+        Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)", priority=True),
+        Binding("e", "export", "Export", priority=True,
+                tooltip="Export to HF tokenizer.json, tiktoken or minbpe, or the history as CSV"),
+        Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus", priority=True),
+        Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table", priority=True),
         Binding("comma", "document(-1)", "Prev doc", show=False, tooltip="Show the previous document"),
         Binding("full_stop", "document(1)", "Next doc", show=False, tooltip="Show the next document"),
         Binding("left_square_bracket", "window(-1)", "Prev window", show=False,
                 tooltip="Show the previous window of this document"),
         Binding("right_square_bracket", "window(1)", "Next window", show=False,
                 tooltip="Show the next window of this document"),
-        Binding("question_mark", "help", "Help", tooltip="All keys"),
-        Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)"),
+        Binding("question_mark", "help", "Help", tooltip="All keys", priority=True),
+        Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)", priority=True),
     ]
 
     # vars, not reactives: a reactive on a screen repaints the whole screen when it is set, which
@@ -308,8 +314,8 @@ class MainScreen(Screen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters) -> bool | None:
-        if action == "cancel":
-            return self.running
+        if action == "escape":
+            return self.running or isinstance(self.focused, Input)
         if isinstance(self.focused, Input):
             return False  # every other key of ours is a character the box takes
         if action in IDLE_ONLY and (self.running or self.loading or self.session is None):
@@ -374,6 +380,18 @@ class MainScreen(Screen):
             self.notify(finished.error or "unknown error", title="Training stopped", severity="error")
         else:
             self.notify(describe_finish(finished, message.snapshot.vocab_size, message.snapshot.steps))
+
+    def action_escape(self) -> None:
+        """Leave a text box (the pair filter clears itself), else cancel the run. A priority
+        binding, so the box is left before the next key is routed."""
+        if isinstance(self.focused, Input):
+            pairs = self.query_one(PairsPanel)
+            if self.focused.id == "pair-filter":
+                pairs.clear_filter()
+            else:
+                self.set_focus(None)
+            return
+        self.action_cancel()
 
     def action_cancel(self) -> None:
         """The child stops before its next merge; what it made comes back while this says so."""

@@ -1,7 +1,8 @@
 """What every dialog shares: a centred box over a dimmed screen, a question, a hint line."""
 
+from textual import events
 from textual.screen import ModalScreen
-from textual.widgets import Label
+from textual.widgets import Input, Label
 
 
 class Dialog(ModalScreen):
@@ -40,6 +41,16 @@ class Dialog(ModalScreen):
         margin-left: 2;
     }
     """
+
+    async def on_key(self, event: events.Key) -> None:
+        """Keys typed right behind the key that opened the dialog arrive before its first field
+        has focus (Textual gives focus a moment later); hand them to that field, in order."""
+        if self.focused is None:
+            box = next(iter(self.query(Input)), None)
+            if box is not None:
+                event.stop()
+                self.set_focus(box)
+                box.post_message(events.Key(event.key, event.character))
 
     def show_error(self, selector: str, message: str) -> None:
         label = self.query_one(selector, Label)

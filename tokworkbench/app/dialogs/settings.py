@@ -27,6 +27,9 @@ class SettingsDialog(Dialog):
         height: auto;
         max-height: 50vh;  /* leaves the title, the error line and the buttons on an 80x24 screen */
     }
+    SettingsDialog #tie-break-rule {
+        margin-top: 1;
+    }
     SettingsDialog #settings-grid {
         grid-size: 2;
         grid-columns: 16 1fr;
@@ -62,8 +65,8 @@ class SettingsDialog(Dialog):
                     yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
-            yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
-            yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
+                yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
+                yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
             yield Label("", id="settings-error", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply")

@@ -2,7 +2,6 @@
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Input, Static
@@ -32,13 +31,8 @@ class EncodePanel(Vertical):
     }
     """
 
-    BINDINGS = [Binding("escape", "leave", "Leave the box", tooltip="Stop typing: the keys work again")]
-
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `model` encodes and decodes here."""
-
-    def action_leave(self) -> None:
-        self.screen.set_focus(None)
 
     def compose(self) -> ComposeResult:
         yield SteadyInput(placeholder="type text to encode (e.g. 안녕하세요 👋🏽 hello)", id="encode-input")

@@ -1,7 +1,6 @@
 """The live pair-frequency table: the best pairs in selection order, the next merge marked."""
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
@@ -21,14 +20,15 @@ SHOWN = 60
 class PairsPanel(Vertical):
     DEFAULT_CSS = """
     PairsPanel #pair-filter {
-        height: 3;
+        height: 1;  /* one line: on a short screen the table keeps its rows */
+        border: none;
+        padding: 0 1;
+        background: $boost;
     }
     PairsPanel #pair-table {
         height: 1fr;
     }
     """
-    BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=False)]
-
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `next_rows` are the best pairs."""
 
@@ -59,13 +59,13 @@ class PairsPanel(Vertical):
     def focus_filter(self) -> None:
         box = self.query_one("#pair-filter", Input)
         box.display = True
-        box.focus()
+        self.screen.set_focus(box)  # now, not later: keys typed right after / must land in the box
 
-    def action_clear_filter(self) -> None:
+    def clear_filter(self) -> None:
         box = self.query_one("#pair-filter", Input)
         box.value = ""
         box.display = False
-        self.query_one("#pair-table").focus()
+        self.screen.set_focus(self.query_one("#pair-table"))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
