@@ -274,3 +274,14 @@ async def test_keys_right_behind_the_key_that_opens_a_box_land_in_it(tmp_path):
         burst(app, ["s", "ctrl+a", "ctrl+k", *str(path), "enter"])
         await pilot.pause(0.5)
         assert path.is_file() and app.screen is app.main
+
+
+async def test_a_dimmed_key_says_why_it_cannot_act():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("u")
+        await pilot.pause()
+        assert any("nothing to undo" in m for m in app.said)
+        await pilot.press("R")
+        await pilot.pause()
+        assert app.screen is app.main and sum("nothing to undo" in m for m in app.said) == 2

@@ -326,6 +326,24 @@ class MainScreen(Screen):
             return None
         return True
 
+    def on_key(self, event) -> None:
+        """A key whose binding is dimmed reaches here unhandled: say why it cannot act now."""
+        for binding in self.BINDINGS:
+            if event.key in binding.key.split(",") and self.check_action(binding.action, ()) is None:
+                event.stop()
+                self.notify(self.why_not(binding.action), title=f"{binding.description} can't act now",
+                            timeout=4)
+                return
+
+    def why_not(self, action: str) -> str:
+        if self.running:
+            return "a run is going: escape cancels it"
+        if self.loading or self.session is None:
+            return "the corpus is still loading"
+        if action in ("undo", "reset"):
+            return "nothing to undo: no merge has been made"
+        return "no pair is left to merge: every chunk is one token"
+
     def action_step(self) -> None:
         if self.session.step() is None:
             self.notify("no pair is left to merge: every chunk is a single token")
