@@ -43,3 +43,23 @@ def train_command(s: Settings) -> str:
     if s.special_tokens:
         words += ["--special", *s.special_tokens]
     return " ".join(w if w == "PATH..." else shlex.quote(w) for w in words) + " -o model.json"
+
+
+HELP_NOTES = """\
+The pair table's first row (▶) is the next merge; / searches every pair, by text or by hex bytes.
+In the history, count is how often the pair occurred when it was chosen; repl. is how many
+replacements the merge made (fewer when occurrences overlap, as in "aaa"); tokens is the corpus
+length after the step, and ratio the base units per token. ↺ marks replayed merges.
+Red underlined characters are cut by a byte-level token. Everything is also in the command
+palette (ctrl+p)."""
+
+
+def why_not(action: str, running: bool, loading: bool) -> str:
+    """Why a dimmed key cannot act now, in a few words."""
+    if running:
+        return "a run is going: escape cancels it"
+    if loading:
+        return "the corpus is still loading"
+    if action in ("undo", "reset"):
+        return "nothing to undo: no merge has been made"
+    return "no pair is left to merge: every chunk is one token"

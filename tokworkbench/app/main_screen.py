@@ -6,7 +6,6 @@ themselves. Workers load corpora in a thread and train in a forked child; they p
 never touch a widget.
 """
 
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -28,12 +27,12 @@ from ..core.session import FinishReason, RunFinished, Session
 from ..core.settings import Settings
 from ..core.snapshot import Snapshot, View
 from ..core.text.samples import sample_paths
-from ..core.text.corpus import list_files
 from . import messages as msg
 from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog, ReplayDialog,
                       SettingsDialog)
 from .dialogs.export import HISTORY, folder_problem
-from .labels import describe_finish, describe_settings, plural
+from .labels import HELP_NOTES, describe_finish, describe_settings, plural, why_not
+from .loading import build_session, loads_quickly, throttled
 from .widgets.bytes_view import BytesPanel
 from .widgets.charts import ChartsPanel
 from .widgets.corpus import CorpusPane
@@ -42,16 +41,7 @@ from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
 from .widgets.progress import ProgressRow
 
-HELP_NOTES = """\
-The pair table's first row (▶) is the next merge; / searches every pair, by text or by hex bytes.
-In the history, count is how often the pair occurred when it was chosen; repl. is how many
-replacements the merge made (fewer when occurrences overlap, as in "aaa"); tokens is the corpus
-length after the step, and ratio the base units per token. ↺ marks replayed merges.
-Red underlined characters are cut by a byte-level token. Everything is also in the command
-palette (ctrl+p)."""
 MIN_SIZE = (80, 24)
-FRAME = 0.2  # seconds between progress posts while loading
-SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
 IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
              "replay"}
 
@@ -182,10 +172,10 @@ class MainScreen(Screen):
         """A new session: on `paths` (default: the sample texts), or on `base`'s corpus."""
         if base is None and not paths:
             paths = [str(p) for p in sample_paths()]
-        if self.session is None and base is None and _loads_quickly(paths):
+        if self.session is None and base is None and loads_quickly(paths):
             # the first screen: a small corpus loads in a few ms, so build it before the first
             # frame rather than draw empty panes and then everything again
-            result = _build_session(paths, None, settings)
+            result = build_session(paths, None, settings)
             if isinstance(result, msg.SessionReady):
                 self.on_session_ready(result, quietly=True)  # the screen itself shows it is ready
             else:
@@ -199,7 +189,7 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the corpus")
     def _load_worker(self, paths: list[str] | None, base: Session | None, settings: Settings) -> None:
         worker = get_current_worker()
-        result = _build_session(paths, base, settings, _throttled(self.post_message))
+        result = build_session(paths, base, settings, throttled(self.post_message))
         if not worker.is_cancelled:
             self.post_message(result)
 
@@ -331,18 +321,9 @@ class MainScreen(Screen):
         for binding in self.BINDINGS:
             if event.key in binding.key.split(",") and self.check_action(binding.action, ()) is None:
                 event.stop()
-                self.notify(self.why_not(binding.action), title=f"{binding.description} can't act now",
+                self.notify(why_not(binding.action, self.running, self.loading or self.session is None), title=f"{binding.description} can't act now",
                             timeout=4)
                 return
-
-    def why_not(self, action: str) -> str:
-        if self.running:
-            return "a run is going: escape cancels it"
-        if self.loading or self.session is None:
-            return "the corpus is still loading"
-        if action in ("undo", "reset"):
-            return "nothing to undo: no merge has been made"
-        return "no pair is left to merge: every chunk is one token"
 
     def action_step(self) -> None:
         if self.session.step() is None:
@@ -583,38 +564,3 @@ class MainScreen(Screen):
             self.ask("Quit without saving the trained model?", "Quit", self.app.exit)
         else:
             self.app.exit()
-
-
-def _loads_quickly(paths: list[str]) -> bool:
-    """Whether these files are small enough to load on the UI thread without a visible pause."""
-    try:
-        return sum(f.stat().st_size for f, _ in list_files(paths)) < SYNC_LOAD_BYTES
-    except (OSError, TokWorkbenchError):
-        return False  # the worker reports it properly
-
-
-def _build_session(paths: list[str] | None, base: Session | None, settings: Settings,
-                   post=None) -> msg.SessionReady | msg.LoadFailed:
-    """Read `paths` (or reuse `base`'s corpus) and build a session; the core's own checks (bad
-    files, empty corpus) come back as LoadFailed."""
-    try:
-        if base is not None:
-            return msg.SessionReady(base.with_settings(settings, post))
-        return msg.SessionReady(Session.open(paths or [], settings, post))
-    except TokWorkbenchError as exc:
-        return msg.LoadFailed(str(exc))
-    except MemoryError:
-        return msg.LoadFailed("out of memory while loading the corpus")
-
-
-def _throttled(post_message):
-    """A progress callback that posts at most one LoadProgress per frame."""
-    last = [0.0]
-
-    def post(done: int, total: int, what: str) -> None:
-        now = time.monotonic()
-        if now - last[0] > FRAME:
-            last[0] = now
-            post_message(msg.LoadProgress(done, max(total, 1), what))
-
-    return post

@@ -2,11 +2,9 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from rich.text import Text
 
-from ..core.inspection.escape import visible  # noqa: F401  (the widgets import it from here)
 from ..core.inspection.segments import TokenSpan
 
 

@@ -6,7 +6,7 @@ from ...core.inspection.escape import hex_bytes
 from ...core.inspection.hexview import char_rows
 from ...core.inspection.roundtrip import round_trip
 from ...core.snapshot import Snapshot, selected_line
-from ..render import visible
+from ...core.inspection.escape import visible
 from .rowsview import RowsView
 
 MAX_ROWS = 400

@@ -6,7 +6,7 @@ from textual.reactive import var
 from ...core.snapshot import Snapshot
 from ..labels import plural
 from ..messages import RewindTo
-from ..render import visible
+from ...core.inspection.escape import visible
 from .rowsview import RowsView
 
 

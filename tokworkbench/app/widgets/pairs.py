@@ -10,7 +10,7 @@ from ...core.inspection.escape import hex_bytes
 from ...core.snapshot import Snapshot
 from ..labels import plural
 from ..messages import PairFilterChanged, PairSelected
-from ..render import visible
+from ...core.inspection.escape import visible
 from .rowsview import RowsView
 from .steady_input import SteadyInput
 

@@ -1,0 +1,48 @@
+"""Loading a corpus for the main screen: on the UI thread when it is small, else in a worker
+that posts its progress and its result as messages."""
+
+import time
+
+from ..core.errors import TokWorkbenchError
+from ..core.session import Session
+from ..core.settings import Settings
+from ..core.text.corpus import list_files
+from . import messages as msg
+
+FRAME = 0.2  # seconds between progress posts while loading
+SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
+
+
+def loads_quickly(paths: list[str]) -> bool:
+    """Whether these files are small enough to load on the UI thread without a visible pause."""
+    try:
+        return sum(f.stat().st_size for f, _ in list_files(paths)) < SYNC_LOAD_BYTES
+    except (OSError, TokWorkbenchError):
+        return False  # the worker reports it properly
+
+
+def build_session(paths: list[str] | None, base: Session | None, settings: Settings,
+                   post=None) -> msg.SessionReady | msg.LoadFailed:
+    """Read `paths` (or reuse `base`'s corpus) and build a session; the core's own checks (bad
+    files, empty corpus) come back as LoadFailed."""
+    try:
+        if base is not None:
+            return msg.SessionReady(base.with_settings(settings, post))
+        return msg.SessionReady(Session.open(paths or [], settings, post))
+    except TokWorkbenchError as exc:
+        return msg.LoadFailed(str(exc))
+    except MemoryError:
+        return msg.LoadFailed("out of memory while loading the corpus")
+
+
+def throttled(post_message):
+    """A progress callback that posts at most one LoadProgress per frame."""
+    last = [0.0]
+
+    def post(done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if now - last[0] > FRAME:
+            last[0] = now
+            post_message(msg.LoadProgress(done, max(total, 1), what))
+
+    return post
