@@ -28,11 +28,12 @@ import numpy as np
 # Below these lengths the plain loops win (measured: chunks of English under a `--split none`
 # model, and runs of one byte; most chunks have fewer than 20 units).
 _LEVELS_FROM = 192
-# tiktoken's rule: the per-position heap beats the plain loop from 12 bytes, and `_Levels` (whose
-# pair lookups join bytes) beats the heap from about 8K; a long run of one byte is quick anyway
+# tiktoken's rule: the per-position heap beats the plain loop from 12 bytes; `_Levels` (whose
+# pair lookups join bytes) beats it on text from about 8K, but on a token whose ranks are a
+# chain of ever longer prefixes it takes twice as long, and a file's tokens stay below 64K
 _HEAP_FROM = 12
 _RUNS_CHECK_FROM = 1024
-_BYTE_LEVELS_FROM = 8192
+_BYTE_LEVELS_FROM = 1 << 16
 _RUNS_MAX = 64  # a long input with fewer runs of one unit than this is joined run by run
 _FEW = 24  # a rank with at most this many positions is joined in a Python loop, not in numpy
 
@@ -114,9 +115,10 @@ def lowest_rank_parts(ranks: dict[bytes, int], data: bytes) -> list[bytes]:
 
 def _lowest_rank_heap(ranks: dict[bytes, int], data: bytes) -> list[bytes]:
     """tiktoken's rule one join at a time: a heap of (rank, position) over a linked list, where
-    an entry counts only while `cur` still holds its rank. Ranks may come in any order here."""
+    an entry counts only while `cur` still holds its rank. Ranks may come in any order here.
+    A part is `data[i:nxt[i]]`: a pair is looked up as one slice, never built by joining."""
+    data = bytes(data)
     n = len(data)
-    parts = [bytes([b]) for b in data]
     get = ranks.get
     cur = [get(data[i : i + 2]) for i in range(n - 1)]
     cur.append(None)  # None: no pair here, or one without a rank
@@ -130,24 +132,25 @@ def _lowest_rank_heap(ranks: dict[bytes, int], data: bytes) -> list[bytes]:
         if cur[i] != r:
             continue
         j = nxt[i]
-        joined = parts[i] = parts[i] + parts[j]
-        parts[j] = b""
+        k = nxt[i] = nxt[j]
         cur[j] = None
-        k = nxt[j]
-        nxt[i] = k
         rk = None
         if k < n:
             prv[k] = i
-            rk = get(joined + parts[k])
+            rk = get(data[i : nxt[k]])
             if rk is not None:
                 push(heap, (rk, i))
         cur[i] = rk
         p = prv[i]
         if p >= 0:
-            rp = cur[p] = get(parts[p] + joined)
+            rp = cur[p] = get(data[p:k])
             if rp is not None:
                 push(heap, (rp, p))
-    return [p for p in parts if p]
+    parts, i = [], 0
+    while i < n:
+        parts.append(data[i : nxt[i]])
+        i = nxt[i]
+    return parts
 
 
 class _MergeRanks:
@@ -208,8 +211,9 @@ class _ByteRanks:
 
 
 def _many(get, never: int, keys: np.ndarray) -> np.ndarray:
-    """Ranks of many pair keys, looking each distinct key up once."""
-    if len(keys) <= _FEW:
+    """Ranks of many pair keys: one lookup each, or up to a thousand, where finding the
+    distinct keys first costs more than it saves."""
+    if len(keys) <= 1024:
         return np.array([get(k, never) for k in keys.tolist()], dtype=np.int64)
     distinct, where = np.unique(keys, return_inverse=True)
     return np.array([get(k, never) for k in distinct.tolist()], dtype=np.int64)[where]
