@@ -6,6 +6,7 @@ errors exit 2 with the usage, as argparse does). Outputs are checked before any 
 """
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -25,12 +26,17 @@ from .core.formats.atomic import check_output
 from .core.formats.export import FORMATS, check_export_outputs, export
 from .core.formats.hf import check_hf_specials
 from .core.errors import TokenLimitError
+from .core.errors import ClusterError, CountFileError
+from .core.formats.countfile import read_counts, write_counts
+from .core.text.chunks import count_chunks
+from .core.text.corpus import require_text
+from .core.bpe.gcpause import collector_paused
 from .core.formats.limits import MAX_TOKEN_BYTES
 from .core.formats.load import load_any, model_inputs
 from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
-from .core.bpe.trainer import TrainConfig, train
+from .core.bpe.trainer import TrainConfig, Trainer, train
 from .core.formats.historycsv import write_history_csv
 from .core.inspection.escape import quote
 from .core.settings import CUSTOM, DEFAULT_TARGET, Settings
@@ -59,6 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--merges", type=int, metavar="N", help="number of merges")
     tr.add_argument("--replace-invalid", action="store_true", help="replace bytes that are not UTF-8 with U+FFFD")
     tr.add_argument("-o", "--output", required=True, metavar="MODEL.json")
+    tr.add_argument("--from-counts", metavar="COUNTS", help="train from a count file (`tokworkbench count`) "
+                    "instead of PATHs; it fixes --split and --normalize")
+    tr.set_defaults(split=None, normalize=None)  # None: not given, so --from-counts can tell a conflict
+
+    cnt = sub.add_parser("count", help="pre-tokenize and count chunks into a count file, here or on a Dask cluster")
+    cnt.add_argument("paths", nargs="*", metavar="PATH",
+                     help="files, folders or glob patterns (default: the sample texts); each file is one document")
+    cnt.add_argument("--split", default="gpt4", metavar=SPLIT_CHOICES, help="pre-tokenizer (default: gpt4)")
+    cnt.add_argument("--normalize", choices=NORMALIZERS, default="none")
+    cnt.add_argument("--replace-invalid", action="store_true", help="replace bytes that are not UTF-8 with U+FFFD")
+    cnt.add_argument("--engine", choices=("local", "dask"), default="local",
+                     help="local: this machine's cores; dask: the cluster at --scheduler (pip install 'tokworkbench[dask]')")
+    cnt.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    cnt.add_argument("--task-mb", type=int, default=64, metavar="N",
+                     help="megabytes of text per Dask task (default: 64; preset patterns only)")
+    cnt.add_argument("-o", "--output", required=True, metavar="COUNTS")
 
     enc = sub.add_parser("encode", help="encode text with a model")
     enc.add_argument("-m", "--model", required=True)
@@ -132,7 +154,7 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or (argv[0] not in ("train", "encode", "decode", "inspect", "export", "app", "serve", "-h", "--help")):
+    if not argv or (argv[0] not in ("train", "count", "encode", "decode", "inspect", "export", "app", "serve", "-h", "--help")):
         argv = ["app", *argv]
     args = build_parser().parse_args(argv)
     try:
@@ -236,10 +258,12 @@ def app_settings(args) -> Settings:
 
 
 def cmd_train(args) -> int:
+    if args.from_counts:
+        return _train_from_counts(args)
     config = TrainConfig(
         units=args.units,
-        normalizer=args.normalize,
-        pre_tokenizer=parse_split(args.split),
+        normalizer=args.normalize or "none",
+        pre_tokenizer=parse_split(args.split or "gpt4"),
         tie_break=args.tie_break,
         special_tokens=_special_tokens(args.special),
     )
@@ -254,6 +278,44 @@ def cmd_train(args) -> int:
     docs = (d.text for d in iter_documents(paths, errors, skipped, report=report))
     trainer = train(docs, config, vocab_size=args.vocab_size, merges=args.merges,
                     on_step=progress.update if progress else None)
+    return _finish_training(args, trainer, report, started, progress)
+
+
+def _train_from_counts(args) -> int:
+    """`train --from-counts`: the count file fixes the normalizer and the pre-tokenizer."""
+    if args.paths:
+        raise TrainingError("give PATHs or --from-counts, not both: the count file already holds the corpus")
+    if args.replace_invalid:
+        raise TrainingError("--replace-invalid has no effect with --from-counts; give it to `count` instead")
+    check_output(args.output, [args.from_counts])  # before the run, not after it
+    _stdout()
+    started = time.perf_counter()
+    counted, normalizer, pre = read_counts(args.from_counts)
+    asked = parse_split(args.split) if args.split is not None else None
+    if asked is not None and asked != pre:
+        raise CountFileError(f"--split {args.split} conflicts with {args.from_counts}, which was counted with "
+                             f"{_split_name(pre)}; leave --split out")
+    if args.normalize is not None and args.normalize != normalizer:
+        raise CountFileError(f"--normalize {args.normalize} conflicts with {args.from_counts}, which was counted "
+                             f"with --normalize {normalizer}; leave --normalize out")
+    config = TrainConfig(units=args.units, normalizer=normalizer, pre_tokenizer=pre, tie_break=args.tie_break,
+                         special_tokens=_special_tokens(args.special))
+    progress = _Progress() if sys.stderr.isatty() else None
+    with collector_paused():
+        trainer = Trainer([], config, counted=counted)
+        require_text(trainer.chars)
+        todo = trainer.merges_for_vocab(args.vocab_size) if args.vocab_size is not None else args.merges
+        for _ in trainer.run(vocab_size=args.vocab_size, merges=args.merges):
+            if progress:
+                progress.update(len(trainer.merges), todo)
+    return _finish_training(args, trainer, Skipped(), started, progress)
+
+
+def _split_name(pre) -> str:
+    return f"--split regex:{pre.pattern}" if pre.name == "custom" else f"--split {pre.name}"
+
+
+def _finish_training(args, trainer, report: Skipped, started: float, progress) -> int:
     if progress:
         progress.close()
     for line in report.lines():
@@ -272,6 +334,57 @@ def cmd_train(args) -> int:
         f"in {elapsed:.2f}s; wrote {args.output}"
     )
     return 0
+
+
+def cmd_count(args) -> int:
+    """Pre-tokenize and count into a count file, here or on a Dask cluster."""
+    pre = parse_split(args.split)
+    if args.engine == "dask" and not args.scheduler:
+        raise ClusterError("--engine dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
+    if args.scheduler and args.engine != "dask":
+        raise ClusterError("--scheduler is for --engine dask")
+    if args.task_mb < 1:
+        raise CorpusError(f"--task-mb {args.task_mb} makes no sense; give at least 1")
+    paths = _expand_globs(args.paths) if args.paths else sample_paths()
+    report = Skipped()
+    files = list_files(paths, report)
+    check_output(args.output, [f for f, _ in files])  # before the count, not after it
+    _stdout()
+    errors = "replace" if args.replace_invalid else "strict"
+    started = time.perf_counter()
+    if args.engine == "dask":
+        try:
+            from .engines import dask_count
+        except ImportError as exc:
+            raise ClusterError(f"--engine dask needs Dask: pip install 'tokworkbench[dask]' ({exc})") from None
+        shards = dask_count.shards_of(files, report)
+        counted = dask_count.count_dask(shards, args.normalize, pre, args.scheduler, errors,
+                                        task_bytes=args.task_mb << 20)
+    else:
+        docs = (d.text for d in iter_documents(paths, errors, [], report=report))
+        counted = count_chunks(docs, args.normalize, pre)
+    for line in report.lines():
+        print(f"{PROG}: {line}", file=sys.stderr)
+    require_text(counted.chars)
+    write_counts(args.output, counted, args.normalize, pre)
+    _emit(f"counted {int(counted.counts.sum()):,} chunks, {len(counted.chunks):,} distinct, in "
+          f"{counted.documents:,} documents ({counted.chars:,} chars) in {time.perf_counter() - started:.2f}s; "
+          f"wrote {args.output}")
+    return 0
+
+
+def _expand_globs(paths: list[str]) -> list[str]:
+    """A path that does not exist but holds a wildcard is a glob (for shells that pass it on)."""
+    out: list[str] = []
+    for p in paths:
+        if not os.path.lexists(p) and any(c in p for c in "*?["):
+            found = sorted(glob.glob(p, recursive=True))
+            if not found:
+                raise CorpusError(f"{p}: no file matches this pattern")
+            out += found
+        else:
+            out.append(p)
+    return out
 
 
 def _special_tokens(specials: list[str]) -> tuple[str, ...]:
@@ -418,5 +531,5 @@ class _Progress:
         sys.stderr.write("\n")
 
 
-COMMANDS = {"app": cmd_app, "train": cmd_train, "encode": cmd_encode, "decode": cmd_decode,
+COMMANDS = {"app": cmd_app, "train": cmd_train, "count": cmd_count, "encode": cmd_encode, "decode": cmd_decode,
             "inspect": cmd_inspect, "export": cmd_export, "serve": cmd_serve}

@@ -73,3 +73,12 @@ class WorkerError(TokWorkbenchError):
 class TokenLimitError(ModelFileError):
     """A token (or the whole vocabulary) is longer than the loader allows; the limit can be
     raised by whoever calls the loader (the CLI: --max-token-bytes)."""
+
+
+class CountFileError(TokWorkbenchError):
+    """A chunk-count file is unreadable, corrupt, foreign, of an unknown version, or at odds with
+    the settings asked for (a --split or --normalize that differs from the one it was counted with)."""
+
+
+class ClusterError(TokWorkbenchError):
+    """A cluster engine cannot do its work: the scheduler is not there, or its workers keep dying."""

@@ -1,0 +1,162 @@
+"""Chunk-count files: what counting a corpus found, so training can start from it elsewhere.
+
+A count file holds the distinct chunks in order of first appearance with their counts (exactly
+a `ChunkCounts` without layouts), the settings that produced them (normalizer, pre-tokenizer
+name and pattern) and the corpus summary (documents, chars, bytes). Training from it gives the
+same merges as training from the text, for every tie-break and both units.
+
+The format is a numpy `.npz` archive (a zip of `.npy` arrays), read with `allow_pickle=False`:
+- `header`: UTF-8 JSON as uint8, `{"format": "tokworkbench-counts", "version": 1, "normalizer",
+  "split", "pattern", "documents", "chars", "bytes", "chunks"}`;
+- `chunk_bytes`: every chunk's UTF-8 bytes, end to end (uint8);
+- `chunk_ends`: where each chunk's bytes end in `chunk_bytes` (int64, increasing);
+- `counts`: each chunk's count (int64, positive).
+Why npz and not Parquet: the core depends on numpy and regex only, and `train --from-counts`
+must work on a plain install; numpy writes and reads this with no new dependency, deflates the
+chunk bytes, and any numpy (or a zip tool plus the documented .npy header) can read it.
+What a file is comes from its content, never its name; writes go through `formats/atomic.py`.
+"""
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import CountFileError, PatternError
+from ..text.chunks import ChunkCounts
+from ..text.corpus import read_regular
+from ..text.normalize import NORMALIZERS
+from ..text.pretokenize import PRESETS, PreTokenizer, from_pattern
+from .atomic import write_atomic
+
+FORMAT = "tokworkbench-counts"
+VERSION = 1
+MAX_COUNT_FILE_BYTES = 16 << 30
+_ARRAYS = ("header", "chunk_bytes", "chunk_ends", "counts")
+
+
+def to_bytes(counts: ChunkCounts, normalizer: str, pre: PreTokenizer) -> bytes:
+    """The file's bytes for `counts`, counted with `normalizer` and `pre`."""
+    encoded = [c.encode("utf-8") for c in counts.chunks]
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    header = {"format": FORMAT, "version": VERSION, "normalizer": normalizer, "split": pre.name,
+              "pattern": pre.pattern, "documents": int(counts.documents), "chars": int(counts.chars),
+              "bytes": int(counts.bytes), "chunks": len(encoded)}
+    out = io.BytesIO()
+    np.savez_compressed(
+        out,
+        header=np.frombuffer(json.dumps(header, ensure_ascii=False).encode("utf-8"), dtype=np.uint8),
+        chunk_bytes=np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        chunk_ends=np.cumsum(lengths, dtype=np.int64),
+        counts=np.asarray(counts.counts, dtype=np.int64),
+    )
+    return out.getvalue()
+
+
+def write_counts(path: str | Path, counts: ChunkCounts, normalizer: str, pre: PreTokenizer) -> Path:
+    return write_atomic(path, to_bytes(counts, normalizer, pre))
+
+
+def is_count_file(data: bytes) -> bool:
+    """Whether `data` looks like a count file (a zip holding our header), by content alone."""
+    if not data.startswith(b"PK\x03\x04"):
+        return False
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            return "header.npy" in z.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+
+
+def read_counts(path: str | Path) -> tuple[ChunkCounts, str, PreTokenizer]:
+    """The counts, normalizer and pre-tokenizer a count file holds; CountFileError when the file
+    is missing, not a count file, damaged, or of a version this reader does not know."""
+    return from_bytes(read_regular(path, MAX_COUNT_FILE_BYTES, "count file", CountFileError), str(path))
+
+
+def from_bytes(data: bytes, name: str = "count file") -> tuple[ChunkCounts, str, PreTokenizer]:
+    if not data.startswith(b"PK\x03\x04"):
+        raise CountFileError(f"{name} is not a tokworkbench count file (it is not an .npz archive); "
+                             "write one with `tokworkbench count`")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            missing = [a for a in _ARRAYS if a not in z.files]
+            if missing:
+                raise CountFileError(f"{name} is an .npz archive but not a tokworkbench count file "
+                                     f"(no {', '.join(missing)})")
+            arrays = {a: z[a] for a in _ARRAYS}
+    except CountFileError:
+        raise
+    except Exception as exc:  # zipfile, zlib, numpy's header parser: a damaged file, whichever fails
+        raise CountFileError(f"{name} is damaged and cannot be read ({type(exc).__name__}: {exc})") from None
+    header = _header(arrays["header"], name)
+    normalizer, pre = _settings(header, name)
+    chunks, counts = _chunks(arrays, header, name)
+    summary = [header.get(k) for k in ("documents", "chars", "bytes")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in summary):
+        raise CountFileError(f"{name} is damaged: its corpus summary (documents, chars, bytes) is not three counts")
+    return ChunkCounts(chunks, counts, *summary), normalizer, pre
+
+
+def _header(raw: np.ndarray, name: str) -> dict:
+    try:
+        header = json.loads(raw.astype(np.uint8, copy=False).tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError):
+        raise CountFileError(f"{name} is damaged: its header is not JSON") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise CountFileError(f"{name} is an .npz archive but not a tokworkbench count file")
+    if header.get("version") != VERSION:
+        raise CountFileError(f"{name} is count-file version {header.get('version')!r}; this tokworkbench "
+                             f"reads version {VERSION} (a newer tokworkbench may read it)")
+    return header
+
+
+def _settings(header: dict, name: str) -> tuple[str, PreTokenizer]:
+    normalizer, split, pattern = header.get("normalizer"), header.get("split"), header.get("pattern")
+    if normalizer not in NORMALIZERS:
+        raise CountFileError(f"{name} is damaged: unknown normalizer {normalizer!r}")
+    if not isinstance(split, str) or not (pattern is None or isinstance(pattern, str)):
+        raise CountFileError(f"{name} is damaged: its pre-tokenizer is not a name and a pattern")
+    try:
+        pre = from_pattern(pattern)
+    except PatternError as exc:
+        raise CountFileError(f"{name} holds a pre-tokenizer pattern that cannot be used: {exc}") from None
+    if split in PRESETS and pre.name != split:
+        raise CountFileError(f"{name} is damaged: pre-tokenizer {split!r} with a pattern that is not that preset's")
+    return normalizer, pre
+
+
+def _chunks(arrays: dict, header: dict, name: str) -> tuple[list[str], np.ndarray]:
+    blob, ends, counts = arrays["chunk_bytes"], arrays["chunk_ends"], arrays["counts"]
+    if blob.dtype != np.uint8 or ends.dtype != np.int64 or counts.dtype != np.int64 or \
+            blob.ndim != 1 or ends.ndim != 1 or counts.ndim != 1:
+        raise CountFileError(f"{name} is damaged: its arrays have the wrong types")
+    n = len(counts)
+    if len(ends) != n or header.get("chunks") != n:
+        raise CountFileError(f"{name} is damaged: {len(ends)} chunk ends for {n} counts "
+                             f"(the header says {header.get('chunks')!r} chunks)")
+    if n and (ends[0] <= 0 or np.any(np.diff(ends) <= 0) or ends[-1] != len(blob)):
+        raise CountFileError(f"{name} is damaged: its chunk ends are not increasing to the end of the chunk bytes")
+    if n == 0 and len(blob):
+        raise CountFileError(f"{name} is damaged: chunk bytes without chunks")
+    if np.any(counts <= 0):
+        raise CountFileError(f"{name} is damaged: a chunk count is not positive")
+    data = blob.tobytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CountFileError(f"{name} is damaged: its chunk bytes are not UTF-8 at byte {exc.start}") from None
+    if text.isascii():
+        bounds = ends.tolist()
+        chunks = [text[a:b] for a, b in zip([0, *bounds[:-1]], bounds)]
+    else:
+        starts = [0, *ends[:-1].tolist()]
+        try:
+            chunks = [data[a:b].decode("utf-8") for a, b in zip(starts, ends.tolist())]
+        except UnicodeDecodeError:
+            raise CountFileError(f"{name} is damaged: a chunk end cuts a character") from None
+    if len(set(chunks)) != n:
+        raise CountFileError(f"{name} is damaged: a chunk is listed twice")
+    return chunks, counts
