@@ -1,0 +1,212 @@
+"""Pre-tokenize and count chunks on a Dask cluster: `tokworkbench count --engine dask`.
+
+Each task counts one byte range of one shard (a file). Ranges are cut only before a space byte
+(0x20) that has a printable ASCII character (0x21-0x7E) on both sides. That is a subset of the
+cuts the local parallel counter makes (`safe_cut`: a space between two non-whitespace
+characters), so every preset pattern splits the pieces into exactly the chunks of the whole
+file; and since ASCII bytes never occur inside a multi-byte UTF-8 sequence, and printable ASCII
+characters never compose or decompose under NFC or NFKC, each range decodes and normalizes on
+its own to exactly its part of the whole. A task finds both of its cuts itself: it starts at the
+first cut at or after its nominal start and stops at the first cut at or after its nominal end,
+so neighbouring tasks meet without talking. Text without such a space (e.g. Chinese without
+ASCII punctuation) is not cut: one task then takes the rest of the file.
+
+A custom pattern, or `none`, may match across any cut, so each shard is then one task.
+
+Partial counts are merged pairwise in a tree of tasks on the workers, always a range with the
+range right after it, so every chunk keeps its order of first appearance (shard, then offset)
+and the `first` tie-break gives the merges a local run gives. Only the final counts travel to
+the client. A worker that dies mid-task is replaced and its tasks run again elsewhere (the
+scheduler's `allowed-failures`, 3 by default); a task's result does not depend on where it ran.
+"""
+
+import os
+import re
+import sys
+from collections import Counter
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+
+import numpy as np
+from dask import delayed
+from distributed import Client, progress as dask_progress
+from distributed.client import FutureCancelledError
+from distributed.scheduler import KilledWorker
+
+from ..core.errors import ClusterError, CorpusError, InvalidUtf8Error
+from ..core.text.chunks import ChunkCounts
+from ..core.text.corpus import os_reason
+from ..core.text.normalize import normalize
+from ..core.text.parallel import PIECE, cut_text
+from ..core.text.pretokenize import PreTokenizer
+
+TASK_BYTES = 64 << 20  # nominal bytes per task; a task holds ~10x this at its peak (text + chunk lists)
+CONNECT_TIMEOUT = 5.0  # seconds to reach the scheduler
+_CUT = re.compile(rb"(?<=[\x21-\x7e]) (?=[\x21-\x7e])")
+_WINDOW = 1 << 16
+_SNIFF = 8192  # bytes looked at for a NUL, as the local reader does
+
+
+@dataclass(frozen=True)
+class Shard:
+    name: str  # as the user named it (for messages)
+    path: str  # absolute, for the workers
+    size: int
+
+
+def shards_of(files, report=None) -> list[Shard]:
+    """Shards from `list_files`' answer, read on the client only to check each one: a named
+    file must be readable text; a binary file found in a folder is passed over (noted in
+    `report.binary`), as the local reader does."""
+    out, texts_in = [], {}
+    for path, folder in files:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(_SNIFF)
+                size = os.fstat(f.fileno()).st_size
+        except OSError as exc:
+            raise CorpusError(f"cannot read {path}: {os_reason(exc)}") from None
+        nul = head.find(b"\x00")
+        if nul >= 0:
+            if folder is None or report is None:
+                raise CorpusError(f"{path}: looks like a binary file (NUL byte at offset {nul}); not a text corpus")
+            report.binary.append(str(path))
+        else:
+            out.append(Shard(str(path), os.path.abspath(path), size))
+        if folder is not None:
+            texts_in[folder] = texts_in.get(folder, 0) + (nul < 0)
+    for folder, n in texts_in.items():
+        if n == 0:
+            raise CorpusError(f"{folder}: folder holds no text files (all are binary)")
+    return out
+
+
+def find_cut(data: bytes, start: int) -> int:
+    """The first cut position p >= start in `data` (a space byte between two printable ASCII
+    bytes; the cut goes before the space), or -1."""
+    m = _CUT.search(data, max(start, 1))
+    return m.start() if m else -1
+
+
+def _cut_in_file(f, offset: int, size: int) -> int:
+    """The first cut at or after `offset` in the open file, or `size` when there is none."""
+    if offset <= 0:
+        return 0
+    pos = offset - 1  # the byte before the space is part of the rule
+    while pos < size - 2:
+        f.seek(pos)
+        window = f.read(_WINDOW + 2)
+        at = find_cut(window, 1)
+        if at != -1:
+            return pos + at
+        pos += _WINDOW  # windows overlap by two bytes, so no cut is missed at a seam
+    return size
+
+
+def count_range(shard: Shard, start: int, stop: int, normalizer: str, pre: PreTokenizer,
+                errors: str = "strict", hook=None) -> tuple[Counter, int, int]:
+    """Counts, chars and UTF-8 bytes (after normalizing) of the text between the cuts at or
+    after `start` and `stop` in one shard. Runs on a worker."""
+    if hook is not None:
+        hook(shard, start)
+    try:
+        with open(shard.path, "rb") as f:
+            begin = _cut_in_file(f, start, shard.size)
+            end = _cut_in_file(f, stop, shard.size) if stop < shard.size else shard.size
+            if begin >= end:
+                return Counter(), 0, 0
+            f.seek(begin)
+            data = f.read(end - begin)
+    except OSError as exc:
+        raise CorpusError(f"cannot read {shard.name}: {os_reason(exc)}") from None
+    if len(data) != end - begin:
+        raise CorpusError(f"cannot read {shard.name}: it changed size while it was counted")
+    try:
+        text = data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1].hex()
+        raise InvalidUtf8Error(f"{shard.name}: not valid UTF-8 at byte offset {begin + exc.start} "
+                               f"(byte 0x{bad}); convert the file to UTF-8") from None
+    del data
+    text = normalize(text, normalizer)
+    counter: Counter = Counter()
+    pieces = cut_text(text, max(1, len(text) // PIECE)) if pre.is_preset_pattern else [text]
+    for piece in pieces:
+        counter.update(pre.split(piece))
+    return counter, len(text), len(text.encode("utf-8"))
+
+
+def merge_counts(left: tuple[Counter, int, int], right: tuple[Counter, int, int]) -> tuple[Counter, int, int]:
+    """`left`'s counts, then `right`'s (the text right after it): first appearances keep their order.
+    The inputs are left untouched (a retried task may see them again)."""
+    merged = Counter(left[0])
+    get = merged.get
+    for chunk, n in right[0].items():
+        merged[chunk] = get(chunk, 0) + n
+    return merged, left[1] + right[1], left[2] + right[2]
+
+
+def plan(shards: list[Shard], pre: PreTokenizer, task_bytes: int = TASK_BYTES) -> list[tuple[Shard, int, int]]:
+    """The tasks, in text order: (shard, nominal start, nominal stop). Only a preset pattern
+    lets a shard be cut; otherwise each shard is one task."""
+    tasks = []
+    for shard in shards:
+        if not pre.is_preset_pattern or shard.size <= task_bytes:
+            tasks.append((shard, 0, shard.size))
+            continue
+        bounds = list(range(0, shard.size, task_bytes)) + [shard.size]
+        tasks += [(shard, a, b) for a, b in zip(bounds, bounds[1:])]
+    return tasks
+
+
+def tree(parts: list, combine) -> object:
+    """Pairwise reduction of `parts` in order, as delayed tasks: log2(n) levels, each merging a
+    part with its right neighbour, so the client only ever receives the final result."""
+    level = parts
+    while len(level) > 1:
+        nxt = [delayed(combine, pure=True)(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0]
+
+
+def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> Client:
+    try:
+        return Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({reason})") from None
+
+
+def count_dask(shards: list[Shard], normalizer: str, pre: PreTokenizer, address: str | Client,
+               errors: str = "strict", task_bytes: int = TASK_BYTES, show_progress: bool | None = None,
+               hook=None) -> ChunkCounts:
+    """Chunk counts of the shards (each one document), counted on the cluster at `address` (or
+    through a `Client`); equal to `count_chunks` on the same files, first-appearance order
+    included. `hook(shard, start)` runs at the start of every task (tests use it to kill a worker)."""
+    if not shards:
+        raise CorpusError("no corpus given: name at least one file or folder")
+    parts = [delayed(count_range, pure=True)(shard, a, b, normalizer, pre, errors, hook)
+             for shard, a, b in plan(shards, pre, task_bytes)]
+    final = tree(parts, merge_counts)
+    own = not isinstance(address, Client)
+    client = connect(address) if own else address
+    try:
+        future = client.compute(final)
+        if show_progress if show_progress is not None else sys.stderr.isatty():
+            with redirect_stdout(sys.stderr):  # distributed's own bar, on stderr: stdout carries the result
+                dask_progress(future)
+        try:
+            counter, chars, nbytes = future.result()
+        except KilledWorker as exc:
+            raise ClusterError(f"a counting task's worker died too often ({exc}); "
+                               "see the workers' logs (out of memory?)") from None
+        except FutureCancelledError:
+            raise ClusterError("the cluster cancelled the count (did the scheduler stop?)") from None
+    finally:
+        if own:
+            client.close()
+    chunks = list(counter)
+    counts = np.fromiter(counter.values(), dtype=np.int64, count=len(chunks))
+    return ChunkCounts(chunks, counts, len(shards), chars, nbytes)
