@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokworkbench.core import TrainConfig, pre_tokenizer
+from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import encode
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_many
 from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_ids
@@ -217,3 +217,24 @@ def test_a_200k_byte_token_splits_as_tiktoken_splits_it(long_text):
     enc = tiktoken.Encoding(name="whole", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
     data = long_text.encode()
     assert lowest_rank_parts(ranks, data) == [tok.ranked_tokens[t] for t in enc.encode_ordinary(long_text)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(st.text(alphabet="aab é", max_size=300), min_size=1, max_size=4),
+       steps=st.integers(0, 40), units=st.sampled_from(["byte", "char"]), data=st.data())
+def test_a_window_of_a_chunk_holds_the_tokens_that_overlap_it(docs, steps, units, data):
+    trainer = Trainer(docs, TrainConfig(units=units, pre_tokenizer=pre_tokenizer("none")), keep_layout=True)
+    for _ in range(steps):
+        trainer.step()
+    for index in range(len(trainer.chunk_strings)):
+        tokens = trainer.chunk_tokens(index)
+        starts = [0]
+        for t in tokens:
+            starts.append(starts[-1] + len(trainer.token(t)))
+        lo = data.draw(st.integers(-2, starts[-1] + 2))
+        hi = data.draw(st.integers(-2, starts[-1] + 2))
+        first, ids = trainer.chunk_tokens_between(index, lo, hi)
+        inside = [i for i in range(len(tokens)) if lo < hi and starts[i] < hi and starts[i + 1] > lo]
+        assert ids == [tokens[i] for i in inside]
+        if inside:
+            assert first == starts[inside[0]]

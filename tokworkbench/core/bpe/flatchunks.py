@@ -170,6 +170,26 @@ class FlatChunks:
         ids = self.ids[self.starts[chunk] : self.starts[chunk + 1]]
         return ids[ids >= 0].tolist()
 
+    def tokens_between(self, chunk: int, lo: int, hi: int) -> tuple[int, list[int]]:
+        """The tokens of a chunk that overlap its units [lo, hi), and the unit offset where the
+        first of them starts. A view of a window reads the window, not the chunk: `tokens` of one
+        5M-unit chunk takes 0.1-0.3 s, and building spans for all of it took 19-80 s."""
+        start, end = int(self.starts[chunk]), int(self.starts[chunk + 1])
+        lo, hi = max(0, lo), min(hi, end - start)
+        if lo >= hi:
+            return min(lo, end - start), []
+        ids, first, step = self.ids, start + lo, 256
+        while ids[first] < 0:  # a hole belongs to the token on its left; a chunk starts with a token
+            block = ids[max(start, first - step) : first]
+            live = np.flatnonzero(block >= 0)
+            first -= len(block)
+            if len(live):
+                first += int(live[-1])
+                break
+            step *= 2
+        window = ids[first : start + hi]
+        return first - start, window[window >= 0].tolist()
+
     def standing(self, keys: np.ndarray, at: np.ndarray) -> np.ndarray:
         """Whether each pair (by key) still stands at its position."""
         return (self.ids[at] == keys >> 32) & (self.ids[self.next[at]] == keys & 0xFFFFFFFF)

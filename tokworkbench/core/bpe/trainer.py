@@ -152,6 +152,12 @@ class Trainer:
         """Current tokens of distinct chunk `index`."""
         return self._flat.tokens(index)
 
+    def chunk_tokens_between(self, index: int, lo: int, hi: int) -> tuple[int, list[int]]:
+        """Current tokens of distinct chunk `index` that overlap its units [lo, hi) (bytes or
+        chars, as the units are), and the unit offset where the first starts: a window over a
+        long chunk in time for the window."""
+        return self._flat.tokens_between(index, lo, hi)
+
     def token(self, tid: int):
         """The vocabulary entry of an id (a trainer's ids are its ranks): bytes, or str."""
         return self.vocab[tid]
