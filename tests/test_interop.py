@@ -186,8 +186,7 @@ def test_foreign_files_that_cannot_be_read(tmp_path):
     t.write_text("YQ== 0\n", encoding="ascii")
     with pytest.raises(ForeignModelError, match="names? one|carries no pattern"):
         load_any(t)
-    with pytest.raises(ForeignModelError, match="has 1 rank; a byte-level ranks file starts with the 256 single"):
+    with pytest.raises(ForeignModelError, match="has 1 rank and lacks 255 of the 256 single bytes"):
         load_any(t, "gpt2")
     t.write_text("".join(f"{base64.b64encode(bytes([255 - i])).decode()} {i}\n" for i in range(256)))
-    with pytest.raises(ForeignModelError, match="ranks 0..255 must be the 256 single bytes"):
-        load_any(t, "gpt2")
+    assert load_any(t, "gpt2").encode("A") == [255 - ord("A")]  # single bytes may take any ranks

@@ -33,6 +33,8 @@ from .core.text.corpus import require_text
 from .core.bpe.gcpause import collector_paused
 from .core.formats.limits import MAX_TOKEN_BYTES
 from .core.formats.load import load_any, model_inputs
+from .core.formats.presets import is_preset, load_preset
+from .core.errors import ModelFileError
 from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
@@ -139,6 +141,22 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                         help="pattern for a bare .tiktoken file (one without its OUT.json companion)")
     parser.add_argument("--max-token-bytes", type=int, default=MAX_TOKEN_BYTES, metavar="N",
                         help=f"refuse a model with a token longer than N bytes (default: {MAX_TOKEN_BYTES})")
+    parser.add_argument("--special", action="append", default=[], metavar="NAME=ID", dest="special_ids",
+                        help="a special token of .tiktoken ranks or a preset, with its id "
+                        "(e.g. '<|endoftext|>=100257'); may be repeated")
+
+
+def _special_ids(items: list[str]) -> dict[str, int]:
+    """--special NAME=ID, each split at its last '=' (a name may hold '=')."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, sep, tid = item.rpartition("=")
+        if not sep or not name or not (tid.isascii() and tid.isdigit()):
+            raise ModelFileError(f"--special {item!r} is not NAME=ID (e.g. '<|endoftext|>=100257')")
+        if name in out:
+            raise ModelFileError(f"--special gives {name!r} twice")
+        out[name] = int(tid)
+    return out
 
 
 def _training_options(parser: argparse.ArgumentParser) -> None:
@@ -440,7 +458,11 @@ def _read_stdin(limit: int = MAX_STDIN_BYTES) -> bytes:
 
 
 def _load(args, path: str):
-    return load_any(path, args.split, args.max_token_bytes)
+    """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is here."""
+    specials = _special_ids(args.special_ids)
+    if is_preset(path):
+        return load_preset(path, args.max_token_bytes, specials, args.split)
+    return load_any(path, args.split, args.max_token_bytes, specials)
 
 
 def cmd_decode(args) -> int:

@@ -42,8 +42,8 @@ def check(tok: Tokenizer, fmt: str) -> list[str]:
     """Raise ExportError for what `fmt` cannot express; return notes for what it changes harmlessly."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if tok.ids is not None and fmt != "hf":
-        raise ExportError(f"{fmt} numbers tokens by rank; this model's imported ids are not ranks")
+    if tok.ids is not None and fmt == "minbpe":
+        raise ExportError(f"{fmt} numbers tokens by merge order; this model's imported ids are not that order")
     if fmt in ("tiktoken", "minbpe"):
         if not tok.units.is_bytes:
             raise ExportError(f"{fmt} is byte-level only; this is a char-unit model (export it to hf)")

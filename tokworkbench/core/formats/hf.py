@@ -144,9 +144,13 @@ def _merges(pairs, base_names: list[str], vocab: dict[str, int]) -> tuple[dict[s
     """Inside ids of every token by name, and the merges as inside id pairs."""
     inside = {n: i for i, n in enumerate(base_names)}
     merges = []
-    for a, b in pairs:
+    for rank, (a, b) in enumerate(pairs):
+        for part in (a, b):
+            if part not in vocab and part not in inside:
+                raise ForeignModelError(f"merge {rank} ({_short(a)} + {_short(b)}) names {_short(part)}, "
+                                        "which is not in the vocabulary")
         if a not in inside or b not in inside:
-            raise ForeignModelError(f"merge {_short(a)} + {_short(b)} uses a token that no earlier merge made")
+            raise ForeignModelError(f"merge {rank} ({_short(a)} + {_short(b)}) uses a token that no earlier merge made")
         joined = a + b
         if joined in inside:
             raise ForeignModelError(

@@ -23,14 +23,15 @@ _JSON_STARTS = tuple(b'{["-0123456789tfn')
 
 
 def load_any(path: str | Path, split: "str | PreTokenizer | None" = None,
-             max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
+             max_token_bytes: int = MAX_TOKEN_BYTES, specials: dict[str, int] | None = None) -> Tokenizer:
     """Our model, HF tokenizer.json, minbpe .model, or a tiktoken ranks file (needs `split` unless
     a companion OUT.json from our exporter sits beside it). `split` is a preset name,
-    `regex:PATTERN` or a PreTokenizer."""
+    `regex:PATTERN` or a PreTokenizer; `specials` (name -> id) adds special tokens to tiktoken
+    ranks, which keep theirs outside the file."""
     path = Path(path)
     raw = read_model_file(path)
     try:
-        return _parse(path, raw, split, max_token_bytes)
+        return _parse(path, raw, split, max_token_bytes, specials)
     except TokWorkbenchError as exc:
         raise _with_path(exc, path) from None
 
@@ -43,18 +44,26 @@ def _with_path(exc: TokWorkbenchError, path: Path) -> TokWorkbenchError:
         return ModelFileError(f"{path}: {exc}")
 
 
-def _parse(path: Path, raw: bytes, split, max_token_bytes: int) -> Tokenizer:
+def _parse(path: Path, raw: bytes, split, max_token_bytes: int, specials: dict[str, int] | None = None) -> Tokenizer:
     if raw.startswith(codecs.BOM_UTF8):
         parse_json(raw)  # raises, naming the byte-order mark
     head = raw[:64].lstrip()
     if not head:
         raise ModelFileError("the file is empty" if not raw else "the file holds only whitespace")
     if head[0] in _JSON_STARTS and not _looks_like_ranks(head):
+        _no_specials(specials)
         return _from_json_doc(parse_json(raw), max_token_bytes)
     if head.startswith(b"minbpe v"):
+        _no_specials(specials)
         return from_minbpe(raw, max_token_bytes)
     meta = read_companion(path, raw)
-    return from_tiktoken(raw, split, meta, max_token_bytes, companion_path(path).name)
+    return from_tiktoken(raw, split, meta, max_token_bytes, companion_path(path).name, specials)
+
+
+def _no_specials(specials) -> None:
+    if specials:
+        raise ForeignModelError("special tokens by id (NAME=ID) are for tiktoken ranks, which keep them "
+                                "outside the file; this model's file names its own")
 
 
 def _looks_like_ranks(head: bytes) -> bool:

@@ -19,10 +19,13 @@ import binascii
 import hashlib
 import json
 import os
+
+import numpy as np
 from pathlib import Path
 
 from ..bpe.encode import lowest_rank_parts as tiktoken_parts
 from ..errors import ExportError, ForeignModelError, ModelFileError, NeedsPatternError
+from ..models.idmap import IdMap
 from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import PreTokenizer, from_pattern, parse_split
 from .atomic import resolve_output, write_atomic
@@ -41,65 +44,269 @@ def ranks_digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> list[bytes]:
-    """The tokens of a ranks file in rank order; ranks must run 0, 1, 2, …"""
+def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[bytes, int]:
+    """The tokens of a ranks file and their ranks. Ranks may come in any order and leave gaps
+    (tiktoken accepts both); a rank or a token given twice is an error naming both lines."""
+    fast = _parse_clean(raw, max_token_bytes)
+    if fast is not None:
+        return fast
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError:
         raise ForeignModelError(NOT_A_MODEL) from None
-    tokens: list[bytes] = []
+    ranks: dict[bytes, int] = {}
+    line_of: dict[int, int] = {}  # rank -> line
+    b64decode = base64.b64decode
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        fields = line.split()
+        if not fields:
             continue
         try:
-            data = _rank_line(n, line, len(tokens))
+            if len(fields) != 2:
+                raise ForeignModelError(f"line {n} is not 'BASE64 RANK'")
+            b64, rank_text = fields
+            if not (rank_text.isascii() and rank_text.isdigit()):
+                raise ForeignModelError(f"line {n}: the rank {rank_text[:20]!r} is not a number")
+            try:
+                data = b64decode(b64, validate=True)
+            except (ValueError, binascii.Error):
+                raise ForeignModelError(f"line {n}: {b64[:20]!r} is not base64") from None
         except ForeignModelError as exc:
-            if tokens:
+            if ranks:
                 raise
             raise ForeignModelError(f"{exc}; {NOT_A_MODEL}") from None
-        check_token_length(len(tokens), len(data), max_token_bytes)
-        tokens.append(data)
-    return tokens
+        rank = int(rank_text)
+        if not data:
+            raise ForeignModelError(f"line {n}: the token is empty")
+        if len(data) > max_token_bytes:
+            check_token_length(rank, len(data), max_token_bytes)
+        if rank in line_of:
+            raise ForeignModelError(f"line {n}: rank {rank} is given twice (also on line {line_of[rank]})")
+        if data in ranks:
+            raise ForeignModelError(f"line {n}: the token {data!r} is given twice "
+                                    f"(also on line {line_of[ranks[data]]}, rank {ranks[data]})")
+        ranks[data] = rank
+        line_of[rank] = n
+    return ranks
 
 
-def _rank_line(n: int, line: str, due: int) -> bytes:
-    """The token of line `n`, which must be 'BASE64 RANK' with the rank `due`."""
-    fields = line.split()
-    if len(fields) != 2:
-        raise ForeignModelError(f"line {n} is not 'BASE64 RANK'")
-    b64, rank = fields
-    if not (rank.isascii() and rank.isdigit()):
-        raise ForeignModelError(f"line {n}: the rank {rank[:20]!r} is not a number")
+_B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _parse_clean(raw: bytes, max_token_bytes: int) -> dict[bytes, int] | None:
+    """The ranks of a well-formed file ('BASE64 RANK' lines, one space, line ends \\n), read in
+    bulk; None when anything is off (a bad line, a repeat, a long token), and then the
+    line-by-line reading names the line."""
+    if raw.translate(None, _B64 + b"= \n"):
+        return None  # a byte no clean file holds (\r, a tab, not ASCII, …)
+    if not raw.endswith(b"\n"):
+        raw += b"\n"
+    codes = np.frombuffer(raw, dtype=np.uint8)
+    seps = np.flatnonzero((codes == 32) | (codes == 10))
+    kinds = codes[seps]
+    # fields alternate token, space, rank, line end; none is empty
+    if (len(seps) % 2 or not len(seps) or seps[0] == 0 or (np.diff(seps) == 1).any()
+            or (kinds[0::2] != 32).any() or (kinds[1::2] != 10).any()):
+        return None
+    fields = raw.split()
+    tokens_b64, numbers_text = fields[0::2], fields[1::2]
+    if not all(map(bytes.isdigit, numbers_text)):
+        return None
+    if any(n % 4 or not n for n in map(len, tokens_b64)):
+        return None  # not base64: the careful reading says which line
+    if b"=" in (b"|".join(tokens_b64) + b"|").replace(b"==|", b"|").replace(b"=|", b"|"):
+        return None  # padding inside a token
     try:
-        data = base64.b64decode(b64, validate=True)
-    except (ValueError, binascii.Error):
-        raise ForeignModelError(f"line {n}: {b64[:20]!r} is not base64") from None
-    if int(rank) != due:
-        raise ForeignModelError(f"line {n}: ranks must run 0, 1, 2, … (found {rank} where {due} was due)")
-    return data
+        tokens = list(map(binascii.a2b_base64, tokens_b64))
+    except binascii.Error:
+        return None
+    numbers = list(map(int, numbers_text))
+    ranks = dict(zip(tokens, numbers))
+    if len(ranks) != len(tokens) or len(set(numbers)) != len(numbers):
+        return None
+    if len(max(tokens, key=len)) > max_token_bytes:
+        return None
+    return ranks
 
 
-def merges_from_ranks(tokens: list[bytes], what: str) -> list[tuple[int, int]]:
-    """Recover merges from tokens in rank order: each must be two lower-ranked tokens joined."""
-    if len(tokens) < 256:
-        raise ForeignModelError(f"{what}: the file has {len(tokens)} rank{'' if len(tokens) == 1 else 's'}; "
-                                "a byte-level ranks file starts with the 256 single bytes (ranks 0..255)")
-    index: dict[bytes, int] = {}
-    for i, t in enumerate(tokens[:256]):
-        if t != bytes([i]):
-            raise ForeignModelError(f"{what}: ranks 0..255 must be the 256 single bytes in order (rank {i} is {t!r})")
-        index[t] = i
-    merges = []
-    for z in range(256, len(tokens)):
-        data = tokens[z]
-        if data in index:
-            raise ForeignModelError(f"{what}: rank {z} repeats the bytes of rank {index[data]}")
-        parts = tiktoken_parts(index, data)
+def merges_from_ranks(ranks: dict[bytes, int], what: str) -> tuple[list[tuple[int, int]], list[int]]:
+    """Recover merges from a ranks table, as tiktoken's `_educational.recover_merges` does: each
+    token of two or more bytes must be what tiktoken's lowest-rank rule makes of its bytes with
+    only the lower ranks, two parts joined. Returns the merges (inside ids: byte b is b, merge k
+    is 256+k, merges in rank order) and the rank of each inside id (the outside ids).
+
+    The rule runs on every token at once in numpy (`_Recovery`); a token it cannot take (longer
+    than `_BATCH_LONGEST`), or a table where two tokens' hashes collide, goes one token at a time."""
+    singles = [ranks.get(bytes([b])) for b in range(256)]
+    missing = [b for b, r in enumerate(singles) if r is None]
+    if missing:
+        raise ForeignModelError(
+            f"{what}: the file has {len(ranks)} rank{'' if len(ranks) == 1 else 's'} and lacks "
+            f"{len(missing)} of the 256 single bytes (e.g. {bytes([missing[0]])!r}); "
+            "a byte-level ranks file holds every single byte, at any ranks")
+    merged = sorted((r, t) for t, r in ranks.items() if len(t) > 1)
+    merged_ranks = [r for r, _ in merged]
+    tokens = [t for _, t in merged]
+    outside = singles + merged_ranks
+    n = len(tokens)
+    left = np.full(n, -1, dtype=np.int64)  # the ranks of each token's two parts; -1: not found yet
+    right = np.full(n, -1, dtype=np.int64)
+    recovery = _Recovery.of(ranks) if n else None
+    if recovery is not None:
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
+        cut = np.array(merged_ranks, dtype=np.int64)
+        lower = 1
+        for width in _WIDTHS:
+            rows = np.flatnonzero((lengths > lower) & (lengths <= width))
+            lower = width
+            if len(rows):
+                ok, a, b = recovery.splits([tokens[i] for i in rows.tolist()], cut[rows], width)
+                left[rows[ok]], right[rows[ok]] = a[ok], b[ok]
+    for i in np.flatnonzero(left < 0).tolist():
+        r, data = merged[i]
+        parts = tiktoken_parts(_Below(ranks, r), data)
         if len(parts) != 2:
-            raise ForeignModelError(f"{what}: rank {z} ({data!r}) is not two lower-ranked tokens joined")
-        merges.append((index[parts[0]], index[parts[1]]))
-        index[data] = z
-    return merges
+            shown = " + ".join(repr(p) for p in parts)
+            raise ForeignModelError(f"{what}: rank {r} ({data!r}) is not two lower-ranked tokens joined "
+                                    f"(the lowest-rank rule stops at {shown[:120]})")
+        left[i], right[i] = ranks[parts[0]], ranks[parts[1]]
+    by_rank = np.array(outside, dtype=np.int64)
+    order = np.argsort(by_rank)
+    sorted_ranks = by_rank[order]
+    inside_left = order[np.searchsorted(sorted_ranks, left)].tolist()
+    inside_right = order[np.searchsorted(sorted_ranks, right)].tolist()
+    return list(zip(inside_left, inside_right)), outside
+
+
+class _Below:
+    """The ranks below `cut`: what tiktoken's rule may join on the way to the token of rank `cut`."""
+
+    def __init__(self, ranks: dict[bytes, int], cut: int):
+        self.ranks, self.cut = ranks, cut
+
+    def get(self, data: bytes, default=None):
+        r = self.ranks.get(data)
+        return r if r is not None and r < self.cut else default
+
+
+_BATCH_LONGEST = 1024
+_WIDTHS = (2, 6, 10, 16, 64, 256, _BATCH_LONGEST)  # fewer columns, less work per round
+_NONE = np.int64(1 << 62)
+_HASH_BASE = np.uint64(0x100000001B3)
+_LEN_SHIFT = np.uint64(53)
+
+
+def _flat(tokens: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All tokens' bytes end to end, each token's length, and the row each byte belongs to."""
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    flat = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+    rows = np.repeat(np.arange(len(tokens)), lengths)
+    return flat, lengths, rows
+
+
+def _key(h: np.ndarray, length: np.ndarray) -> np.ndarray:
+    return h ^ (length.astype(np.uint64) << _LEN_SHIFT)
+
+
+class _Recovery:
+    """tiktoken's rule on many tokens at once. A part of a token is known by a 64-bit polynomial
+    hash of its bytes and its length, looked up in the sorted keys of every token of the table
+    (used only when no two tokens share a key). Bytes that are no token could still meet a
+    token's key by chance: with about 3M lookups into 200k keys of 64 bits, about once in
+    3 * 10^7 such files."""
+
+    def __init__(self, keys: np.ndarray, key_ranks: np.ndarray, ranks: dict[bytes, int]):
+        self.keys, self.key_ranks, self.ranks = keys, key_ranks, ranks
+
+    @classmethod
+    def of(cls, ranks: dict[bytes, int]) -> "_Recovery | None":
+        tokens = list(ranks)
+        flat, lengths, rows = _flat(tokens)
+        longest = int(lengths.max())
+        pow_ = _powers(longest)
+        from_end = np.repeat(np.cumsum(lengths), lengths) - np.arange(len(flat)) - 1
+        with np.errstate(over="ignore"):
+            terms = (flat.astype(np.uint64) + np.uint64(1)) * pow_[from_end]
+        starts = np.cumsum(lengths) - lengths
+        h = np.add.reduceat(terms, starts)
+        keys = _key(h, lengths)
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
+            return None
+        key_ranks = np.fromiter(ranks.values(), dtype=np.int64, count=len(tokens))[order]
+        return cls(keys, key_ranks, ranks)
+
+    def _rank(self, h: np.ndarray, length: np.ndarray, cut: np.ndarray) -> np.ndarray:
+        k = _key(h, length)
+        at = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
+        r = np.where(self.keys[at] == k, self.key_ranks[at], _NONE)
+        return np.where(r < cut, r, _NONE)
+
+    def splits(self, tokens: list[bytes], cutoffs: np.ndarray, width: int):
+        """For tokens of at most `width` bytes, each with the ranks below its own (`cutoffs`):
+        where the rule ends in two parts (a mask), the ranks of the two parts."""
+        n = len(tokens)
+        flat, lengths, row_of = _flat(tokens)
+        col = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        # parts, in flat arrays (row * width + position): the hash and length of the part that
+        # starts at a position, the next and previous part, the rank of the pair it starts
+        hp = np.zeros(n * width, dtype=np.uint64)
+        hp[row_of * width + col] = flat.astype(np.uint64) + np.uint64(1)
+        lp = np.ones(n * width, dtype=np.int64)
+        pos = np.tile(np.arange(width), n)
+        nxt, prv = pos + 1, pos - 1
+        pair = np.full(n * width, _NONE, dtype=np.int64)
+        pow_ = _powers(width)
+        with np.errstate(over="ignore"):
+            first = np.flatnonzero(col + 1 < np.repeat(lengths, lengths))
+            at = row_of[first] * width + col[first]
+            pair[at] = self._rank(hp[at] * _HASH_BASE + hp[at + 1], np.full(len(at), 2), cutoffs[row_of[first]])
+            active = np.arange(n)
+            grid = pair.reshape(n, width)
+            while len(active):
+                row = active * width
+                fm = row + grid[active].argmin(axis=1)
+                go = pair[fm] < _NONE
+                active, row, fm = active[go], row[go], fm[go]
+                if not len(active):
+                    break
+                m = fm - row
+                fj = row + nxt[fm]
+                lj = lp[fj]
+                hp[fm] = hp[fm] * pow_[lj] + hp[fj]
+                lp[fm] += lj
+                pair[fj] = _NONE
+                after = nxt[fj]
+                nxt[fm] = after
+                inside = after < lengths[active]
+                fa = row[inside] + after[inside]
+                prv[fa] = m[inside]
+                pair[fm] = _NONE
+                fm2 = fm[inside]
+                if len(fm2):
+                    pair[fm2] = self._rank(hp[fm2] * pow_[lp[fa]] + hp[fa], lp[fm2] + lp[fa], cutoffs[active[inside]])
+                p = prv[fm]
+                has = p >= 0
+                fp, fm3 = row[has] + p[has], fm[has]
+                if len(fp):
+                    pair[fp] = self._rank(hp[fp] * pow_[lp[fm3]] + hp[fm3], lp[fp] + lp[fm3], cutoffs[active[has]])
+        base = np.arange(n) * width
+        k = lp[base]
+        two = (k < lengths) & (k + lp[base + np.minimum(k, width - 1)] == lengths)
+        never = np.full(n, _NONE)
+        left = self._rank(hp[base], k, never)
+        right = self._rank(hp[base + np.minimum(k, width - 1)], lengths - k, never)
+        return two & (left < _NONE) & (right < _NONE), left, right
+
+
+def _powers(n: int) -> np.ndarray:
+    """_HASH_BASE ** k for k in 0..n, wrapping at 2**64."""
+    out = np.ones(n + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(1, n + 1):
+            out[k] = out[k - 1] * _HASH_BASE
+    return out
 
 
 # -- the companion -----------------------------------------------------------------------------
@@ -140,49 +347,87 @@ def check_companion(meta, raw: bytes, path: Path, side: Path) -> dict:
 
 # -- import ------------------------------------------------------------------------------------
 def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | None,
-                  max_token_bytes: int = MAX_TOKEN_BYTES, side_name: str = "OUT.json") -> Tokenizer:
+                  max_token_bytes: int = MAX_TOKEN_BYTES, side_name: str = "OUT.json",
+                  specials: dict[str, int] | None = None) -> Tokenizer:
     """A model from ranks and a checked companion (`read_companion`), or ranks and `split`: a
-    preset name, `regex:PATTERN`, or a PreTokenizer. `split` wins over the companion's pattern."""
-    tokens = parse_ranks(raw, max_token_bytes)
+    preset name, `regex:PATTERN`, or a PreTokenizer. `split` wins over the companion's pattern,
+    and `specials` (name -> id) over the companion's special tokens. The ranks stay the ids."""
+    ranks = parse_ranks(raw, max_token_bytes)
     if split is not None:
         pre = split if isinstance(split, PreTokenizer) else parse_split(split)
-        specials = meta["special_tokens"] if meta is not None else {}
     elif meta is not None:
-        pre, specials = from_pattern(meta["pat_str"]), meta["special_tokens"]
+        pre = from_pattern(meta["pat_str"])
     else:
         raise NeedsPatternError(f"a tiktoken ranks file with no companion {side_name} beside it carries no "
                                 "pattern; name one (gpt2, gpt4, o200k, or regex:PATTERN)")
-    merges = merges_from_ranks(tokens, "tiktoken ranks")
+    found = dict(meta["special_tokens"]) if meta is not None else {}
+    found.update(specials or {})
+    return ranks_tokenizer(ranks, pre, found)
+
+
+def ranks_tokenizer(ranks: dict[bytes, int], pre: PreTokenizer, specials: dict[str, int],
+                    what: str = "tiktoken ranks") -> Tokenizer:
+    """The model of a ranks table, its ranks kept as the outside ids through an IdMap."""
+    merges, outside = merges_from_ranks(ranks, what)
+    taken = {r: t for t, r in ranks.items()}
     order = sorted(specials, key=specials.get)
-    if [specials[s] for s in order] != list(range(len(tokens), len(tokens) + len(order))):
-        raise ForeignModelError("special tokens must take the ids right after the ranks")
-    return Tokenizer("byte", "none", pre, "first", None, tuple(merges), tuple(order))
+    seen: dict[int, str] = {}
+    for s in order:
+        sid = specials[s]
+        if sid in taken:
+            raise ForeignModelError(f"special token {s!r} has id {sid}, which is the rank of {taken[sid]!r}")
+        if sid in seen:
+            raise ForeignModelError(f"special tokens {seen[sid]!r} and {s!r} both have id {sid}")
+        seen[sid] = s
+    ids = outside + [specials[s] for s in order]
+    return Tokenizer("byte", "none", pre, "first", None, tuple(merges), tuple(order), (), IdMap.of(ids))
 
 
 # -- export ------------------------------------------------------------------------------------
+def rank_of_inside(tok: Tokenizer) -> list[int]:
+    """Each ordinary token's rank in a ranks file: its outside id (ranks are ids in tiktoken)."""
+    n = tok.base_size + len(tok.merges)
+    return tok.to_outside(list(range(n)))
+
+
 def check_tiktoken(tok: Tokenizer) -> None:
-    """tiktoken re-derives each token from the ranks; refuse a model where that disagrees."""
-    ranks = {t: i for i, t in enumerate(tok.ranked_tokens)}
+    """tiktoken re-derives each token from the ranks; refuse a model where that disagrees. The
+    ranks are the outside ids: merges must take increasing ids (a merge's priority is its rank),
+    and each merged token must be what tiktoken's rule makes of its bytes."""
+    outside = rank_of_inside(tok)
+    merged = outside[tok.base_size:]
+    for k in range(1, len(merged)):
+        if merged[k] <= merged[k - 1]:
+            z = tok.base_size + k
+            raise ExportError(
+                f"tiktoken applies merges in the order of their ids; token {merged[k]} "
+                f"({tok.rank_text(z)!r}) is merged after token {merged[k - 1]}, so its id cannot be its rank")
+    ranks = {t: outside[i] for i, t in enumerate(tok.ranked_tokens)}
     for r in range(len(tok.merges)):
         z = tok.base_size + r
         data = tok.ranked_tokens[z]
         if tiktoken_parts(ranks, data) != [data] or tok.apply_merges(list(data)) != [z]:
             raise ExportError(
-                f"tiktoken would encode token {z} ({tok.rank_text(z)!r}) differently: it joins the "
+                f"tiktoken would encode token {outside[z]} ({tok.rank_text(z)!r}) differently: it joins the "
                 "lowest-ranked bytes, not the recorded merges, and here the two disagree"
             )
 
 
 def to_tiktoken(tok: Tokenizer) -> tuple[str, dict]:
-    """The ranks file and its companion: what `tiktoken.Encoding` needs besides the ranks, and
-    the SHA-256 of the ranks that ties the two together."""
-    lines = [f"{base64.b64encode(t).decode('ascii')} {i}" for i, t in enumerate(tok.ranked_tokens)]
+    """The ranks file (lines in rank order) and its companion: what `tiktoken.Encoding` needs
+    besides the ranks, and the SHA-256 of the ranks that ties the two together."""
+    outside = rank_of_inside(tok)
+    order = sorted(range(len(outside)), key=outside.__getitem__)
+    tokens = tok.ranked_tokens
+    lines = [f"{base64.b64encode(tokens[i]).decode('ascii')} {outside[i]}" for i in order]
     ranks = "\n".join(lines) + "\n"
+    top = max([*outside, *tok.special_ids.values()], default=-1)
     meta = {
         "format": COMPANION_FORMAT,
         "pat_str": tok.pre_tokenizer.pattern,
         "special_tokens": tok.special_ids,
-        "explicit_n_vocab": tok.vocab_size,
+        # tiktoken checks explicit_n_vocab only where the ids leave no gap
+        "explicit_n_vocab": tok.vocab_size if top == tok.vocab_size - 1 else None,
         "ranks_sha256": ranks_digest(ranks.encode("ascii")),
     }
     return ranks, meta
@@ -214,7 +459,7 @@ def tiktoken_encoding(path: str | Path, name: str | None = None):
     meta = read_companion(path, raw)
     if meta is None:
         raise NeedsPatternError(f"{path} has no companion {companion_path(path).name}; tiktoken needs its pattern")
-    ranks = {t: r for r, t in enumerate(parse_ranks(raw))}
+    ranks = parse_ranks(raw)
     return tiktoken.Encoding(
         name=name or path.stem, pat_str=meta["pat_str"], mergeable_ranks=ranks,
         special_tokens=meta["special_tokens"], explicit_n_vocab=meta["explicit_n_vocab"],
