@@ -262,3 +262,18 @@ def _write_json(tmp_path, doc) -> str:
     path = tmp_path / "w.json"
     path.write_text(json.dumps(doc))
     return str(path)
+
+
+def test_long_tokens_take_every_path(tmp_path, ranked_tokens):
+    """Tokens of 2 to 2048 bytes: each width the recovery batches by, and the one-token-at-a-time
+    path above it, give the merges tiktoken's rule gives."""
+    ranks = gpt2_order(ranked_tokens)
+    top = len(ranks)
+    for j in range(1, 12):
+        ranks[b"\x01" * 2**j] = top + j
+    ours = load_any(_write(tmp_path, ranks), "gpt4")
+    assert ours.merges[-1] == (ours.base_size + len(ours.merges) - 2,) * 2
+    theirs = _encoding(ranks, ours.pre_tokenizer.pattern)
+    for n in (1, 3, 17, 300, 1025, 2048, 5000):
+        text = "x" + "\x01" * n + " y"
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)

@@ -157,9 +157,11 @@ def merges_from_ranks(ranks: dict[bytes, int], what: str) -> tuple[list[tuple[in
         cut = np.array(merged_ranks, dtype=np.int64)
         lower = 1
         for width in _WIDTHS:
-            rows = np.flatnonzero((lengths > lower) & (lengths <= width))
+            bucket = np.flatnonzero((lengths > lower) & (lengths <= width))
             lower = width
-            if len(rows):
+            step = max(1, _BATCH_CELLS // width)  # bounded memory, however many long tokens
+            for at in range(0, len(bucket), step):
+                rows = bucket[at : at + step]
                 ok, a, b = recovery.splits([tokens[i] for i in rows.tolist()], cut[rows], width)
                 left[rows[ok]], right[rows[ok]] = a[ok], b[ok]
     for i in np.flatnonzero(left < 0).tolist():
@@ -190,6 +192,7 @@ class _Below:
 
 
 _BATCH_LONGEST = 1024
+_BATCH_CELLS = 1 << 22  # positions (tokens x width) taken at once: ~200 MB of arrays at most
 _WIDTHS = (2, 6, 10, 16, 64, 256, _BATCH_LONGEST)  # fewer columns, less work per round
 _NONE = np.int64(1 << 62)
 _HASH_BASE = np.uint64(0x100000001B3)
