@@ -238,3 +238,30 @@ def test_a_window_of_a_chunk_holds_the_tokens_that_overlap_it(docs, steps, units
         assert ids == [tokens[i] for i in inside]
         if inside:
             assert first == starts[inside[0]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(st.text(alphabet="aab é日\n", max_size=200), min_size=1, max_size=3),
+       steps=st.integers(0, 30), units=st.sampled_from(["byte", "char"]), data=st.data())
+def test_a_window_over_a_long_chunk_draws_what_the_whole_chunk_draws(docs, steps, units, data):
+    """The view of a long chunk reads only the window; the spans it draws there are the same."""
+    from tokworkbench.core.inspection import segments
+
+    trainer = Trainer(docs, TrainConfig(units=units, pre_tokenizer=pre_tokenizer("none")), keep_layout=True)
+    for _ in range(steps):
+        trainer.step()
+    doc = data.draw(st.integers(0, len(docs) - 1))
+    length = len(trainer.layouts[doc].text)
+    start = data.draw(st.integers(0, max(0, length)))
+    end = data.draw(st.integers(start, max(start, length)))
+
+    def drawn(threshold):
+        kept, segments.LONG_CHUNK = segments.LONG_CHUNK, threshold
+        try:
+            spans = segments.corpus_spans(trainer, doc, start, end, origin=start)
+        finally:
+            segments.LONG_CHUNK = kept
+        width = end - start  # spans are drawn where they overlap the window [0, width)
+        return [(s.start, s.end, s.token, s.cut) for s in spans if s.start < width and s.end > 0 and width > 0]
+
+    assert drawn(0) == drawn(10**9)

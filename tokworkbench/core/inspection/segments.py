@@ -18,19 +18,21 @@ class TokenSpan:
 
 
 def chunk_spans(
-    pieces: Iterable[tuple[int, str, Sequence[int]]], token: Callable[[int], bytes | str], first_ordinal: int = 0
+    pieces: Iterable[tuple], token: Callable[[int], bytes | str], first_ordinal: int = 0
 ) -> list[TokenSpan]:
-    """Spans for (char offset, chunk text, token ids) triples; `token(id)` is the id's vocabulary
-    entry (bytes, or str for char units): only its length matters here."""
+    """Spans for (char offset, chunk text, token ids[, first byte]) pieces; `token(id)` is the
+    id's vocabulary entry (bytes, or str for char units): only its length matters here. A piece
+    cut from a long chunk may start its first token inside its first character, at `first byte`."""
     spans: list[TokenSpan] = []
     ordinal = first_ordinal
-    for offset, chunk, ids in pieces:
+    for offset, chunk, ids, *rest in pieces:
         if not ids:
             continue
+        skip = rest[0] if rest else 0
         data = chunk.encode("utf-8")
         # char units, or ASCII bytes: a token's length is its length in characters
         if isinstance(token(ids[0]), str) or len(data) == len(chunk):
-            pos = offset
+            pos = offset + skip
             for t in ids:
                 n = len(token(t))
                 spans.append(TokenSpan(pos, pos + n, t, ordinal, False))
@@ -38,7 +40,7 @@ def chunk_spans(
                 ordinal += 1
             continue
         char_of = _char_of_byte(chunk)
-        b = 0
+        b = skip
         for t in ids:
             n = len(token(t))
             first, last = char_of[b], char_of[b + n - 1]
@@ -79,8 +81,33 @@ def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> li
     pieces = []
     for k in range(lo, hi):
         cid = int(layout.chunk_ids[k])
-        pieces.append((layout.chunk_start(k) - origin, trainer.chunk_strings[cid], trainer.chunk_tokens(cid)))
+        chunk, at = trainer.chunk_strings[cid], layout.chunk_start(k)
+        if len(chunk) > LONG_CHUNK:
+            pieces.append(_window_piece(trainer, cid, chunk, at, max(start, at) - at, min(end, at + len(chunk)) - at, origin))
+        else:
+            pieces.append((at - origin, chunk, trainer.chunk_tokens(cid)))
     return chunk_spans(pieces, trainer.token)
+
+
+LONG_CHUNK = 8192  # characters; a longer chunk is read only where the window shows it
+
+
+def _window_piece(trainer, cid: int, chunk: str, at: int, a: int, b: int, origin: int) -> tuple:
+    """The part of a long chunk that chars [a, b) of it show, as a chunk_spans piece: only the
+    tokens that overlap it (drawing all of a 5M-character line's tokens took 19-80 s a step)."""
+    if not trainer.config.units.is_bytes:
+        first, ids = trainer.chunk_tokens_between(cid, a, b)
+        end = first + sum(len(trainer.token(t)) for t in ids)
+        return (at + first - origin, chunk[first:end], ids)
+    data = chunk.encode("utf-8")
+    lo = len(chunk[:a].encode("utf-8"))
+    first, ids = trainer.chunk_tokens_between(cid, lo, lo + len(chunk[a:b].encode("utf-8")))
+    end = first + sum(len(trainer.token(t)) for t in ids)
+    c0 = len(data[:first].decode("utf-8", errors="ignore"))  # the char that holds byte `first`
+    c1 = len(data[:end].decode("utf-8", errors="ignore"))
+    if len(chunk[:c1].encode("utf-8")) < end:
+        c1 += 1  # the last token ends inside a character: take it whole
+    return (at + c0 - origin, chunk[c0:c1], ids, first - len(chunk[:c0].encode("utf-8")))
 
 
 def pair_occurrences(spans: Sequence[TokenSpan], pair: tuple[int, int]) -> list[tuple[int, int]]:
