@@ -277,3 +277,28 @@ def test_long_tokens_take_every_path(tmp_path, ranked_tokens):
     for n in (1, 3, 17, 300, 1025, 2048, 5000):
         text = "x" + "\x01" * n + " y"
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def test_tokenizer_json_from_hf_bytelevel_trainer_keeps_its_ids(tmp_path):
+    """HF's own ByteLevel BPE, GPT-2 style (ByteLevel pre-tokenizer with its regex), with added
+    tokens first: read with HF's ids, equal to HF, and written back so HF encodes the same."""
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    hf = HFTokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<|endoftext|>", "<pad>"], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    hf.train_from_iterator(samples(), trainer=trainer)
+    path = tmp_path / "hf.json"
+    hf.save(str(path))
+    ours = load_any(path)
+    assert ours.special_ids == {"<|endoftext|>": 0, "<pad>": 1} and ours.ids is not None
+    back = tmp_path / "back.json"
+    export(ours, "hf", back)
+    again = HFTokenizer.from_file(str(back))
+    for text in HELD_OUT:
+        ids = ours.encode(text, allowed_special="all")
+        assert ids == hf.encode(text, add_special_tokens=False).ids
+        assert ids == again.encode(text, add_special_tokens=False).ids
+        assert ours.decode(ids) == text
