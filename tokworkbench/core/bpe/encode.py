@@ -87,7 +87,7 @@ def _merge_short(ids: list[int], rank_of, never: int, first_new: int) -> list[in
 
 def lowest_rank_parts(ranks: dict[bytes, int], data: bytes) -> list[bytes]:
     """tiktoken's rule: repeatedly join the adjacent pair whose bytes have the lowest rank (the
-    leftmost such pair on a tie)."""
+    leftmost such pair on a tie). Only `ranks.get(bytes)` is used (a rank, or None)."""
     if len(data) >= _RUNS_CHECK_FROM:
         units = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
         runs = np.flatnonzero(units[1:] != units[:-1]) + 1
