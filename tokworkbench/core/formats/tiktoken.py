@@ -144,9 +144,12 @@ def merges_from_ranks(ranks: dict[bytes, int], what: str) -> tuple[list[tuple[in
             f"{what}: the file has {len(ranks)} rank{'' if len(ranks) == 1 else 's'} and lacks "
             f"{len(missing)} of the 256 single bytes (e.g. {bytes([missing[0]])!r}); "
             "a byte-level ranks file holds every single byte, at any ranks")
-    merged = sorted((r, t) for t, r in ranks.items() if len(t) > 1)
-    merged_ranks = [r for r, _ in merged]
-    tokens = [t for _, t in merged]
+    every = list(ranks)
+    every_rank = np.fromiter(ranks.values(), dtype=np.int64, count=len(every))
+    chosen = np.flatnonzero(np.fromiter(map(len, every), dtype=np.int64, count=len(every)) > 1)
+    chosen = chosen[np.argsort(every_rank[chosen], kind="stable")]
+    tokens = [every[i] for i in chosen.tolist()]
+    merged_ranks = every_rank[chosen].tolist()
     outside = singles + merged_ranks
     n = len(tokens)
     left = np.full(n, -1, dtype=np.int64)  # the ranks of each token's two parts; -1: not found yet
@@ -165,7 +168,7 @@ def merges_from_ranks(ranks: dict[bytes, int], what: str) -> tuple[list[tuple[in
                 ok, a, b = recovery.splits([tokens[i] for i in rows.tolist()], cut[rows], width)
                 left[rows[ok]], right[rows[ok]] = a[ok], b[ok]
     for i in np.flatnonzero(left < 0).tolist():
-        r, data = merged[i]
+        r, data = merged_ranks[i], tokens[i]
         parts = tiktoken_parts(_Below(ranks, r), data)
         if len(parts) != 2:
             shown = " + ".join(repr(p) for p in parts)
@@ -240,11 +243,49 @@ class _Recovery:
         key_ranks = np.fromiter(ranks.values(), dtype=np.int64, count=len(tokens))[order]
         return cls(keys, key_ranks, ranks)
 
+    def _table(self):
+        """An open-addressing table (linear probing, at most a quarter full) of the keys: one or
+        two memory reads a lookup, where a search of the sorted keys takes eighteen."""
+        table = self.__dict__.get("table")
+        if table is None:
+            n = len(self.keys)
+            bits = max(12, (4 * n - 1).bit_length())
+            mask = (1 << bits) - 1
+            t_keys = np.zeros(mask + 1, dtype=np.uint64)
+            t_ranks = np.full(mask + 1, -1, dtype=np.int64)
+            slot = _slot(self.keys, bits)
+            pending = np.arange(n)
+            while len(pending):
+                s = slot[pending]
+                free = t_ranks[s] < 0
+                cand, cs = pending[free], s[free]
+                _, first = np.unique(cs, return_index=True)
+                win = cand[first]
+                t_keys[slot[win]] = self.keys[win]
+                t_ranks[slot[win]] = self.key_ranks[win]
+                placed = np.zeros(n, dtype=bool)
+                placed[win] = True
+                pending = pending[~placed[pending]]
+                slot[pending] = (slot[pending] + 1) & mask
+            table = self.__dict__["table"] = (bits, mask, t_keys, t_ranks)
+        return table
+
     def _rank(self, h: np.ndarray, length: np.ndarray, cut: np.ndarray) -> np.ndarray:
+        bits, mask, t_keys, t_ranks = self._table()
         k = _key(h, length)
-        at = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
-        r = np.where(self.keys[at] == k, self.key_ranks[at], _NONE)
-        return np.where(r < cut, r, _NONE)
+        out = np.full(len(k), _NONE, dtype=np.int64)
+        slot = _slot(k, bits)
+        pending = np.arange(len(k))
+        while len(pending):
+            s = slot[pending]
+            tr = t_ranks[s]
+            used = tr >= 0
+            hit = used & (t_keys[s] == k[pending])
+            out[pending[hit]] = tr[hit]
+            go = used & ~hit
+            pending = pending[go]
+            slot[pending] = (s[go] + 1) & mask
+        return np.where(out < cut, out, _NONE)
 
     def splits(self, tokens: list[bytes], cutoffs: np.ndarray, width: int):
         """For tokens of at most `width` bytes, each with the ranks below its own (`cutoffs`):
@@ -301,6 +342,12 @@ class _Recovery:
         left = self._rank(hp[base], k, never)
         right = self._rank(hp[base + np.minimum(k, width - 1)], lengths - k, never)
         return two & (left < _NONE) & (right < _NONE), left, right
+
+
+def _slot(keys: np.ndarray, bits: int) -> np.ndarray:
+    """A key's home slot in a table of 2**bits: the top bits of a Fibonacci-hashed key."""
+    with np.errstate(over="ignore"):
+        return ((keys * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)).astype(np.int64)
 
 
 def _powers(n: int) -> np.ndarray:
