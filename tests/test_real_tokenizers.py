@@ -302,3 +302,27 @@ def test_tokenizer_json_from_hf_bytelevel_trainer_keeps_its_ids(tmp_path):
         assert ids == hf.encode(text, add_special_tokens=False).ids
         assert ids == again.encode(text, add_special_tokens=False).ids
         assert ours.decode(ids) == text
+
+
+def test_a_first_line_that_looks_like_json_and_does_not_start_at_rank_0(tmp_path, ranked_tokens):
+    """'ZXhh 17' starts with no JSON character, '1A== 9' does: both are ranks lines."""
+    ranks = with_gaps(ranked_tokens)
+    lines = _lines(ranks)
+    lines.insert(0, lines.pop(next(i for i, line in enumerate(lines) if line[0] in "0123456789tfn")))
+    path = tmp_path / "r.tiktoken"
+    path.write_text("\n".join(lines) + "\n")
+    ours = load_any(path, "gpt4")
+    assert ours.encode_ordinary(HELD_OUT[0]) == _encoding(ranks, ours.pre_tokenizer.pattern).encode_ordinary(HELD_OUT[0])
+
+
+def test_explicit_n_vocab_is_checked_as_tiktoken_checks_it(tmp_path, ranked_tokens):
+    ranks = gpt2_order(ranked_tokens)
+    path = tmp_path / "r.tiktoken"
+    export(load_any(_write(tmp_path, ranks), "gpt4", specials={"<|endoftext|>": len(ranks)}), "tiktoken", path)
+    side = tmp_path / "r.tiktoken.json"
+    meta = json.loads(side.read_text())
+    assert meta["explicit_n_vocab"] == len(ranks) + 1
+    meta["explicit_n_vocab"] += 1
+    side.write_text(json.dumps(meta))
+    with pytest.raises(ForeignModelError, match="explicit_n_vocab"):
+        load_any(path)

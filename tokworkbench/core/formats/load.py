@@ -67,9 +67,10 @@ def _no_specials(specials) -> None:
 
 
 def _looks_like_ranks(head: bytes) -> bool:
-    """A ranks line can start with a JSON-ish character ('n', 't', 'f', a digit): 'BASE64 0'."""
+    """A ranks line can start with a JSON-ish character ('n', 't', 'f', a digit): 'BASE64 RANK',
+    and the first rank need not be 0 (tiktoken allows gaps and any order)."""
     first = head.split(b"\n", 1)[0].split()
-    return len(first) == 2 and first[1] == b"0"
+    return len(first) == 2 and first[1].isdigit()
 
 
 def _from_json_doc(doc, max_token_bytes: int) -> Tokenizer:

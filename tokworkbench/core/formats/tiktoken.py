@@ -412,6 +412,13 @@ def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | N
                                 "pattern; name one (gpt2, gpt4, o200k, or regex:PATTERN)")
     found = dict(meta["special_tokens"]) if meta is not None else {}
     found.update(specials or {})
+    n_vocab = meta.get("explicit_n_vocab") if meta is not None else None
+    if is_count(n_vocab, 1):  # tiktoken's own check of explicit_n_vocab
+        top = max([*ranks.values(), *found.values()])
+        if len(ranks) + len(found) != n_vocab or top != n_vocab - 1:
+            raise ForeignModelError(
+                f"{side_name} gives explicit_n_vocab {n_vocab}, but the ranks and special tokens number "
+                f"{len(ranks) + len(found)} with the largest id {top}; tiktoken refuses that pair")
     return ranks_tokenizer(ranks, pre, found)
 
 
