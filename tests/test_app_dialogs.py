@@ -1,5 +1,7 @@
 """Every dialog and tab, reached by keys as a user reaches them, and how each looks."""
 
+import asyncio
+
 import pytest
 from textual import events
 from textual.keys import _character_to_key
@@ -140,6 +142,15 @@ def test_bytes_tab_snapshot(snap_compare, size):
     assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)
 
 
+async def wait_for(condition, seconds=30.0):
+    """A bounded wait for what a busy machine draws a little later."""
+    async def poll():
+        while not condition():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(poll(), seconds)
+
+
 def burst(app, keys):
     """Keys as a terminal delivers them over SSH: all at once, no waiting in between, each with
     the name and character a terminal's parser gives it ("/" is the key "slash")."""
@@ -229,7 +240,7 @@ async def test_the_compression_tab_plots_every_step():
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("N", "N")
         app.query_one("#bottom").active = "tab-charts"
-        await pilot.pause()
+        await wait_for(lambda: "over 20 merges" in str(app.query_one("#curve-title").render()))
         title = str(app.query_one("#curve-title").render())
         assert "over 20 merges" in title and f"{app.main.snapshot.compression:.3f}" in title
         assert app.query_one("#compression").data == app.main.snapshot.curve

@@ -25,6 +25,8 @@ import heapq
 
 import numpy as np
 
+from .flatchunks import sorted_distinct
+
 # Below these lengths the plain loops win (measured: chunks of English under a `--split none`
 # model, and runs of one byte; most chunks have fewer than 20 units).
 _LEVELS_FROM = 192
@@ -353,7 +355,7 @@ class _Levels:
                 single.append(pop(heap) & 0xFFFFFFFF)
             if single:
                 parts.append(np.array(single, dtype=np.int64))
-            at = parts[0] if len(parts) == 1 else _sorted_distinct(np.concatenate(parts))
+            at = parts[0] if len(parts) == 1 else sorted_distinct(np.concatenate(parts))
             self._join_many(r, at)
         ids = self.ids[: self.n]
         return ids[ids >= 0]
@@ -467,12 +469,3 @@ def _every_other_of_runs(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.n
     index = np.arange(len(P))
     take = (index - np.maximum.accumulate(np.where(linked, 0, index))) % 2 == 0
     return P[take], Q[take]
-
-
-def _sorted_distinct(at: np.ndarray) -> np.ndarray:
-    at = np.sort(at)
-    if len(at) > 1:
-        fresh = at[1:] != at[:-1]
-        if not fresh.all():
-            at = at[np.concatenate(([True], fresh))]
-    return at

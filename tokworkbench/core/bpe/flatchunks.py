@@ -203,7 +203,7 @@ class FlatChunks:
         at = self.index.get(key)
         if at is None:
             return -1
-        at = _sorted_distinct(at[self.standing(key, at)])
+        at = sorted_distinct(at[self.standing(key, at)])
         self.index[key] = at
         return int(at[0]) if len(at) else -1
 
@@ -212,7 +212,7 @@ class FlatChunks:
         ids, nxt, prv, end = self.ids, self.next, self.prev, self.size
         ab = pair_keys(a, b)
         candidates = self.index.pop(ab, EMPTY)
-        at = _sorted_distinct(candidates)
+        at = sorted_distinct(candidates)
         right = nxt[at]
         hit = (ids[at] == a) & (ids[right] == b)
         P, Q = at[hit], right[hit]
@@ -263,7 +263,7 @@ class FlatChunks:
             index[pair_keys(a, b)] = applied.candidates
 
 
-def _sorted_distinct(at: np.ndarray) -> np.ndarray:
+def sorted_distinct(at: np.ndarray) -> np.ndarray:
     """np.unique, without its fixed cost: entries repeat only after an undo put some back."""
     at = np.sort(at)
     if len(at) > 1:
