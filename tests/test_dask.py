@@ -187,3 +187,12 @@ def test_a_scheduler_that_is_not_there_is_one_line(tmp_path, capsys):
     _fails(capsys, ["count", str(good), "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
                     "-o", str(tmp_path / "c")], "cannot reach the Dask scheduler", f"127.0.0.1:{port}")
     _fails(capsys, ["count", str(good), "--engine", "dask", "-o", str(tmp_path / "c")], "needs --scheduler")
+
+
+def test_progress_goes_to_stderr_and_changes_nothing(cluster, capsys):
+    pre = pre_tokenizer("gpt4")
+    got = count_dask(shards_of(list_files(sample_paths())), "none", pre, cluster, task_bytes=20_000,
+                     show_progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and "100% Completed" in err
+    _same(got, _local(sample_paths(), "none", pre))

@@ -196,7 +196,7 @@ def count_dask(shards: list[Shard], normalizer: str, pre: PreTokenizer, address:
         future = client.compute(final)
         if show_progress if show_progress is not None else sys.stderr.isatty():
             with redirect_stdout(sys.stderr):  # distributed's own bar, on stderr: stdout carries the result
-                dask_progress(future)
+                dask_progress(future, scheduler=client.scheduler.address)  # our client is not the default
         try:
             counter, chars, nbytes = future.result()
         except KilledWorker as exc:
