@@ -296,3 +296,14 @@ async def test_a_dimmed_key_says_why_it_cannot_act():
         await pilot.press("R")
         await pilot.pause()
         assert app.screen is app.main and sum("nothing to undo" in m for m in app.said) == 2
+
+
+async def test_what_a_folder_walk_passed_over_is_said(tmp_path):
+    (tmp_path / "a.txt").write_text("aaa bbb aaa", encoding="utf-8")
+    (tmp_path / ".hidden.txt").write_text("secret", encoding="utf-8")
+    (tmp_path / "b.bin").write_bytes(b"\x00\x01\x02")
+    app = WorkbenchApp([str(tmp_path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert any("skipped 1 binary file" in m for m in app.said)
+        assert any("skipped 1 hidden file or folder" in m for m in app.said)

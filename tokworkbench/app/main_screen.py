@@ -206,8 +206,8 @@ class MainScreen(Screen):
         pane.stats = session.stats
         pane.set_documents([Path(d.name).name for d in session.corpus.documents],
                            [len(d.text) for d in session.corpus.documents])
-        for path in session.corpus.skipped:
-            self.notify(f"skipped binary file {path}", severity="warning")
+        for line in session.corpus.passed_over.lines():  # binary, hidden, special, unreadable…
+            self.notify(line, severity="warning", timeout=8)
         self.app.sub_title = describe_settings(session.settings)
         self.refresh_snapshot()
         self.refresh_bindings()
