@@ -52,16 +52,18 @@ class MainScreen(Screen):
     reach the dialog or box they opened. check_action turns them off while a box has focus."""
 
     AUTO_FOCUS = "#pair-table"
-    BINDINGS = [
+    BINDINGS = [  # footer order: at 80 columns the first ones show, the rest are in help (?)
         Binding("n,space", "step", "Merge", tooltip="Merge the best pair (one step)"),
         Binding("N", "step_ten", "×10", tooltip="Ten merges"),
         Binding("r", "run", "Run", tooltip="Run to the target vocabulary in the background"),
         Binding("escape", "escape", "Cancel", tooltip="Stop a running training between two steps; leave a text box",
                 priority=True),
         Binding("u,backspace", "undo", "Undo", tooltip="Undo the last merge exactly"),
-        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary", priority=True),
-        Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size", priority=True),
+        Binding("question_mark", "help", "Help", tooltip="All keys", priority=True),
+        Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)", priority=True),
         Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break", priority=True),
+        Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size", priority=True),
+        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary", priority=True),
         Binding("o", "open", "Open", tooltip="Open corpus files or folders", priority=True),
         Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)", priority=True),
         Binding("e", "export", "Export", priority=True,
@@ -74,8 +76,6 @@ class MainScreen(Screen):
                 tooltip="Show the previous window of this document"),
         Binding("right_square_bracket", "window(1)", "Next window", show=False,
                 tooltip="Show the next window of this document"),
-        Binding("question_mark", "help", "Help", tooltip="All keys", priority=True),
-        Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)", priority=True),
     ]
 
     # vars, not reactives: a reactive on a screen repaints the whole screen when it is set, which
@@ -119,7 +119,7 @@ class MainScreen(Screen):
                     yield ChartsPanel(id="charts").data_bind(MainScreen.snapshot)
             yield ProgressRow(id="progress")
         yield Static("", id="too-small")
-        yield Footer()
+        yield Footer(compact=True)  # every key fits on one line at 80 columns
 
     @property
     def corpus_pane(self) -> CorpusPane:
