@@ -111,6 +111,7 @@ class Trainer:
             self.vocab = list(self.base)
             units = np.searchsorted(alphabet, points)
         self.base_size = len(self.vocab)
+        self._length_counts = [0, self.base_size]  # every base token is one unit long
         self.merges: list[Pair] = []
         self.history: list[MergeRecord] = []
         self._applied: list[PackedApplied] = []  # what each step changed, for undo
@@ -239,14 +240,14 @@ class Trainer:
         return [initial / r.length if r.length else 0.0 for r in picked]
 
     def token_lengths(self) -> list[int]:
-        """How many vocabulary tokens have each length in base units (index = length)."""
-        counts = [0] * 2
-        for token in self.vocab:
-            n = len(token)
-            if n >= len(counts):
-                counts.extend([0] * (n + 1 - len(counts)))
-            counts[n] += 1
-        return counts
+        """How many vocabulary tokens have each length in base units (index = length). Kept up
+        by step and undo: every snapshot asks, and counting the vocabulary each time cost as much
+        as a merge."""
+        counts = self._length_counts
+        end = len(counts)
+        while end > 2 and not counts[end - 1]:
+            end -= 1
+        return counts[:end]
 
     def model(self, with_history: bool = True) -> Tokenizer:
         return self.tokenizer(with_history)
@@ -333,6 +334,7 @@ class Trainer:
         count = self._counts.pop(key, 0)
         self._first.pop(key, None)
         self.vocab.append(self.vocab[a] + self.vocab[b])
+        self._count_length(len(self.vocab[z]), 1)
         if self._order is not None:
             self._order.append(next_order(self.config.tie_break, z))
         applied = self._flat.merge(a, b, z)
@@ -363,7 +365,7 @@ class Trainer:
             if self._use_first:
                 self._first[key] = int(applied.positions[0])  # a run's leftmost pair is merged
             self._push(key, record.count)
-        self.vocab.pop()
+        self._count_length(len(self.vocab.pop()), -1)
         if self._order is not None:
             self._order.pop()
         self.total_tokens += record.replacements
@@ -445,6 +447,12 @@ class Trainer:
             counts[p] = n
             if still is not None and not still[i]:
                 first[p] = flat.leftmost(p)
+
+    def _count_length(self, n: int, change: int) -> None:
+        counts = self._length_counts
+        if n >= len(counts):
+            counts.extend([0] * (n + 1 - len(counts)))
+        counts[n] += change
 
     def _push(self, p: int, n: int):
         heapq.heappush(self._heap, (-n, self._key(p), p))
