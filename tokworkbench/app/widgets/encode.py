@@ -43,6 +43,7 @@ class EncodePanel(Vertical):
 
     def on_mount(self) -> None:
         self._shown: dict[str, Text] = {}
+        self._stale = True
         # not a tab stop: shift+tab from the decode box goes straight to the text box
         self.query_one("#encode-scroll").can_focus = False
 
@@ -53,11 +54,19 @@ class EncodePanel(Vertical):
         self._refresh()
 
     def watch_snapshot(self) -> None:
-        self._refresh()
+        if self.region.area:  # off screen (another tab), it catches up when shown
+            self._refresh()
+        else:
+            self._stale = True
+
+    def on_show(self) -> None:
+        if self._stale:
+            self._refresh()
 
     def _refresh(self) -> None:
         if self.snapshot is None:
             return
+        self._stale = False
         model = self.snapshot.model
         text = self.query_one("#encode-input", Input).value
         self.show_round_trip(round_trip(model, text) if text else None)
