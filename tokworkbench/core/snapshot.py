@@ -66,8 +66,7 @@ class Snapshot:
 def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
                   replay_total: int = 0) -> Snapshot:
     nxt = learner.next_step()
-    text, spans, length = learner.window(view.doc, view.start, view.start + view.size)
-    start = max(0, min(view.start, max(0, length - 1)))
+    start, text, spans, length = learner.window(view.doc, view.start, view.start + view.size)
     model = learner.model(with_history=False)
     rows, rows_in_all = learner.next_rows(NEXT_ROWS, view.row_filter)
     return Snapshot(

@@ -255,15 +255,15 @@ class Trainer:
     def model_key(self) -> tuple:
         return tuple(self.merges)
 
-    def window(self, doc: int, start: int, end: int) -> tuple[str, list, int]:
+    def window(self, doc: int, start: int, end: int) -> tuple[int, str, list, int]:
         if not self.layouts:
-            return "", [], 0
+            return 0, "", [], 0
         doc = min(doc, len(self.layouts) - 1)
         full = self.layouts[doc].text
         size = end - start
         start = max(0, min(start, max(0, len(full) - 1)))
         end = min(len(full), start + size)
-        return full[start:end], corpus_spans(self, doc, start, end, origin=start), len(full)
+        return start, full[start:end], corpus_spans(self, doc, start, end, origin=start), len(full)
 
     def corpus_summary(self) -> dict:
         """What the model file records about the corpus it was trained on."""

@@ -99,9 +99,10 @@ class Learner(Protocol):
     def model_key(self) -> Any:
         """Equal keys mean equal models (what 'saved' compares)."""
 
-    def window(self, doc: int, start: int, end: int) -> tuple[str, list[TokenSpan], int]:
-        """The normalized text of document `doc` in [start, end), its token spans (offsets from
-        `start`), and the document's length; empty when the learner keeps no layout."""
+    def window(self, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:
+        """Where the window starts (clamped to the document), the normalized text of document
+        `doc` from there, its token spans (offsets from that start), and the document's length;
+        empty when the learner keeps no layout."""
 
     def training_state(self) -> dict: ...
 
