@@ -196,3 +196,50 @@ def test_progress_goes_to_stderr_and_changes_nothing(cluster, capsys):
     out, err = capsys.readouterr()
     assert out == "" and "100% Completed" in err
     _same(got, _local(sample_paths(), "none", pre))
+
+
+# -- shards named by URL (fsspec) ----------------------------------------------------------------
+def test_url_shards_count_like_the_local_files(cluster, corpus, tmp_path, capsys):
+    """`file://` goes through fsspec on the client and on both worker processes: a folder URL and
+    a glob URL give exactly the counts of the same local paths."""
+    urls = [corpus.as_uri() + "/shard-*.txt", (corpus / "sub").as_uri()]
+    got, local = tmp_path / "u.npz", tmp_path / "l.npz"
+    assert main(["count", *urls, "--engine", "dask", "--scheduler", cluster, "--task-mb", "1", "-o", str(got)]) == 0
+    assert main(["count", str(corpus / "shard-*.txt"), str(corpus / "sub"), "-o", str(local)]) == 0
+    _same(read_counts(got)[0], read_counts(local)[0])
+    capsys.readouterr()
+
+
+def test_a_filesystem_other_than_the_os_is_read_through_fsspec():
+    """memory:// lives in this process, so a cluster of threads here reads it: the shards, cut
+    into byte ranges, count to exactly the text's chunks."""
+    import fsspec
+    from distributed import Client
+
+    from tokworkbench.engines.remote import list_urls
+
+    fs = fsspec.filesystem("memory")
+    texts = {"/tw-test/b.txt": "second shard, with 日本語 and don't " * 300,
+             "/tw-test/a.txt": "first shard here " * 400, "/tw-test/.hidden": "never counted"}
+    for path, text in texts.items():
+        fs.pipe(path, text.encode())
+    try:
+        files = list_urls(["memory://tw-test"])
+        assert [f for f, _ in files] == ["memory:///tw-test/a.txt", "memory:///tw-test/b.txt"]
+        pre = pre_tokenizer("gpt4")
+        with Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0") as client:
+            got = count_dask(shards_of(files), "none", pre, client, task_bytes=1000, show_progress=False)
+        want = count_chunks([texts["/tw-test/a.txt"], texts["/tw-test/b.txt"]], "none", pre)
+        _same(got, want)
+    finally:
+        fs.rm("/tw-test", recursive=True)
+
+
+def test_url_failures_are_one_line(cluster, tmp_path, capsys):
+    out = str(tmp_path / "c.npz")
+    dask_args = ["--engine", "dask", "--scheduler", cluster, "-o", out]
+    _fails(capsys, ["count", "nosuch://bucket/x.txt", *dask_args], "Protocol not known: nosuch")
+    _fails(capsys, ["count", (tmp_path / "absent.txt").as_uri(), *dask_args], "absent.txt", "no such file")
+    _fails(capsys, ["count", tmp_path.as_uri() + "/*.none", *dask_args], "no file matches")
+    _fails(capsys, ["count", "memory://x/y.txt", "-o", out], "--engine dask")
+    assert not os.path.exists(out)

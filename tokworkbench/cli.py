@@ -43,6 +43,7 @@ from .core.formats.historycsv import write_history_csv
 from .core.inspection.escape import quote
 from .core.settings import CUSTOM, DEFAULT_TARGET, Settings
 from .core.inspection.roundtrip import parse_ids
+from .engines.remote import is_url
 
 PROG = "tokworkbench"
 SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,regex:PATTERN}"
@@ -363,10 +364,13 @@ def cmd_count(args) -> int:
         raise ClusterError("--scheduler is for --engine dask")
     if args.task_mb < 1:
         raise CorpusError(f"--task-mb {args.task_mb} makes no sense; give at least 1")
-    paths = _expand_globs(args.paths) if args.paths else sample_paths()
+    paths = args.paths or sample_paths()
+    urls = [p for p in paths if is_url(p)]
+    if urls and args.engine != "dask":
+        raise CorpusError(f"{urls[0]}: shards named by URL are read by the cluster: add --engine dask --scheduler ADDRESS")
     report = Skipped()
-    files = list_files(paths, report)
-    check_output(args.output, [f for f, _ in files])  # before the count, not after it
+    files = _count_files(paths, report if args.engine == "dask" else Skipped())  # the local reader reports its own walk
+    check_output(args.output, [f for f, _ in files if not is_url(str(f))])  # before the count, not after it
     _stdout()
     errors = "replace" if args.replace_invalid else "strict"
     started = time.perf_counter()
@@ -379,7 +383,7 @@ def cmd_count(args) -> int:
         counted = dask_count.count_dask(shards, args.normalize, pre, args.scheduler, errors,
                                         task_bytes=args.task_mb << 20)
     else:
-        docs = (d.text for d in iter_documents(paths, errors, [], report=report))
+        docs = (d.text for d in iter_documents(_expand_globs(paths), errors, [], report=report))
         counted = count_chunks(docs, args.normalize, pre)
     for line in report.lines():
         print(f"{PROG}: {line}", file=sys.stderr)
@@ -389,6 +393,16 @@ def cmd_count(args) -> int:
           f"{counted.documents:,} documents ({counted.chars:,} chars) in {time.perf_counter() - started:.2f}s; "
           f"wrote {args.output}")
     return 0
+
+
+def _count_files(paths: list[str], report: Skipped) -> list:
+    """Local files (globs expanded) and URLs (listed through fsspec), in the order named."""
+    from .engines.remote import list_urls
+
+    out: list = []
+    for p in paths:
+        out += list_urls([p]) if is_url(p) else list_files(_expand_globs([p]), report)
+    return out
 
 
 def _expand_globs(paths: list[str]) -> list[str]:

@@ -35,10 +35,11 @@ from distributed.scheduler import KilledWorker
 
 from ..core.errors import ClusterError, CorpusError, InvalidUtf8Error
 from ..core.text.chunks import ChunkCounts
-from ..core.text.corpus import os_reason
+from ..core.text.corpus import os_reason as _os_reason
 from ..core.text.normalize import normalize
 from ..core.text.parallel import PIECE, cut_text
 from ..core.text.pretokenize import PreTokenizer
+from .remote import is_url, open_url
 
 TASK_BYTES = 64 << 20  # nominal bytes per task; a task holds ~10x this at its peak (text + chunk lists)
 CONNECT_TIMEOUT = 5.0  # seconds to reach the scheduler
@@ -50,7 +51,7 @@ _SNIFF = 8192  # bytes looked at for a NUL, as the local reader does
 @dataclass(frozen=True)
 class Shard:
     name: str  # as the user named it (for messages)
-    path: str  # absolute, for the workers
+    path: str  # absolute, or a URL that fsspec reads (remote.py), for the workers
     size: int
 
 
@@ -61,9 +62,9 @@ def shards_of(files, report=None) -> list[Shard]:
     out, texts_in = [], {}
     for path, folder in files:
         try:
-            with open(path, "rb") as f:
+            with _open(str(path)) as f:
                 head = f.read(_SNIFF)
-                size = os.fstat(f.fileno()).st_size
+                size = f.seek(0, os.SEEK_END)
         except OSError as exc:
             raise CorpusError(f"cannot read {path}: {os_reason(exc)}") from None
         nul = head.find(b"\x00")
@@ -72,13 +73,25 @@ def shards_of(files, report=None) -> list[Shard]:
                 raise CorpusError(f"{path}: looks like a binary file (NUL byte at offset {nul}); not a text corpus")
             report.binary.append(str(path))
         else:
-            out.append(Shard(str(path), os.path.abspath(path), size))
+            out.append(Shard(str(path), str(path) if is_url(str(path)) else os.path.abspath(path), size))
         if folder is not None:
             texts_in[folder] = texts_in.get(folder, 0) + (nul < 0)
     for folder, n in texts_in.items():
         if n == 0:
             raise CorpusError(f"{folder}: folder holds no text files (all are binary)")
     return out
+
+
+def os_reason(exc: OSError) -> str:
+    """fsspec raises FileNotFoundError with only the path in it."""
+    if isinstance(exc, FileNotFoundError) and not exc.strerror:
+        return "no such file"
+    return _os_reason(exc)
+
+
+def _open(path: str):
+    """Local paths through the OS, URLs through fsspec (on the client and on the workers)."""
+    return open_url(path) if is_url(path) else open(path, "rb")
 
 
 def find_cut(data: bytes, start: int) -> int:
@@ -110,7 +123,7 @@ def count_range(shard: Shard, start: int, stop: int, normalizer: str, pre: PreTo
     if hook is not None:
         hook(shard, start)
     try:
-        with open(shard.path, "rb") as f:
+        with _open(shard.path) as f:
             begin = _cut_in_file(f, start, shard.size)
             end = _cut_in_file(f, stop, shard.size) if stop < shard.size else shard.size
             if begin >= end:
