@@ -32,7 +32,9 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot im
 TIE_BREAKS = ("first", "lexmin", "lexmax", "hf")
 PRESETS = ("gpt2", "gpt4", "o200k")
 tricky = st.lists(st.sampled_from(list("ab AB 1 2\n\r\t'sdlt.,!?-/ ") + ["  ", "\u00a0", "\u3000", "é", "e\u0301",
-                                                                       "\u00a8", "ﬁ", "日", "😀", "\u200d", "٣"]),
+                                                                       "\u00a8", "ﬁ", "日", "😀", "\u200d", "٣",
+                                                                       "。", "\u2474", "\u203e", "\u1100\u1161",
+                                                                       "\u1161", "Ⅻ", "ʰ", "\r\n", "\u0301"]),
                   max_size=200).map("".join)
 
 
@@ -62,13 +64,42 @@ def test_byte_ranges_count_to_the_whole_text(tmp_path_factory, text, task_bytes,
         assert (merged[1], merged[2]) == (whole.chars, whole.bytes)
 
 
-def test_cuts_fall_only_before_a_space_between_printable_ascii():
-    data = "a b\u00a0c 日 x  y z".encode()
-    cuts, at = [], find_cut(data, 0)
+def test_cuts_fall_before_a_space_between_printable_ascii_or_a_break_after_a_letter():
+    data = "a b\u00a0c 日 x  y z.\n语\n\u2474\n1\r\n".encode()
+    text = data.decode()
+
+    def before_cuts(normalizer):
+        return [text[len(data[:c].decode()) - 1] for c in _all_cuts(data, normalizer)]
+
+    assert before_cuts("none") == ["a", "y", "语", "\u2474", "1"]  # not after "z." nor inside "\r\n"
+    assert before_cuts("nfkc") == ["a", "y", "语", "1"]  # NFKC makes ⑴ "(1)": punctuation would take the break
+
+
+def _all_cuts(data, normalizer):
+    cuts, at = [], find_cut(data, 0, normalizer)
     while at != -1:
         cuts.append(at)
-        at = find_cut(data, at + 1)
-    assert [data[c - 1 : c + 2] for c in cuts] == [b"a b", b"y z"]
+        at = find_cut(data, at + 1, normalizer)
+    return cuts
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=tricky, offset=st.integers(0, 900), window=st.integers(1, 12),
+       normalizer=st.sampled_from(["none", "nfkc"]))
+def test_a_cut_found_through_small_windows_is_the_first_cut_in_the_whole(text, offset, window, normalizer):
+    import io
+
+    from tokworkbench.engines import dask_count
+
+    data = text.encode("utf-8")
+    saved = dask_count._WINDOW
+    dask_count._WINDOW = window
+    try:
+        got = dask_count._cut_in_file(io.BytesIO(data), offset, len(data), normalizer)
+    finally:
+        dask_count._WINDOW = saved
+    want = find_cut(data, offset, normalizer) if offset > 0 else 0
+    assert got == (len(data) if want == -1 else want)
 
 
 # -- on a cluster --------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from tokworkbench.core.text.parallel import count_parallel, cut_text, safe_cut
 PRESETS = ("gpt2", "gpt4", "o200k")
 # text rich in the characters the patterns treat specially around spaces
 tricky = st.lists(st.sampled_from(list("ab AB 1 2\n\r\t'sdlt.,!?-/") + ["\u00a0", "\u3000", "é", "e\u0301",
-                                                                       "日", "😀", "\u200d", "٣"]),
+                                                                       "日", "😀", "\u200d", "٣", "。", "\u0301",
+                                                                       "\n\n", "\r\n", "Ⅻ", "ʰ", "\u1161"]),
                   max_size=200).map("".join)
 
 
@@ -39,6 +40,15 @@ def test_every_safe_cut_is_a_chunk_boundary_on_any_unicode(text):
         while at != -1:
             assert at in bounds, (name, text, at)
             at = safe_cut(text, at + 1, len(text))
+
+
+def test_text_without_spaces_is_cut_at_line_breaks_after_letters():
+    text = "我们喜欢人工智能。\n今天天气很好\n\n明天123\n见"
+    pieces = cut_text(text, 10)
+    assert pieces == ["我们喜欢人工智能。\n今天天气很好", "\n\n明天123", "\n见"]
+    for name in PRESETS:
+        pre = pre_tokenizer(name)
+        assert [c for p in pieces for c in pre.split(p)] == pre.split(text), name
 
 
 def test_parallel_counts_equal_serial_in_first_appearance_order():

@@ -1,15 +1,17 @@
 """Pre-tokenize and count chunks on a Dask cluster: `tokworkbench count --engine dask`.
 
-Each task counts one byte range of one shard (a file). Ranges are cut only before a space byte
-(0x20) that has a printable ASCII character (0x21-0x7E) on both sides. That is a subset of the
-cuts the local parallel counter makes (`safe_cut`: a space between two non-whitespace
-characters), so every preset pattern splits the pieces into exactly the chunks of the whole
-file; and since ASCII bytes never occur inside a multi-byte UTF-8 sequence, and printable ASCII
-characters never compose or decompose under NFC or NFKC, each range decodes and normalizes on
-its own to exactly its part of the whole. A task finds both of its cuts itself: it starts at the
-first cut at or after its nominal start and stops at the first cut at or after its nominal end,
-so neighbouring tasks meet without talking. Text without such a space (e.g. Chinese without
-ASCII punctuation) is not cut: one task then takes the rest of the file.
+Each task counts one byte range of one shard (a file). Ranges are cut only where the local
+parallel counter would cut the normalized text (`safe_cut`), judged on the raw bytes:
+- before a space byte (0x20) that has a printable ASCII character (0x21-0x7E) on both sides;
+- before a line break (CR or LF) whose preceding character, normalized on its own, ends in a
+  letter or digit: this is what cuts text written without spaces (Chinese, Japanese).
+ASCII bytes never occur inside a multi-byte UTF-8 sequence, and neither a printable ASCII
+character nor a line break composes or decomposes under NFC or NFKC, so each range decodes and
+normalizes on its own to exactly its part of the whole, and every preset pattern splits it into
+exactly the chunks of the whole file (property-tested). A task finds both of its cuts itself:
+it starts at the first cut at or after its nominal start and stops at the first cut at or after
+its nominal end, so neighbouring tasks meet without talking. A range with no such place in it
+(one long line without ASCII spaces) is not cut: one task then takes the rest of the file.
 
 A custom pattern, or `none`, may match across any cut, so each shard is then one task.
 
@@ -28,6 +30,7 @@ from contextlib import redirect_stdout
 from dataclasses import dataclass
 
 import numpy as np
+import regex
 from dask import delayed
 from distributed import Client, progress as dask_progress
 from distributed.client import FutureCancelledError
@@ -43,7 +46,9 @@ from .remote import is_url, open_url
 
 TASK_BYTES = 64 << 20  # nominal bytes per task; a task holds ~10x this at its peak (text + chunk lists)
 CONNECT_TIMEOUT = 5.0  # seconds to reach the scheduler
-_CUT = re.compile(rb"(?<=[\x21-\x7e]) (?=[\x21-\x7e])")
+_CUT = re.compile(rb"(?<=[\x21-\x7e]) (?=[\x21-\x7e])|[\r\n]")
+_LETTER_OR_NUMBER = regex.compile(r"[\p{L}\p{N}]")
+_BACK = 4  # bytes a cut may look back: the longest UTF-8 character before a line break
 _WINDOW = 1 << 16
 _SNIFF = 8192  # bytes looked at for a NUL, as the local reader does
 
@@ -94,25 +99,45 @@ def _open(path: str):
     return open_url(path) if is_url(path) else open(path, "rb")
 
 
-def find_cut(data: bytes, start: int) -> int:
-    """The first cut position p >= start in `data` (a space byte between two printable ASCII
-    bytes; the cut goes before the space), or -1."""
-    m = _CUT.search(data, max(start, 1))
-    return m.start() if m else -1
+def find_cut(data: bytes, start: int, normalizer: str = "none") -> int:
+    """The first cut position p >= start in `data` (the cut goes before byte p), or -1."""
+    for m in _CUT.finditer(data, max(start, 1)):
+        p = m.start()
+        if data[p] == 0x20 or _ends_in_letter_or_number(data, p, normalizer):
+            return p
+    return -1
 
 
-def _cut_in_file(f, offset: int, size: int) -> int:
+def _ends_in_letter_or_number(data: bytes, p: int, normalizer: str) -> bool:
+    """Whether the character that ends just before byte p, normalized, ends in a letter or digit."""
+    q = p - 1
+    while q > 0 and p - q < _BACK and data[q] & 0xC0 == 0x80:  # continuation bytes
+        q -= 1
+    try:
+        char = normalize(data[q:p].decode("utf-8"), normalizer)
+    except UnicodeDecodeError:  # not a whole character: not a cut (the decoder reports bad text)
+        return False
+    return bool(char) and _LETTER_OR_NUMBER.match(char[-1]) is not None
+
+
+def _cut_in_file(f, offset: int, size: int, normalizer: str) -> int:
     """The first cut at or after `offset` in the open file, or `size` when there is none."""
     if offset <= 0:
         return 0
-    pos = offset - 1  # the byte before the space is part of the rule
-    while pos < size - 2:
+    pos = max(0, offset - _BACK)
+    from_ = offset
+    while pos < size:
         f.seek(pos)
-        window = f.read(_WINDOW + 2)
-        at = find_cut(window, 1)
+        window = f.read(_WINDOW + _BACK + 1)
+        at = find_cut(window, from_ - pos, normalizer)
         if at != -1:
             return pos + at
-        pos += _WINDOW  # windows overlap by two bytes, so no cut is missed at a seam
+        if len(window) < _WINDOW + _BACK + 1:
+            break
+        # Windows overlap by _BACK + 1 bytes: a candidate near the seam is judged again with
+        # its whole context (the character before it, the byte after it).
+        pos += _WINDOW
+        from_ = pos + _BACK
     return size
 
 
@@ -124,8 +149,8 @@ def count_range(shard: Shard, start: int, stop: int, normalizer: str, pre: PreTo
         hook(shard, start)
     try:
         with _open(shard.path) as f:
-            begin = _cut_in_file(f, start, shard.size)
-            end = _cut_in_file(f, stop, shard.size) if stop < shard.size else shard.size
+            begin = _cut_in_file(f, start, shard.size, normalizer)
+            end = _cut_in_file(f, stop, shard.size, normalizer) if stop < shard.size else shard.size
             if begin >= end:
                 return Counter(), 0, 0
             f.seek(begin)
