@@ -204,6 +204,7 @@ class MainScreen(Screen):
         self.progress_row.hide()
         pane = self.corpus_pane
         pane.stats = session.stats
+        pane.counts_source = session.counts_source
         pane.set_documents([Path(d.name).name for d in session.corpus.documents],
                            [len(d.text) for d in session.corpus.documents])
         for line in session.corpus.passed_over.lines():  # binary, hidden, special, unreadable…

@@ -18,9 +18,12 @@ from .formats.export import check, export
 from .formats.historycsv import write_history_csv
 from .models.protocol import Learner, Model
 from .bpe.trainer import Trainer
-from .settings import Settings
+from .settings import CUSTOM, Settings
 from .snapshot import Snapshot, View, take_snapshot
-from .text.corpus import Corpus, CorpusStats, load_corpus
+from .text.chunks import ChunkCounts
+from .text.corpus import Corpus, CorpusStats, load_corpus, require_text
+from .formats.countfile import looks_like_count_file, read_counts
+from .errors import CountFileError
 
 FRAME = 0.2  # seconds between progress reports while a run goes: a few a second is plenty
 
@@ -54,18 +57,26 @@ Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 
 class Session:
     def __init__(self, corpus: Corpus, settings: Settings, progress: Progress | None = None,
-                 counted: "Session | None" = None):
+                 counted: "Session | None" = None, counts: ChunkCounts | None = None,
+                 counts_source: str | None = None):
         """Build the learner over `corpus` (the slow part: pre-tokenizing and counting, skipped
-        when `counted` is a session whose counts these settings can reuse)."""
+        when `counted` is a session whose counts these settings can reuse, or when `counts` come
+        from a count file: then there is no text, only chunks and their counts)."""
         self.corpus = corpus
-        self.stats: CorpusStats = corpus.stats()
+        self.counts_source = counts_source if counts is not None else (counted.counts_source if counted else None)
+        if self.counts_source is not None:
+            counts = counts if counts is not None else counted.learner.chunk_table
+            if counted is not None and not counted.counts_fit(settings):
+                raise CountFileError(f"{self.counts_source} was counted with fixed settings: the normalizer and "
+                                     "the pre-tokenizer cannot change (count the text again with the new ones)")
+        self.stats: CorpusStats = corpus.stats() if counts is None else _counted_stats(counts)
         self.settings = settings
         config = settings.config()
         report = progress or (lambda done, total, what: None)
         total = max(1, self.stats.chars)
         counting = "pre-tokenizing and counting chunks…"
         report(0, total, counting)
-        reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else None
+        reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else counts
         self.learner: Learner = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
                                         progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
@@ -74,10 +85,23 @@ class Session:
 
     @classmethod
     def open(cls, paths: list[str], settings: Settings, progress: Progress | None = None) -> "Session":
-        """Read files or folders (strict UTF-8) and build a session over them."""
+        """Read files or folders (strict UTF-8) and build a session over them; a single count
+        file (`tokworkbench count`) opens as its chunks and counts."""
+        if len(paths) == 1 and looks_like_count_file(paths[0]):
+            return cls.from_counts(paths[0], settings, progress)
         report = progress or (lambda done, total, what: None)
         corpus = load_corpus(paths, "strict", lambda done, total, name: report(done, total, f"reading {Path(name).name}"))
         return cls(corpus, settings, progress)
+
+    @classmethod
+    def from_counts(cls, path: str | Path, settings: Settings, progress: Progress | None = None) -> "Session":
+        """A session over a count file's chunks: the file fixes the normalizer and the
+        pre-tokenizer (the settings take them from it); there are no documents to draw."""
+        counts, normalizer, pre = read_counts(path)
+        require_text(counts.chars)
+        split = pre.name if pre.is_preset_pattern or pre.pattern is None else CUSTOM
+        settings = settings.with_(normalizer=normalizer, split=split, pattern=pre.pattern if split == CUSTOM else None)
+        return cls(Corpus([]), settings, progress, counts=counts, counts_source=Path(path).name)
 
     def with_settings(self, settings: Settings, progress: Progress | None = None) -> "Session":
         """A new session on the same corpus: what changing units, split or tie-break means.
@@ -222,3 +246,11 @@ class Session:
             self.learner.replay(list(model.merges))
         self.replay_source = source
         return undone
+
+
+def _counted_stats(counts: ChunkCounts) -> CorpusStats:
+    """A count file's corpus summary; its distinct characters are those of its chunks."""
+    distinct: set[str] = set()
+    for chunk in counts.chunks:
+        distinct.update(chunk)
+    return CorpusStats(counts.documents, counts.chars, counts.bytes, len(distinct))

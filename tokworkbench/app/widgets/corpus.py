@@ -1,5 +1,6 @@
 """The corpus pane: documents, corpus statistics, and a window of text with token boundaries."""
 
+import regex
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -49,6 +50,8 @@ class CorpusPane(Vertical):
     """The pair chosen in the pair table; its occurrences are highlighted."""
     stats: var[CorpusStats | None] = var(None)
     """Counts of the whole corpus (they change only when another corpus is opened)."""
+    counts_source: var[str | None] = var(None)
+    """The count file the corpus came from: chunks and counts, no text to draw."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -123,6 +126,9 @@ class CorpusPane(Vertical):
             f"{plural(stats.documents, 'doc')} · {stats.chars:,} chars · {stats.bytes:,} bytes · "
             f"{stats.distinct_chars:,} distinct chars",
         )
+        if self.counts_source is not None:
+            self._draw_counts_only(line, snap)
+            return
         window = snap.window
         marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         key = (window.text, window.spans, marks)
@@ -137,6 +143,22 @@ class CorpusPane(Vertical):
         self.query_one("#corpus-stats", Static).update(line, layout=False)
         self.query_one("#corpus-text", TokenText).set_runs(self._styled)
         self.query_one("#corpus-window", Static).update(Text(where), layout=False)
+
+    def _draw_counts_only(self, line: Text, snap: Snapshot) -> None:
+        """A count file holds chunks and counts but no running text: say so where the text goes."""
+        self._styled_key = None
+        note = [
+            ("Only chunk counts are available", "bold"), (f" (from {self.counts_source}).\n\n", ""),
+            ("A count file keeps each distinct pre-tokenizer chunk and how often it occurs, but not the "
+             "documents' text, so there is no text to draw here. The pair table, the merges, undo, runs, "
+             "saving and the encode pane work as usual, and the merges equal training on the text itself.\n\n", ""),
+            ("The normalizer and the split come from the file; open the text to change them.", "dim"),
+        ]
+        runs = [(word, spec) for text, spec in note for word in regex.split(r"(?<= )", text) if word]
+        self.query_one("#corpus-stats", Static).update(line, layout=False)
+        self.query_one("#corpus-text", TokenText).set_runs(runs)  # words as runs: wrapped between words
+        self.query_one("#corpus-window", Static).update(Text(f"count file {self.counts_source}: chunk counts only"),
+                                                        layout=False)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

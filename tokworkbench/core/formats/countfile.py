@@ -70,6 +70,22 @@ def is_count_file(data: bytes) -> bool:
         return False
 
 
+def looks_like_count_file(path: str | Path) -> bool:
+    """Whether the file at `path` is a count file, by content (a zip holding our header); reads
+    only its first bytes and the zip directory, so a large text file costs nothing."""
+    try:
+        path = Path(path)
+        if not path.is_file():
+            return False
+        with open(path, "rb") as f:
+            if f.read(4) != b"PK\x03\x04":
+                return False
+        with zipfile.ZipFile(path) as z:
+            return "header.npy" in z.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+
+
 def read_counts(path: str | Path) -> tuple[ChunkCounts, str, PreTokenizer]:
     """The counts, normalizer and pre-tokenizer a count file holds; CountFileError when the file
     is missing, not a count file, damaged, or of a version this reader does not know."""
