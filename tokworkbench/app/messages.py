@@ -66,3 +66,10 @@ class EncodeChanged(Message):
 @dataclass
 class RewindTo(Message):
     step: int  # undo until this is the last step
+
+
+@dataclass
+class BatchExport(Message):
+    """The batches pane asks for its batch to be written (the screen asks where, and writes)."""
+
+    batch: object  # core.batching.Batch
