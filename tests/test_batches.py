@@ -201,3 +201,11 @@ def test_batch_arrays_are_read_only():
     b = make_batch(MODEL, TEXTS, BatchSpec(3, "starts", (1,)))
     with pytest.raises(ValueError):
         b.inputs[0, 0] = 5
+
+
+def test_an_encoding_error_names_the_document():
+    from tokworkbench.core.errors import EncodeError
+
+    no_unk = FixedVocab(VOCAB, Roles(bos="<s>", eos="</s>"))
+    with pytest.raises(EncodeError, match=r"^document 1: no token of this fixed vocabulary matches at offset 0"):
+        make_batch(no_unk, ["我", "AI"], BatchSpec(2, "stride"))

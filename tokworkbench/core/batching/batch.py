@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..compat import fingerprint
-from ..errors import BatchError, RoleError
+from ..errors import BatchError, EncodeError, RoleError
 from ..models.roles import encode_document, role_id
 
 IGNORE = -100
@@ -106,8 +106,14 @@ class Batch:
 
 
 def document_ids(model, texts: Iterable[str]) -> list[list[int]]:
-    """Each document's ids, boundaries included."""
-    return [encode_document(model, t) for t in texts]
+    """Each document's ids, boundaries included; an encoding error names the document."""
+    out = []
+    for k, text in enumerate(texts):
+        try:
+            out.append(encode_document(model, text))
+        except EncodeError as exc:
+            raise EncodeError(f"document {k}: {exc}") from None
+    return out
 
 
 def document_stream(model, texts: Iterable[str]) -> np.ndarray:
@@ -117,6 +123,9 @@ def document_stream(model, texts: Iterable[str]) -> np.ndarray:
 
 
 def make_batch(model, texts: Iterable[str], spec: BatchSpec) -> Batch:
+    if spec.padded and role_id(model, "pad") is None:
+        raise RoleError("padded batches need a PAD token, and this model has none "
+                        "(give one a role: train or vocab with --pad TOKEN)")
     docs = document_ids(model, texts)
     if not docs:
         raise BatchError("no documents to cut a batch from")
@@ -155,9 +164,6 @@ def window_starts(length: int, spec: BatchSpec) -> np.ndarray:
 
 def _padded(model, docs: Sequence[list[int]], doc_starts: np.ndarray, spec: BatchSpec, common: dict) -> Batch:
     pad = role_id(model, "pad")
-    if pad is None:
-        raise RoleError("padded batches need a PAD token, and this model has none "
-                        "(give one a role: train or vocab with --pad TOKEN)")
     rows = docs[: spec.batch] if spec.batch is not None else docs
     b, t = len(rows), spec.context
     inputs = np.full((b, t), pad, np.int64)
