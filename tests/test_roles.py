@@ -166,3 +166,23 @@ def test_hf_export_adds_boundaries_pads_and_keeps_ids(units):
     assert short.ids[n:] == [pad] * (len(long.ids) - n) and short.attention_mask[n:] == [0] * (len(long.ids) - n)
     back = from_hf(doc)
     assert back.roles == model.roles and to_hf(back) == doc
+
+
+# -- the session ---------------------------------------------------------------------------------
+def test_session_roles_need_no_retraining_and_are_saved(tmp_path):
+    from tokworkbench.core.session import Session
+
+    (tmp_path / "c.txt").write_text(TEXT * 5, encoding="utf-8")
+    s = Session.open([str(tmp_path / "c.txt")], Settings(target=300, special_tokens=SPECIALS))
+    s.step_many(3)
+    s.save(tmp_path / "m.json")
+    assert not s.unsaved
+    learner = s.learner
+    with pytest.raises(RoleError, match="'<x>' is not a special token"):
+        s.set_roles(Roles(bos="<x>"))
+    assert s.settings.roles == Roles()  # nothing changed
+    s.set_roles(ROLES)
+    assert s.learner is learner and s.steps == 3 and s.unsaved  # the roles are not in the file yet
+    assert encode_document(s.model(), "我")[0] == s.model().special_ids["<s>"]
+    s.save(tmp_path / "m.json")
+    assert not s.unsaved and load_any(tmp_path / "m.json").roles == ROLES
