@@ -3,6 +3,8 @@
 Merges are stored as [left_id, right_id] in rank order; the vocabulary is always rebuilt from
 them (as minbpe does), so a file cannot disagree with itself about what a token is. Loading
 checks every field and the length of every token (limits.py) before any token is built.
+Special-token roles are recorded as {"bos": "<s>", …}, each naming a special token. A
+`"model"` field names the kind; without it the file is BPE, and "fixed" is read by fixedfile.py.
 """
 
 import json
