@@ -45,10 +45,13 @@ def fit(text: str, width: int, right: bool = False) -> str:
     return pad + text if right else text + pad
 
 
-def cell_width(ids: np.ndarray) -> int:
-    """Wide enough for the longest id in the grid (at least CELL)."""
-    longest = max((len(str(int(v))) for v in np.asarray(ids).ravel()), default=1)
-    return max(CELL, longest + 1)
+def cell_width(ids: np.ndarray, roles: Mapping[int, str] = {}) -> int:
+    """Wide enough for the longest id in the grid (at least CELL), and for ⟨bos⟩ when a role
+    token is in it."""
+    flat = np.asarray(ids).ravel()
+    longest = max((len(str(int(v))) for v in flat), default=1)
+    named = max((len(roles[int(v)]) + 2 for v in np.unique(flat) if int(v) in roles), default=0)
+    return max(CELL, longest + 1, named + 1)
 
 
 def draw_stream(ids: Sequence[int], boundaries: Sequence[int], token_text: TokenText,
@@ -83,7 +86,7 @@ def draw_grid(inputs: np.ndarray, targets: np.ndarray, token_text: TokenText, ro
     """Each row as four lines: input ids, their tokens, target ids, their tokens; ▶ marks the
     chosen row. PAD cells (mask 0) are dimmed and say ⟨pad⟩; -100 targets are marked, ✗ beneath."""
     inputs, targets = np.asarray(inputs), np.asarray(targets)
-    width = cell_width(np.concatenate([inputs.ravel(), targets.ravel()]))
+    width = cell_width(np.concatenate([inputs.ravel(), targets.ravel()]), roles)
     out = Text(no_wrap=True, overflow="crop")
     rows, context = inputs.shape
     out.append(" " * LABEL)

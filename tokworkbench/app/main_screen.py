@@ -35,7 +35,7 @@ from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, Promp
 from .dialogs.export import HISTORY, folder_problem
 from .labels import HELP_NOTES, describe_finish, describe_settings, plural, why_not
 from .loading import build_session, loads_quickly, throttled
-from .widgets.batches import DOC_CHARS, BatchesPanel
+from .widgets.batches import BatchesPanel, line_documents
 from .widgets.bytes_view import BytesPanel
 from .widgets.charts import ChartsPanel
 from .widgets.compare import ComparePanel
@@ -96,7 +96,7 @@ class MainScreen(Screen):
     encode_text: var[str] = var("")
     """The text in the encode box (the byte view shows it when there is one)."""
     batch_texts: var[tuple[str, ...]] = var(())
-    """The corpus's documents, each cut to its first DOC_CHARS characters: what batches are cut from."""
+    """What batches are cut from: the corpus's first lines, each a document (`line_documents`)."""
 
     def __init__(self, paths: list[str] | None, settings: Settings):
         super().__init__()
@@ -221,7 +221,8 @@ class MainScreen(Screen):
         pane.stats = session.stats
         pane.set_documents([Path(d.name).name for d in session.corpus.documents],
                            [len(d.text) for d in session.corpus.documents])
-        self.batch_texts = tuple(d.text[:DOC_CHARS] for d in session.corpus.documents)
+        self.batch_texts = line_documents(d.text for d in session.corpus.documents)
+        self.query_one(BatchesPanel).folder = self._default_folder()
         for line in session.corpus.passed_over.lines():  # binary, hidden, special, unreadable…
             self.notify(line, severity="warning", timeout=8)
         self.app.sub_title = describe_settings(session.settings)
@@ -295,23 +296,18 @@ class MainScreen(Screen):
         self.set_class(event.pane.id in ROOMY_TABS, "-roomy-tab")
 
     def on_batch_export(self, message: msg.BatchExport) -> None:
-        """Ask where (like save), then write the batch as .npz through the core (atomic)."""
-        batch = message.batch
+        """Write the batch as .npz through the core (atomic), asking before overwriting."""
+        batch, path = message.batch, message.path
 
-        def write(path: str) -> None:
+        def write() -> None:
             with self.reporting("Batch not written"):
                 save_npz(batch, path)
                 self.last_folder = Path(path).parent.resolve()
+                self.query_one(BatchesPanel).folder = self.last_folder
                 rows, context = batch.inputs.shape
                 self.notify(f"wrote a {rows}×{context} batch to {path}", title="Batch written")
 
-        def chosen(path: str | None) -> None:
-            if path:
-                path = str(Path(path.strip()).expanduser())
-                self._write_asking(path, lambda: write(path))
-
-        self.app.push_screen(PromptDialog("Write the batch as .npz (inputs, targets, starts, mask, fingerprint)",
-                                          str(self._default_folder() / "batch.npz"), folder_problem), chosen)
+        self._write_asking(path, write)
 
     def on_document_selected(self, message: msg.DocumentSelected) -> None:
         if message.index != self.view.doc:
@@ -451,7 +447,7 @@ class MainScreen(Screen):
 
     def action_batches(self) -> None:
         self.query_one("#bottom", TabbedContent).active = "tab-batches"
-        self.query_one(BatchesPanel).focus()
+        self.set_focus(self.query_one(BatchesPanel))  # now: keys typed right behind b are the pane's
 
     def action_compare(self) -> None:
         def chosen(result: tuple[str, str | None] | None) -> None:

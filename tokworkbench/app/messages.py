@@ -70,6 +70,7 @@ class RewindTo(Message):
 
 @dataclass
 class BatchExport(Message):
-    """The batches pane asks for its batch to be written (the screen asks where, and writes)."""
+    """The batches pane asks for its batch to be written to `path` (the screen writes it)."""
 
     batch: object  # core.batching.Batch
+    path: str

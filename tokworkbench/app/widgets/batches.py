@@ -5,12 +5,16 @@ B×T inputs, the same shifted by one the targets; in padded mode each document i
 with PAD, with -100 targets the loss ignores. One row's allowed matrix (causal ∧ padding) is
 drawn beside the grid. The keys change T, B, the seed and the mode, and write the batch.
 
-The stream is cut from the corpus's documents, each to its first DOC_CHARS characters: a batch
-is a handful of windows, and encoding the whole corpus on every merge would cost more than the
-merge.
+The documents here are the corpus files' non-empty lines, as a text dataset loader reads a file
+(one example a line): the first LINES of each file, each cut to DOC_CHARS characters. So
+boundaries and padded rows of different lengths are there to see, and the stream stays small: a
+batch is a handful of windows, and encoding the whole corpus on every merge would cost more
+than the merge.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 from rich.text import Text
@@ -25,15 +29,26 @@ from ...core.errors import TokWorkbenchError
 from ...core.models.roles import role_ids
 from ...core.snapshot import Snapshot
 from ..batchdraw import BOUNDARY, IGNORE, draw_allowed, draw_grid, draw_stream
+from ..dialogs.export import folder_problem
 from ..dialogs.prompt import PromptDialog
 from ..labels import plural
 from ..messages import BatchExport
 from ..render import palette_of
 
-DOC_CHARS = 400  # characters of each document the stream is cut from
+LINES = 8  # documents (non-empty lines) taken from each corpus file
+DOC_CHARS = 200  # characters of each document the stream is cut from
 MODES = ("stride", "random", "pad")  # what m cycles through; "starts" comes from the p prompt
 MAX_T, MAX_B = 64, 32  # what the view draws; the CLI takes any size
 ROW_LINES = 4  # lines each batch row takes in the grid (ids, tokens, target ids, tokens)
+
+
+def line_documents(texts: Iterable[str]) -> tuple[str, ...]:
+    """The first LINES non-empty lines of each text, each cut to DOC_CHARS characters."""
+    docs: list[str] = []
+    for text in texts:
+        lines = (line for line in text.splitlines() if line.strip())
+        docs.extend(line[:DOC_CHARS] for line, _ in zip(lines, range(LINES)))
+    return tuple(docs)
 
 
 @dataclass(frozen=True)
@@ -160,6 +175,7 @@ class BatchesPanel(Vertical, can_focus=True):
     BatchesPanel #batch-grid-box {
         width: 1fr;
         padding: 0 1;
+        scrollbar-size-vertical: 1;
     }
     BatchesPanel #batch-grid {
         width: auto;
@@ -178,25 +194,31 @@ class BatchesPanel(Vertical, can_focus=True):
         width: auto;
     }
     """
+    # every key is a priority binding: the app runs it as the key arrives, so keys in a burst keep
+    # their order (a plain binding waits in the pane's queue, and w right behind − overtook it)
     BINDINGS = [
-        Binding("plus,equals_sign", "context(1)", "T+", tooltip="Batches: a longer context T"),
-        Binding("minus", "context(-1)", "T−", tooltip="Batches: a shorter context T"),
-        Binding("greater_than_sign", "rows(1)", "B+", tooltip="Batches: one more row B"),
-        Binding("less_than_sign", "rows(-1)", "B−", tooltip="Batches: one row fewer"),
-        Binding("m", "mode", "Mode", tooltip="Batches: next mode (stride, random starts, padded documents)"),
-        Binding("g", "reseed", "Seed", tooltip="Batches: the next seed (random starts)"),
-        Binding("p", "params", "Params", tooltip="Batches: type T, B, mode, seed, stride or starts"),
-        Binding("w", "write", "Write .npz", tooltip="Batches: write this batch as .npz (atomic)"),
-        Binding("down", "row(1)", "Next row", show=False, tooltip="Batches: draw the next row's allowed matrix"),
-        Binding("up", "row(-1)", "Prev row", show=False, tooltip="Batches: draw the previous row's matrix"),
-        Binding("right", "pan(8)", "Right", show=False, tooltip="Batches: scroll the grid right"),
-        Binding("left", "pan(-8)", "Left", show=False, tooltip="Batches: scroll the grid left"),
+        Binding("plus,equals_sign", "context(1)", "T+", tooltip="Batches: a longer context T", priority=True),
+        Binding("minus", "context(-1)", "T−", tooltip="Batches: a shorter context T", priority=True),
+        Binding("greater_than_sign", "rows(1)", "B+", tooltip="Batches: one more row B", priority=True),
+        Binding("less_than_sign", "rows(-1)", "B−", tooltip="Batches: one row fewer", priority=True),
+        Binding("m", "mode", "Mode", priority=True,
+                tooltip="Batches: next mode (stride, random starts, one padded row per document)"),
+        Binding("g", "reseed", "Seed", tooltip="Batches: the next seed (random starts)", priority=True),
+        Binding("p", "params", "Params", tooltip="Batches: type T, B, mode, seed, stride or starts", priority=True),
+        Binding("w", "write", "Write .npz", tooltip="Batches: write this batch as .npz (atomic)", priority=True),
+        Binding("down", "row(1)", "Next row", show=False, priority=True,
+                tooltip="Batches: the next row (its allowed matrix is drawn)"),
+        Binding("up", "row(-1)", "Prev row", show=False, tooltip="Batches: the previous row", priority=True),
+        Binding("right", "pan(8)", "Right", show=False, tooltip="Batches: scroll the grid right", priority=True),
+        Binding("left", "pan(-8)", "Left", show=False, tooltip="Batches: scroll the grid left", priority=True),
     ]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its model cuts the batch."""
     texts: var[tuple[str, ...]] = var(())
-    """The corpus's documents, each cut to DOC_CHARS (set by the screen when a corpus loads)."""
+    """The documents batches are cut from (`line_documents` of the corpus, set by the screen)."""
+    folder: Path | None = None
+    """Where the write prompt proposes the file (the screen keeps it current)."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -257,7 +279,7 @@ class BatchesPanel(Vertical, can_focus=True):
             summary.append(f" · {batch.valid_targets:,}/{batch.targets.size:,} targets valid", "bold")
             if batch.uniform_loss is not None:
                 summary.append(f" · ln V {batch.uniform_loss:.3f}", "dim")
-        summary.append(f" · {plural(len(r.stream), 'id')}, {plural(r.documents, 'doc')}", "dim")
+        summary.append(f" · {plural(len(r.stream), 'id')} in {plural(r.documents, 'doc')}", "dim")
         if batch is not None:
             summary.append(f" · fp {batch.fingerprint[:8]}", "dim")
         self.query_one("#batch-summary", Static).update(summary)
@@ -285,8 +307,9 @@ class BatchesPanel(Vertical, can_focus=True):
         if not roles:
             notes.append(f"No BOS/EOS/PAD roles: {BOUNDARY} marks where a document starts; give special tokens "
                          "roles in settings (c).\n", "dim")
-        notes.append(f"The stream is each document's first {DOC_CHARS} characters. Keys: + − T · < > B · "
-                     "m mode · g seed · p type them · ↑↓ row · w write .npz", "dim")
+        notes.append(f"Documents: the first {LINES} non-empty lines of each corpus file, each cut to {DOC_CHARS} "
+                     "characters. Keys: + − T · < > B · m mode · g seed · p type them · ↑↓ row · "
+                     "w write .npz", "dim")
         self.query_one("#batch-notes", Static).update(notes)
         if batch is None:
             grid.update("")
@@ -325,10 +348,13 @@ class BatchesPanel(Vertical, can_focus=True):
 
     def action_params(self) -> None:
         def validate(value: str) -> str | None:
+            """The view's limits, then the core's checks (starts in range, a long enough stream)."""
             try:
-                parse_choice(value, self.choice)
+                choice = parse_choice(value, self.choice)
             except ValueError as exc:
                 return str(exc)
+            if self.snapshot is not None and self.texts:
+                return cut_batch(self.snapshot.model, self.texts, choice).error
             return None
 
         def done(value: str | None) -> None:
@@ -340,8 +366,18 @@ class BatchesPanel(Vertical, can_focus=True):
                                           "e.g. T=8 B=4 mode=random seed=3  ·  starts=0,5 cuts windows there"), done)
 
     def action_write(self) -> None:
-        if self.result is None or self.result.batch is None:
+        """Ask where, here and now (keys typed behind w land in the box); the screen writes."""
+        if self._stale or self.result is None:
+            self._rebuild()  # its tab was just shown: what is written is what is drawn
+        batch = self.result.batch if self.result is not None else None
+        if batch is None:
             self.notify(self.result.error if self.result and self.result.error else "no batch to write",
                         title="Nothing written", severity="warning")
             return
-        self.post_message(BatchExport(self.result.batch))
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.post_message(BatchExport(batch, str(Path(path.strip()).expanduser())))
+
+        self.app.push_screen(PromptDialog("Write the batch as .npz (inputs, targets, starts, mask, fingerprint)",
+                                          str((self.folder or Path.cwd()) / "batch.npz"), folder_problem), chosen)
