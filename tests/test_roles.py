@@ -186,3 +186,22 @@ def test_session_roles_need_no_retraining_and_are_saved(tmp_path):
     assert encode_document(s.model(), "我")[0] == s.model().special_ids["<s>"]
     s.save(tmp_path / "m.json")
     assert not s.unsaved and load_any(tmp_path / "m.json").roles == ROLES
+
+
+def test_hf_post_processor_with_bos_only_reads_back_as_bos_only():
+    model = bpe(roles=Roles(bos="<s>"))
+    doc = to_hf(model)
+    assert [next(iter(p)) for p in doc["post_processor"]["single"]] == ["SpecialToken", "Sequence"]
+    assert doc["padding"] is None
+    assert from_hf(doc).roles == Roles(bos="<s>")
+    assert to_hf(bpe(roles=Roles()))["post_processor"] is None
+
+
+def test_encode_add_special_says_when_the_model_has_no_boundaries(tmp_path, capsys):
+    from tokworkbench.cli import main
+
+    modelfile.save(bpe(roles=Roles(pad="<pad>")), tmp_path / "m.json")
+    assert main(["encode", "-m", str(tmp_path / "m.json"), "low", "--add-special"]) == 0
+    out, err = capsys.readouterr()
+    assert "gives no token the bos or eos role; --add-special adds nothing" in err
+    assert [int(i) for i in out.split()] == bpe().encode("low")

@@ -458,6 +458,9 @@ def cmd_encode(args) -> int:
     else:
         text = args.text
     allowed = "all" if args.allow_special else ()
+    if args.add_special and not (tok.roles.bos or tok.roles.eos):
+        print(f"{PROG}: note: {args.model} gives no token the bos or eos role; --add-special adds nothing",
+              file=sys.stderr)
     ids = encode_document(tok, text, allowed) if args.add_special else tok.encode(text, allowed_special=allowed)
     if args.format == "ids":
         _emit(" ".join(map(str, ids)))
