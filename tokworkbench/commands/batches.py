@@ -7,11 +7,10 @@ to standard output or -o; NPZ needs -o; `text` is a readable listing of the same
 import argparse
 import json
 import unicodedata
-from pathlib import Path
 
 from ..core.batching import IGNORE, BatchSpec, document_ids, make_batch, save_json, save_npz, to_json
 from ..core.errors import BatchError
-from ..core.formats.atomic import check_output
+from ..core.formats.atomic import check_output, write_atomic
 from ..core.formats.load import model_inputs
 from ..core.inspection.escape import visible
 from ..core.text.corpus import Skipped, iter_documents, list_files
@@ -89,8 +88,6 @@ def run(args) -> int:
     elif args.format == "json":
         save_json(batch, args.output)
     else:
-        from ..core.formats.atomic import write_atomic
-
         write_atomic(args.output, (text + "\n").encode("utf-8"))
     b, t = batch.shape
     extra = f", {batch.valid_targets} valid targets" if batch.attention_mask is not None else ""
