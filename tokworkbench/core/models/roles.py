@@ -122,7 +122,7 @@ def encode_document(model, text: str, allowed_special: Collection[str] | str = (
     roles = roles_of(model)
     if roles.bos is not None and text.startswith(roles.bos):
         text = text[len(roles.bos):]
-    if roles.eos is not None and text.endswith(roles.eos) and text:
+    if roles.eos is not None and text.endswith(roles.eos):
         text = text[: len(text) - len(roles.eos)]
     ids = model.encode(text, allowed_special=allowed_special) if allowed_special else encode_content(model, text)
     return with_boundaries(model, ids)
