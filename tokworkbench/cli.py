@@ -44,6 +44,10 @@ from .core.inspection.escape import quote
 from .core.settings import CUSTOM, DEFAULT_TARGET, Settings
 from .core.inspection.roundtrip import parse_ids
 from .engines.remote import is_url
+from .core.models.roles import decode as decode_ids, encode_document, with_roles
+from .core.compat import fingerprint
+from .commands import MODULES as COMMAND_MODULES
+from .commands.common import add_role_options, roles_from
 
 PROG = "tokworkbench"
 SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,regex:PATTERN}"
@@ -70,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("-o", "--output", required=True, metavar="MODEL.json")
     tr.add_argument("--from-counts", metavar="COUNTS", help="train from a count file (`tokworkbench count`) "
                     "instead of PATHs; it fixes --split and --normalize")
+    add_role_options(tr)  # a role's token becomes a special token if --special does not name it
     tr.set_defaults(split=None, normalize=None)  # None: not given, so --from-counts can tell a conflict
 
     cnt = sub.add_parser("count", help="pre-tokenize and count chunks into a count file, here or on a Dask cluster")
@@ -92,12 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("-f", "--file", help="a UTF-8 text file, or - for standard input")
     enc.add_argument("--format", choices=("ids", "tokens", "json"), default="ids")
     enc.add_argument("--allow-special", action="store_true", help="encode special-token strings as special ids")
+    enc.add_argument("--add-special", action="store_true",
+                     help="encode as a document: BOS + text + EOS (each once) where the model has those roles")
     _model_options(enc)
 
     dec = sub.add_parser("decode", help="decode ids with a model")
     dec.add_argument("-m", "--model", required=True)
     dec.add_argument("ids", nargs="+", metavar="ID")
     dec.add_argument("--errors", choices=("strict", "replace"), default="strict")
+    dec.add_argument("--skip-special", action="store_true", help="leave out BOS, EOS and PAD (UNK stays)")
     _model_options(dec)
 
     ins = sub.add_parser("inspect", help="summarize a model: ours, HF tokenizer.json, .tiktoken or minbpe .model")
@@ -126,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", choices=FORMATS, required=True)
     exp.add_argument("-o", "--output", required=True)
     _model_options(exp)
+    for module in COMMAND_MODULES.values():
+        module.add_parser(sub)
     return parser
 
 
@@ -173,7 +183,8 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or (argv[0] not in ("train", "count", "encode", "decode", "inspect", "export", "app", "serve", "-h", "--help")):
+    if not argv or (argv[0] not in ("train", "count", "encode", "decode", "inspect", "export", "app", "serve",
+                                    *COMMAND_MODULES, "-h", "--help")):
         argv = ["app", *argv]
     args = build_parser().parse_args(argv)
     try:
@@ -213,6 +224,9 @@ def _stdout():
 def _emit(text: str) -> None:
     with _writing_stdout():
         _stdout().write(text + "\n")
+
+
+emit = _emit  # for the command modules (commands/)
 
 
 def _flush_stdout() -> None:
@@ -284,7 +298,7 @@ def cmd_train(args) -> int:
         normalizer=args.normalize or "none",
         pre_tokenizer=parse_split(args.split or "gpt4"),
         tie_break=args.tie_break,
-        special_tokens=_special_tokens(args.special),
+        special_tokens=_train_specials(args),
     )
     paths = args.paths or sample_paths()
     check_output(args.output, [f for f, _ in list_files(paths)])  # before the run, not after it
@@ -318,7 +332,7 @@ def _train_from_counts(args) -> int:
         raise CountFileError(f"--normalize {args.normalize} conflicts with {args.from_counts}, which was counted "
                              f"with --normalize {normalizer}; leave --normalize out")
     config = TrainConfig(units=args.units, normalizer=normalizer, pre_tokenizer=pre, tie_break=args.tie_break,
-                         special_tokens=_special_tokens(args.special))
+                         special_tokens=_train_specials(args))
     progress = _Progress() if sys.stderr.isatty() else None
     with collector_paused():
         trainer = Trainer([], config, counted=counted)
@@ -343,7 +357,7 @@ def _finish_training(args, trainer, report: Skipped, started: float, progress) -
     done = len(trainer.merges)
     if done < wanted:
         print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
-    tok = trainer.tokenizer()
+    tok = with_roles(trainer.tokenizer(), roles_from(args))
     _note_hf_collisions(tok)
     modelfile.save(tok, args.output, trainer.corpus_summary())
     elapsed = time.perf_counter() - started
@@ -432,6 +446,14 @@ def _special_tokens(specials: list[str]) -> tuple[str, ...]:
     return tuple(specials)
 
 
+def _train_specials(args) -> tuple[str, ...]:
+    """--special, then each role's token that --special does not name (so `--bos '<s>'` alone
+    makes '<s>' a special token with that role)."""
+    roles = roles_from(args)  # two roles on one token: an error before any work
+    specials = _special_tokens(args.special + [t for t in roles.tokens if t not in args.special])
+    return specials
+
+
 def _note_hf_collisions(tok) -> None:
     """A special token named like a learned token is fine here and in tiktoken, but HF cannot
     hold it; say so now rather than at export time."""
@@ -449,7 +471,11 @@ def cmd_encode(args) -> int:
         text = read_document(Path(args.file)).text
     else:
         text = args.text
-    ids = tok.encode(text, allowed_special="all" if args.allow_special else ())
+    allowed = "all" if args.allow_special else ()
+    if args.add_special and not (tok.roles.bos or tok.roles.eos):
+        print(f"{PROG}: note: {args.model} gives no token the bos or eos role; --add-special adds nothing",
+              file=sys.stderr)
+    ids = encode_document(tok, text, allowed) if args.add_special else tok.encode(text, allowed_special=allowed)
     if args.format == "ids":
         _emit(" ".join(map(str, ids)))
     elif args.format == "tokens":
@@ -482,7 +508,7 @@ def _load(args, path: str):
 def cmd_decode(args) -> int:
     tok = _load(args, args.model)
     ids = parse_ids(" ".join(args.ids))
-    _emit(tok.decode(ids, errors=args.errors))
+    _emit(decode_ids(tok, ids, skip_special=args.skip_special, errors=args.errors))
     return 0
 
 
@@ -499,6 +525,8 @@ def cmd_inspect(args) -> int:
     if args.history_csv:
         check_output(args.history_csv, model_inputs(args.model))
     tok = _load(args, args.model)
+    if tok.kind != "bpe":
+        return _inspect_other(args, tok)
     pre = tok.pre_tokenizer
     lines = [
         f"model        {args.model}",
@@ -521,13 +549,33 @@ def cmd_inspect(args) -> int:
             lines += _merge_lines(tok, range(max(show, len(tok.merges) - show), len(tok.merges)))
     if tok.special_tokens:
         lines.append("special tokens")
-        lines += [f"  {i:>7}  {s}" for s, i in tok.special_ids.items()]
+        lines += [f"  {i:>7}  {s}" + (f"  ({tok.roles.role_of(s)})" if tok.roles.role_of(s) else "")
+                  for s, i in tok.special_ids.items()]
+    lines.append(f"fingerprint  {fingerprint(tok)}")
     if args.history_csv:
         if not tok.history:
             raise TrainingError(f"{args.model} records no training history to write")
         first = tok.history[0]
         written = write_history_csv(args.history_csv, tok.history, tok.token_bytes, first.length + first.replacements)
         lines.append(f"wrote {len(tok.history):,} steps to {written}")
+    _emit("\n".join(lines))
+    return 0
+
+
+def _inspect_other(args, tok) -> int:
+    """A kind without merges (a fixed vocabulary): its tokens, specials and roles."""
+    if args.history_csv:
+        raise TrainingError(f"{args.model} is a {tok.kind} model; it has no training history to write")
+    show = 20
+    lines = [f"model        {args.model}", f"kind         {tok.kind}",
+             f"vocabulary   {tok.vocab_size} tokens, {len(tok.special_tokens)} special",
+             "tokens       " + " ".join(f"{i}:{quote(tok.token_text(i))}" for i in range(min(show, tok.vocab_size)))
+             + (" …" if tok.vocab_size > show else "")]
+    if tok.special_tokens:
+        lines.append("special tokens")
+        lines += [f"  {i:>7}  {s}" + (f"  ({tok.roles.role_of(s)})" if tok.roles.role_of(s) else "")
+                  for s, i in tok.special_ids.items()]
+    lines.append(f"fingerprint  {fingerprint(tok)}")
     _emit("\n".join(lines))
     return 0
 
@@ -568,4 +616,5 @@ class _Progress:
 
 
 COMMANDS = {"app": cmd_app, "train": cmd_train, "count": cmd_count, "encode": cmd_encode, "decode": cmd_decode,
-            "inspect": cmd_inspect, "export": cmd_export, "serve": cmd_serve}
+            "inspect": cmd_inspect, "export": cmd_export, "serve": cmd_serve,
+            **{name: module.run for name, module in COMMAND_MODULES.items()}}

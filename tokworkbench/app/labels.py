@@ -42,6 +42,8 @@ def train_command(s: Settings) -> str:
              "--split", split, "--tie-break", s.tie_break, "--vocab-size", str(s.target)]
     if s.special_tokens:
         words += ["--special", *s.special_tokens]
+    for role, token in s.roles.items():
+        words += [f"--{role}", token]
     return " ".join(w if w == "PATH..." else shlex.quote(w) for w in words) + " -o model.json"
 
 

@@ -25,6 +25,8 @@ from ..core.errors import TokWorkbenchError
 from ..core.formats.load import load_any
 from ..core.session import FinishReason, RunFinished, Session
 from ..core.settings import Settings
+from ..core.batching import save_npz
+from ..core.models.roles import with_roles
 from ..core.snapshot import Snapshot, View
 from ..core.text.samples import sample_paths
 from . import messages as msg
@@ -33,8 +35,10 @@ from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, Promp
 from .dialogs.export import HISTORY, folder_problem
 from .labels import HELP_NOTES, describe_finish, describe_settings, plural, why_not
 from .loading import build_session, loads_quickly, throttled
+from .widgets.batches import BatchesPanel, line_documents
 from .widgets.bytes_view import BytesPanel
 from .widgets.charts import ChartsPanel
+from .widgets.compare import ComparePanel
 from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
 from .widgets.merges import MergesPanel
@@ -43,7 +47,8 @@ from .widgets.progress import ProgressRow
 
 MIN_SIZE = (80, 24)
 IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
-             "replay"}
+             "replay", "compare"}
+ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
 
 
 class MainScreen(Screen):
@@ -70,6 +75,10 @@ class MainScreen(Screen):
                 tooltip="Export to HF tokenizer.json, tiktoken or minbpe, or the history as CSV"),
         Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus", priority=True),
         Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table", priority=True),
+        Binding("b", "batches", "Batches", priority=True,
+                tooltip="Show the Batches tab and give it the keys (T, B, seed, mode, write .npz)"),
+        Binding("v", "compare", "Compare", priority=True,
+                tooltip="Load a second tokenizer and compare it with this one on the encode input"),
         Binding("comma", "document(-1)", "Prev doc", show=False, tooltip="Show the previous document"),
         Binding("full_stop", "document(1)", "Next doc", show=False, tooltip="Show the next document"),
         Binding("left_square_bracket", "window(-1)", "Prev window", show=False,
@@ -86,6 +95,8 @@ class MainScreen(Screen):
     """The pair under the pair table's cursor (marked in the corpus, shown in the byte view)."""
     encode_text: var[str] = var("")
     """The text in the encode box (the byte view shows it when there is one)."""
+    batch_texts: var[tuple[str, ...]] = var(())
+    """What batches are cut from: the corpus's first lines, each a document (`line_documents`)."""
 
     def __init__(self, paths: list[str] | None, settings: Settings):
         super().__init__()
@@ -117,6 +128,10 @@ class MainScreen(Screen):
                                                            MainScreen.encode_text)
                 with TabPane("Compression", id="tab-charts"):
                     yield ChartsPanel(id="charts").data_bind(MainScreen.snapshot)
+                with TabPane("Batches", id="tab-batches"):
+                    yield BatchesPanel(id="batches").data_bind(MainScreen.snapshot, texts=MainScreen.batch_texts)
+                with TabPane("Compare", id="tab-compare"):
+                    yield ComparePanel(id="compare").data_bind(MainScreen.snapshot, MainScreen.encode_text)
             yield ProgressRow(id="progress")
         yield Static("", id="too-small")
         yield Footer(compact=True)  # every key fits on one line at 80 columns
@@ -207,6 +222,8 @@ class MainScreen(Screen):
         pane.counts_source = session.counts_source
         pane.set_documents([Path(d.name).name for d in session.corpus.documents],
                            [len(d.text) for d in session.corpus.documents])
+        self.batch_texts = line_documents(d.text for d in session.corpus.documents)
+        self.query_one(BatchesPanel).folder = self._default_folder()
         for line in session.corpus.passed_over.lines():  # binary, hidden, special, unreadable…
             self.notify(line, severity="warning", timeout=8)
         self.app.sub_title = describe_settings(session.settings)
@@ -231,8 +248,16 @@ class MainScreen(Screen):
     def refresh_snapshot(self) -> None:
         """Read the session on this thread; only when no worker owns the learner."""
         if self.session is not None and not self.running:
-            self.snapshot = self.session.snapshot(self.view)
+            self.snapshot = self.with_roles(self.session.snapshot(self.view))
         self._refresh_bindings_if_changed()
+
+    def with_roles(self, snap: Snapshot) -> Snapshot:
+        """The snapshot's model with the settings' special-token roles: the learner knows no
+        roles (they change no training), and the encode, batch and compare views need them."""
+        roles = self.session.settings.roles if self.session is not None else None
+        if not roles:
+            return snap
+        return replace(snap, model=with_roles(snap.model, roles))
 
     def _refresh_bindings_if_changed(self) -> None:
         """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""
@@ -265,6 +290,25 @@ class MainScreen(Screen):
 
     def on_encode_changed(self, message: msg.EncodeChanged) -> None:
         self.encode_text = message.text
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """The batch grid and the two sides of a comparison need rows: their tabs take more
+        of the screen while shown (at 80×24 the bottom is otherwise 7 lines)."""
+        self.set_class(event.pane.id in ROOMY_TABS, "-roomy-tab")
+
+    def on_batch_export(self, message: msg.BatchExport) -> None:
+        """Write the batch as .npz through the core (atomic), asking before overwriting."""
+        batch, path = message.batch, message.path
+
+        def write() -> None:
+            with self.reporting("Batch not written"):
+                save_npz(batch, path)
+                self.last_folder = Path(path).parent.resolve()
+                self.query_one(BatchesPanel).folder = self.last_folder
+                rows, context = batch.inputs.shape
+                self.notify(f"wrote a {rows}×{context} batch to {path}", title="Batch written")
+
+        self._write_asking(path, write)
 
     def on_document_selected(self, message: msg.DocumentSelected) -> None:
         if message.index != self.view.doc:
@@ -367,13 +411,13 @@ class MainScreen(Screen):
         p = message.progress
         self.progress_row.show(f"training… {p.done:,}/{p.total:,} merges · {p.rate:,.0f} merges/s · "
                                "escape cancels", p.done, p.total)
-        self.snapshot = p.snapshot
+        self.snapshot = self.with_roles(p.snapshot)
 
     def on_train_finished(self, message: msg.TrainFinished) -> None:
         self.running = False
         self._train = None
         self.progress_row.hide()
-        self.snapshot = message.snapshot
+        self.snapshot = self.with_roles(message.snapshot)
         self.refresh_bindings()
         finished = self.last_run = message.finished
         if finished.reason is FinishReason.FAILED:
@@ -402,11 +446,30 @@ class MainScreen(Screen):
     def action_filter_pairs(self) -> None:
         self.query_one(PairsPanel).focus_filter()
 
+    def action_batches(self) -> None:
+        self.query_one("#bottom", TabbedContent).active = "tab-batches"
+        self.set_focus(self.query_one(BatchesPanel))  # now: keys typed right behind b are the pane's
+
+    def action_compare(self) -> None:
+        def chosen(result: tuple[str, str | None] | None) -> None:
+            if not result:
+                return
+            path, split = result
+            with self.reporting("Cannot compare"):
+                self.query_one(ComparePanel).set_other(load_any(path, split), Path(path).name)
+                self.query_one("#bottom", TabbedContent).active = "tab-compare"
+
+        self.app.push_screen(ReplayDialog("Tokenizer to compare with this one: a tokworkbench model (BPE or "
+                                          "fixed vocabulary), HF tokenizer.json, minbpe .model or .tiktoken"),
+                             chosen)
+
     def action_help(self) -> None:
         def keys(bindings) -> list[tuple[str, str]]:
             return [(self.app.get_key_display(b), b.tooltip or b.description) for b in bindings]
 
         sections = [("Workbench", keys(self.BINDINGS)), ("Merge history", keys(MergesPanel.BINDINGS)),
+                    ("Encode / decode (while its boxes have focus)", keys(EncodePanel.BINDINGS)),
+                    ("Batches (b gives them the keys)", keys(BatchesPanel.BINDINGS)),
                     ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
                                     ("escape", "close a dialog; clear the pair filter")])]
         self.app.push_screen(HelpDialog(sections, HELP_NOTES))
@@ -459,8 +522,9 @@ class MainScreen(Screen):
             if new is None or new == session.settings:
                 return
             if not session.settings.needs_retrain(new):
-                with self.reporting("Target not changed"):
+                with self.reporting("Settings not changed"):
                     session.set_target(new.target)
+                    session.set_roles(new.roles)
                     self.app.sub_title = describe_settings(new)
                     self.refresh_snapshot()
                 return

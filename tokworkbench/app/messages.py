@@ -66,3 +66,11 @@ class EncodeChanged(Message):
 @dataclass
 class RewindTo(Message):
     step: int  # undo until this is the last step
+
+
+@dataclass
+class BatchExport(Message):
+    """The batches pane asks for its batch to be written to `path` (the screen writes it)."""
+
+    batch: object  # core.batching.Batch
+    path: str

@@ -82,3 +82,16 @@ class CountFileError(TokWorkbenchError):
 
 class ClusterError(TokWorkbenchError):
     """A cluster engine cannot do its work: the scheduler is not there, or its workers keep dying."""
+
+
+class RoleError(TokWorkbenchError):
+    """A special-token role makes no sense: it names a token the vocabulary lacks, two roles
+    share one token, or a task needs a role the model has none for (padding without PAD)."""
+
+
+class VocabFileError(TokWorkbenchError):
+    """A TOKENS.txt file for a fixed vocabulary is empty, repeats a token, or has a bad escape."""
+
+
+class BatchError(TokWorkbenchError):
+    """A batch cannot be cut: T or B not positive, starts out of range, a stream too short."""

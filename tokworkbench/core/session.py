@@ -17,6 +17,7 @@ from .formats import modelfile
 from .formats.export import check, export
 from .formats.historycsv import write_history_csv
 from .models.protocol import Learner, Model
+from .models.roles import Roles, with_roles
 from .bpe.trainer import Trainer
 from .settings import CUSTOM, Settings
 from .snapshot import Snapshot, View, take_snapshot
@@ -80,7 +81,7 @@ class Session:
         self.learner: Learner = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
                                         progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
-        self._saved_key = self.learner.model_key()  # nothing trained yet: nothing to lose
+        self._saved_key = self._key()  # nothing trained yet: nothing to lose
         self.replay_source: str | None = None
 
     @classmethod
@@ -121,7 +122,11 @@ class Session:
     @property
     def unsaved(self) -> bool:
         """Whether quitting now would lose training: steps made and not saved as they stand."""
-        return self.steps > 0 and self.learner.model_key() != self._saved_key
+        return self.steps > 0 and self._key() != self._saved_key
+
+    def _key(self):
+        """What 'saved' compares: the learner's model and the roles the file records."""
+        return self.learner.model_key(), self.settings.roles
 
     def snapshot(self, view: View = View()) -> Snapshot:
         with self.lock:
@@ -129,8 +134,15 @@ class Session:
                                  getattr(self.learner, "replay_total", 0))
 
     def model(self) -> Model:
+        """The learner's model with the settings' special-token roles."""
         with self.lock:
-            return self.learner.model()
+            return with_roles(self.learner.model(), self.settings.roles)
+
+    def set_roles(self, roles: Roles) -> None:
+        """Give special tokens roles (no retraining); RoleError, and nothing changed, for a role
+        naming a token that is not one of the special tokens."""
+        roles = Roles.of(roles).check(self.settings.special_tokens)
+        self.settings = self.settings.with_(roles=roles)
 
     def _replaying(self) -> int:
         return getattr(self.learner, "replaying", 0)
@@ -212,8 +224,8 @@ class Session:
         """Write the model atomically; from then on it counts as saved."""
         path = Path(path).expanduser()
         with self.lock:
-            model = self.learner.model()
-            key = self.learner.model_key()
+            model = with_roles(self.learner.model(), self.settings.roles)
+            key = self._key()
             corpus = self.learner.corpus_summary()
         modelfile.save(model, path, corpus)
         self._saved_key = key

@@ -20,10 +20,14 @@ class ReplayDialog(Dialog):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
+    def __init__(self, question: str = "Tokenizer to replay: a tokworkbench model, HF tokenizer.json, "
+                 "minbpe .model or .tiktoken"):
+        super().__init__()
+        self.question = question  # the compare key asks for a tokenizer the same way
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label("Tokenizer to replay: a tokworkbench model, HF tokenizer.json, minbpe .model or .tiktoken",
-                        classes="question")
+            yield Label(self.question, classes="question")
             yield SteadyInput(placeholder="path/to/tokenizer.json", id="replay-path")
             yield Label("pattern for a bare .tiktoken file (others carry their own)", classes="hint")
             yield Select([(FROM_FILE, FROM_FILE)] + [(name, name) for name in PRESETS if name != "none"],

@@ -1,4 +1,6 @@
-"""Units, normalizer, pre-tokenizer, tie-break and target, checked by the core before closing."""
+"""Units, normalizer, pre-tokenizer, tie-break, target, special tokens and their roles, checked by
+the core before closing. Roles change no training: they only say which special token opens a
+document (bos), closes it (eos), pads a batch row (pad) or stands for unknown text (unk)."""
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -7,6 +9,7 @@ from textual.widgets import Button, Input, Label, Select
 
 from ...core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
 from ...core.errors import TokWorkbenchError
+from ...core.models.roles import ROLES, Roles
 from ...core.settings import CUSTOM, Settings
 from ...core.text.normalize import NORMALIZERS
 from ...core.text.pretokenize import PRESETS
@@ -39,6 +42,9 @@ class SettingsDialog(Dialog):
     SettingsDialog #settings-grid Label {
         padding-top: 1;
     }
+    SettingsDialog #roles Input {
+        width: 1fr;
+    }
     """
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "apply", "Apply")]
 
@@ -65,6 +71,14 @@ class SettingsDialog(Dialog):
                     yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
+                    yield Label("special tokens")
+                    yield SteadyInput(" ".join(s.special_tokens), placeholder="space-separated, e.g. <s> </s> <pad>",
+                                      id="special_tokens")
+                    yield Label("bos eos pad unk")
+                    with Horizontal(id="roles"):
+                        for role in ROLES:
+                            yield SteadyInput(getattr(s.roles, role) or "", placeholder=role, id=f"role-{role}")
+                yield Label("a role names one of the special tokens; roles change no training", classes="hint")
                 yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
                 yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
             yield Label("", id="settings-error", classes="hint")
@@ -91,7 +105,14 @@ class SettingsDialog(Dialog):
             return self.show_error("#settings-error", "target vocabulary must be a whole number")
         if split == CUSTOM and not pattern:
             return self.show_error("#settings-error", "a custom pre-tokenizer needs a regex")
+        specials = tuple(self.query_one("#special_tokens", Input).value.split())
+        try:
+            roles = Roles(**{r: self.query_one(f"#role-{r}", Input).value.strip() or None for r in ROLES})
+        except TokWorkbenchError as exc:
+            return self.show_error("#settings-error", str(exc))
         settings = self.settings.with_(
+            special_tokens=specials,
+            roles=roles,
             units=Units(self.query_one("#units", Select).value),
             normalizer=self.query_one("#normalizer", Select).value,
             split=split,

@@ -1,7 +1,13 @@
-"""Encode / decode: tokens drawn in the text, a round-trip verdict, and hand-typed id decoding."""
+"""Encode / decode: tokens drawn in the text, a round-trip verdict, and hand-typed id decoding.
+
+Two switches, keys on this pane so they work while its boxes have focus: ctrl+t encodes the text
+as a document (BOS + content + EOS, by the model's roles), ctrl+g decodes skipping BOS, EOS and
+PAD (UNK stays: it stands for text that was there).
+"""
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Input, Static
@@ -9,6 +15,8 @@ from textual.widgets import Input, Static
 from ...core.errors import TokWorkbenchError
 from ...core.inspection.escape import hex_bytes
 from ...core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
+from ...core.models.roles import decode as decode_ids
+from ...core.models.roles import encode_document, hidden_ids, role_ids
 from ...core.snapshot import Snapshot
 from ..messages import EncodeChanged
 from ..render import draw_tokens, palette_of
@@ -30,6 +38,12 @@ class EncodePanel(Vertical):
         padding: 0 1;
     }
     """
+    BINDINGS = [
+        Binding("ctrl+t", "toggle('add_specials')", "+specials",
+                tooltip="Encode as a document: BOS + content + EOS (the model's roles, set in settings)"),
+        Binding("ctrl+g", "toggle('skip_special')", "Skip specials",
+                tooltip="Decode without BOS, EOS and PAD (UNK is kept)"),
+    ]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `model` encodes and decodes here."""
@@ -40,6 +54,15 @@ class EncodePanel(Vertical):
             yield Static(id="encode-result")
         yield SteadyInput(placeholder="ids to decode, e.g. 236 149 136", id="decode-input")
         yield Static(id="decode-result")
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_specials = False  # encode as a document
+        self.skip_special = False  # decode without BOS/EOS/PAD
+
+    def action_toggle(self, switch: str) -> None:
+        setattr(self, switch, not getattr(self, switch))
+        self._refresh()
 
     def on_mount(self) -> None:
         self._shown: dict[str, Text] = {}
@@ -69,31 +92,66 @@ class EncodePanel(Vertical):
         self._stale = False
         model = self.snapshot.model
         text = self.query_one("#encode-input", Input).value
-        self.show_round_trip(round_trip(model, text) if text else None)
+        rt = round_trip(model, text) if text else None
+        document = None
+        if rt is not None and rt.error is None and self.add_specials:
+            try:
+                document = encode_document(model, text)
+            except TokWorkbenchError as exc:
+                rt = RoundTrip(text, text, [], [], "", str(exc))
+        self.show_round_trip(rt, document)
         ids = self.query_one("#decode-input", Input).value
-        report = None
+        report, hidden = None, 0
         if ids.strip():
             try:
-                report = decode_report(model, parse_ids(ids))
+                wanted = parse_ids(ids)
+                if self.skip_special:
+                    decode_ids(model, wanted, skip_special=True, errors="replace")  # an id out of range says so
+                    hide = hidden_ids(model)
+                    kept = [i for i in wanted if i not in hide]
+                    hidden, wanted = len(wanted) - len(kept), kept
+                report = decode_report(model, wanted)
             except TokWorkbenchError as exc:
                 report = DecodeReport([], None, None, str(exc), None)
-        self.show_decode(report)
+        self.show_decode(report, hidden)
 
-    def show_round_trip(self, rt: RoundTrip | None) -> None:
+    def _switches(self, on: bool, what: str, key: str) -> Text:
+        """How a switch stands, and whether the model has the roles it needs."""
+        out = Text()
+        if not on:
+            return out
+        out.append(f"  [{what}, {key}]", "bold")
+        if not role_ids(self.snapshot.model):
+            out.append(" this model has no roles: set them in settings (c)", "dim")
+        return out
+
+    def show_round_trip(self, rt: RoundTrip | None, document: list[int] | None = None) -> None:
+        """`document`: the ids with BOS/EOS when the text is encoded as a document."""
         out = Text()
         if rt is None or not rt.text:
-            out.append("Type above: tokens are drawn with alternating backgrounds; red marks a character a token cuts.", "dim")
+            out.append("Type above: tokens are drawn with alternating backgrounds; red marks a character a token "
+                       "cuts. ctrl+t adds BOS/EOS.", "dim")
+            out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))
         elif rt.error:
             out.append("✗ cannot encode: ", "bold red")
             out.append(rt.error)
         else:
-            out.append_text(draw_tokens(rt.normalized, rt.spans, palette=palette_of(self.app)))
+            palette = palette_of(self.app)
+            ids = rt.ids if document is None else document
+            names = {tid: role for role, tid in role_ids(self.snapshot.model).items()}
+            lead = ids[:1] if document is not None and ids[:1] != rt.ids[:1] else []
+            tail = ids[-1:] if document is not None and ids[-1:] != rt.ids[-1:] else []
+            for tid in lead:
+                out.append(f"⟨{names.get(tid, tid)}⟩", palette.special)
+            out.append_text(draw_tokens(rt.normalized, rt.spans, palette=palette))
+            for tid in tail:
+                out.append(f"⟨{names.get(tid, tid)}⟩", palette.special)
             out.append("\n")
             out.append("ids ", "dim")
-            out.append(" ".join(map(str, rt.ids)))
+            out.append(" ".join(map(str, ids)))
             out.append("\n")
             chars = len(rt.text)
-            n = len(rt.ids)
+            n = len(ids)
             out.append(f"{n} tokens · {chars} chars · {len(rt.text.encode())} bytes · "
                        f"{chars / n if n else 0:.2f} chars/token  ", "dim")
             if rt.ok:
@@ -104,18 +162,23 @@ class EncodePanel(Vertical):
                 out.append(f"{rt.text[at:at + 8]!r} → {rt.decoded[at:at + 8]!r}")
                 if rt.normalized != rt.text:
                     out.append("  (the normalizer changed the text)", "dim")
+            out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))
         self._update("#encode-result", out)
 
-    def show_decode(self, report: DecodeReport | None) -> None:
+    def show_decode(self, report: DecodeReport | None, hidden: int = 0) -> None:
         out = Text()
         if report is None:
-            out.append("Decoding shows what strict and replace give, including partial UTF-8 sequences.", "dim")
+            out.append("Decoding shows what strict and replace give, including partial UTF-8 sequences. "
+                       "ctrl+g skips BOS/EOS/PAD.", "dim")
+            out.append_text(self._switches(self.skip_special, "skip specials", "ctrl+g"))
         elif report.data is None:
             out.append("✗ ", "bold red")
             out.append(report.strict_error or "")
         else:
             out.append("bytes   ", "dim")
             out.append(hex_bytes(report.data) or "(none)")
+            if self.skip_special:
+                out.append_text(self._switches(True, f"skip specials: {hidden} hidden", "ctrl+g"))
             out.append("\nstrict  ", "dim")
             if report.strict_error:
                 out.append("✗ " + report.strict_error, "red")

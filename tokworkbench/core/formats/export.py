@@ -42,6 +42,9 @@ def check(tok: Tokenizer, fmt: str) -> list[str]:
     """Raise ExportError for what `fmt` cannot express; return notes for what it changes harmlessly."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if tok.kind != "bpe":
+        raise ExportError(f"{fmt} holds BPE models; this is a {tok.kind} model, which no other format "
+                          "segments the same way (keep it as a tokworkbench model file)")
     if tok.ids is not None and fmt == "minbpe":
         raise ExportError(f"{fmt} numbers tokens by merge order; this model's imported ids are not that order")
     if fmt in ("tiktoken", "minbpe"):

@@ -4,6 +4,10 @@ HF's regex engine (Oniguruma) reads `{n,m}+` as "{n,m} repeated", not as a posse
 so such quantifiers are written as plain `{n,m}`, which matches the same way in these patterns
 (tests check it against `tokenizers`). HF numbers its vocabulary its own way; an imported model
 keeps those ids through an id map.
+
+Roles travel as HF keeps them: BOS/EOS as a `TemplateProcessing` post-processor ("$A" between
+them; `encode(add_special_tokens=True)` adds them), PAD as the padding token, UNK as the
+model's unk_token. Reading a file takes them back from the same places.
 """
 
 import json
@@ -12,7 +16,8 @@ from pathlib import Path
 import regex
 
 from ..bytelevel import bytes_to_unicode
-from ..errors import ExportError, ForeignModelError
+from ..errors import ExportError, ForeignModelError, TokWorkbenchError
+from ..models.roles import Roles
 from ..models.tokenizer import UNK, Tokenizer
 from ..text.pretokenize import PreTokenizer, from_pattern
 from .atomic import write_atomic
@@ -77,10 +82,37 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     if len(set(ids)) != len(ids):
         raise ForeignModelError("two tokens share an id (an added token and a vocabulary entry)")
     pre = from_pattern(pattern, also_matches=hf_pattern)
-    tok = Tokenizer(units, normalizer, pre, "first", base, tuple(merges), tuple(specials), (), ids)
+    roles = _roles(doc, model, set(specials))
+    tok = Tokenizer(units, normalizer, pre, "first", base, tuple(merges), tuple(specials), (), ids, roles)
     if ignore_merges:
         _check_ignore_merges(tok)
     return tok
+
+
+def _roles(doc: dict, model: dict, specials: set[str]) -> Roles:
+    """Roles from where HF keeps them (see the module docstring); a part that is not ours to
+    read (another post-processor, a token that is not special) gives no role, not an error."""
+    found: dict[str, str] = {}
+    post = doc.get("post_processor")
+    single = post.get("single") if isinstance(post, dict) and post.get("type") == "TemplateProcessing" else None
+    if isinstance(single, list) and all(isinstance(p, dict) and len(p) == 1 for p in single):
+        kinds = [next(iter(p)) for p in single]
+        names = [(p[k] or {}).get("id") if isinstance(p[k], dict) else None for p, k in zip(single, kinds)]
+        if kinds.count("Sequence") == 1:
+            at = kinds.index("Sequence")
+            if at == 1 and kinds[0] == "SpecialToken" and names[0] in specials:
+                found["bos"] = names[0]
+            if at == len(kinds) - 2 and kinds[-1] == "SpecialToken" and names[-1] in specials:
+                found["eos"] = names[-1]
+    padding = doc.get("padding")
+    if isinstance(padding, dict) and padding.get("pad_token") in specials:
+        found["pad"] = padding["pad_token"]
+    if model.get("unk_token") in specials:
+        found["unk"] = model["unk_token"]
+    try:
+        return Roles.of(found)
+    except TokWorkbenchError:  # two roles on one token: keep none rather than guess
+        return Roles()
 
 
 def _short(value, limit: int = 40) -> str:
@@ -291,7 +323,7 @@ def check_hf_specials(tok: Tokenizer) -> None:
     """HF gives one id per string: a special token named like an ordinary token would take that
     token's id (tested against `tokenizers`), so the export is refused."""
     names = {name: z for z, name in enumerate(_names(tok))}
-    extra = [] if tok.units.is_bytes or UNK in tok.special_tokens else [UNK]
+    extra = [] if tok.units.is_bytes or tok.unk_token in tok.special_tokens else [UNK]
     for s in list(tok.special_tokens) + extra:
         z = names.get(s)
         if z is not None:
@@ -308,9 +340,13 @@ def check_hf(tok: Tokenizer) -> None:
 
 
 def hf_notes(tok: Tokenizer) -> list[str]:
-    if not tok.units.is_bytes and UNK not in tok.special_tokens:
-        return [f"added {UNK} as id {tok.vocab_size} for characters outside the vocabulary"]
-    return []
+    notes = []
+    if not tok.units.is_bytes and tok.unk_token not in tok.special_tokens:
+        notes.append(f"added {UNK} as id {tok.vocab_size} for characters outside the vocabulary")
+    if tok.roles.bos or tok.roles.eos:
+        notes.append("encode(add_special_tokens=True) adds " +
+                     " and ".join(f"{r.upper()} {t}" for r, t in tok.roles.items() if r in ("bos", "eos")))
+    return notes
 
 
 def _added(content: str, tid: int) -> dict:
@@ -326,10 +362,10 @@ def to_hf(tok: Tokenizer) -> dict:
     for s, sid in tok.special_ids.items():
         vocab[s] = sid
         added.append(_added(s, sid))
-    unk = None
+    unk = tok.roles.unk
     if not tok.units.is_bytes:
-        unk = UNK
-        if UNK not in vocab:
+        unk = tok.unk_token
+        if unk not in vocab:
             uid = max(ids) + 1
             vocab[UNK] = uid
             added.append(_added(UNK, uid))
@@ -346,11 +382,11 @@ def to_hf(tok: Tokenizer) -> dict:
     return {
         "version": "1.0",
         "truncation": None,
-        "padding": None,
+        "padding": _padding(tok),
         "added_tokens": added,
         "normalizer": normalizer,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": pretoks} if pretoks else None,
-        "post_processor": None,
+        "post_processor": _post_processor(tok),
         "decoder": decoder,
         "model": {
             "type": "BPE", "dropout": None, "unk_token": unk, "continuing_subword_prefix": None,
@@ -359,6 +395,31 @@ def to_hf(tok: Tokenizer) -> dict:
             "merges": [[names[a], names[b]] for a, b in tok.merges],
         },
     }
+
+
+def _post_processor(tok: Tokenizer) -> dict | None:
+    """BOS $A EOS for one sequence (each where the model has the role), and the same around
+    $B for a pair, as a TemplateProcessing."""
+    ids = tok.special_ids
+    bos, eos = tok.roles.bos, tok.roles.eos
+    if bos is None and eos is None:
+        return None
+
+    def seq(name: str, type_id: int) -> list[dict]:
+        around = [{"SpecialToken": {"id": bos, "type_id": type_id}}] if bos else []
+        after = [{"SpecialToken": {"id": eos, "type_id": type_id}}] if eos else []
+        return around + [{"Sequence": {"id": name, "type_id": type_id}}] + after
+
+    return {"type": "TemplateProcessing", "single": seq("A", 0), "pair": seq("A", 0) + seq("B", 1),
+            "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in (bos, eos) if t}}
+
+
+def _padding(tok: Tokenizer) -> dict | None:
+    pad = tok.roles.pad
+    if pad is None:
+        return None
+    return {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None,
+            "pad_id": tok.special_ids[pad], "pad_type_id": 0, "pad_token": pad}
 
 
 def write_hf(tok: Tokenizer, out: Path) -> list[str]:

@@ -90,3 +90,14 @@ def model_inputs(path: str | Path) -> list[str]:
     (so an output can be checked against all of them before any work)."""
     side = companion_path(Path(path))
     return [str(path)] + ([str(side)] if os.path.lexists(side) else [])
+
+
+def open_model(name: str | Path, split: "str | PreTokenizer | None" = None, max_token_bytes: int = MAX_TOKEN_BYTES,
+               specials: dict[str, int] | None = None):
+    """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is
+    here: what every command that reads a model accepts."""
+    from .presets import is_preset, load_preset
+
+    if is_preset(str(name)):
+        return load_preset(str(name), max_token_bytes, specials, split)
+    return load_any(name, split, max_token_bytes, specials)

@@ -3,6 +3,8 @@
 Merges are stored as [left_id, right_id] in rank order; the vocabulary is always rebuilt from
 them (as minbpe does), so a file cannot disagree with itself about what a token is. Loading
 checks every field and the length of every token (limits.py) before any token is built.
+Special-token roles are recorded as {"bos": "<s>", …}, each naming a special token. A
+`"model"` field names the kind; without it the file is BPE, and "fixed" is read by fixedfile.py.
 """
 
 import json
@@ -15,6 +17,7 @@ from ..text.normalize import NORMALIZERS
 from ..text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
 from ..bpe.tiebreak import TIE_BREAKS
 from ..models.tokenizer import Tokenizer
+from ..models.roles import Roles
 from ..units import Units
 from ..bpe.trainer import MergeRecord
 
@@ -26,7 +29,11 @@ def is_our_model(doc) -> bool:
     return isinstance(doc, dict) and doc.get("format") == FORMAT
 
 
-def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
+def to_json(tok, corpus: dict | None = None) -> dict:
+    if tok.kind == "fixed":
+        from . import fixedfile
+
+        return fixedfile.to_json(tok)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -37,6 +44,7 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
         "base": list(tok.base) if tok.base is not None else None,
         "merges": [list(p) for p in tok.merges],
         "special_tokens": tok.special_ids,
+        "roles": tok.roles.to_dict(),
         "ids": list(tok.ids) if tok.ids is not None else None,
         "history": [
             {"step": r.step, "pair": list(r.pair), "id": r.new_id, "count": r.count,
@@ -47,7 +55,7 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
     }
 
 
-def save(tok: Tokenizer, path: str | Path, corpus: dict | None = None) -> Path:
+def save(tok, path: str | Path, corpus: dict | None = None) -> Path:
     """Write the model atomically (see atomic.py for what `path` may be); OutputError if not."""
     text = json.dumps(to_json(tok, corpus), ensure_ascii=False, indent=1)
     try:
@@ -79,6 +87,13 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     version = doc.get("version")
     if not (type(version) is int and version == VERSION):
         raise ModelFileError(f"model file version {version!r} is not supported (this tool reads {VERSION})")
+    kind = doc.get("model", "bpe")
+    if kind == "fixed":
+        from . import fixedfile
+
+        return fixedfile.from_json(doc)
+    if kind != "bpe":
+        raise ModelFileError(f"model kind {_short(kind)} is not one this tool reads (bpe, fixed)")
     for key in ("units", "normalizer", "tie_break", "pre_tokenizer", "merges", "special_tokens"):
         if key not in doc:
             raise ModelFileError(f"corrupt model file: no {key!r}")
@@ -100,7 +115,11 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     if specials != expected or not all(is_count(i) for i in specials.values()):
         raise ModelFileError("special token ids must follow the merges in order")
     history = _history(doc.get("history", []), base_size, len(merges))
-    return Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids)
+    try:
+        roles = Roles.of(doc.get("roles")).check(specials)
+    except TokWorkbenchError as exc:
+        raise ModelFileError(f"'roles': {exc}") from None
+    return Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids, roles)
 
 
 def _pre_tokenizer(pre) -> PreTokenizer:

@@ -4,6 +4,10 @@ A kind has two halves. The *learner* is training state that changes a step at a 
 undone exactly; the *model* is what a learner (or a file) freezes: it encodes and decodes. BPE is
 the first kind (bpe/trainer.py's `Trainer`, models/tokenizer.py's `Tokenizer`); Unigram and
 fixed vocabularies implement the same two protocols. Every id here is an outside id.
+
+Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
+are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets them by having
+`roles` and the methods below, with nothing of its own to write.
 """
 
 from collections.abc import Collection, Iterator, Sequence
@@ -12,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..inspection.segments import TokenSpan
 from ..text.pretokenize import PreTokenizer
 from ..units import Units
+from .roles import Roles
 
 
 @runtime_checkable
@@ -21,6 +26,8 @@ class Model(Protocol):
     normalizer: str
     pre_tokenizer: PreTokenizer
     special_tokens: tuple[str, ...]
+    roles: Roles
+    """bos/eos/pad/unk, each naming one of the special tokens, or None."""
 
     @property
     def vocab_size(self) -> int: ...

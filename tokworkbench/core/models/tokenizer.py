@@ -26,6 +26,7 @@ from ..text.parallel import can_parallelize, encode_parallel
 from ..text.pretokenize import PreTokenizer
 from ..units import Units
 from .idmap import IdMap
+from .roles import NO_ROLES, Roles
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
@@ -46,6 +47,8 @@ class Tokenizer:
     history: tuple[Any, ...] = ()
     ids: IdMap | None = None
     """Outside ids when the model's file numbers tokens its own way; None: outside = inside."""
+    roles: Roles = NO_ROLES
+    """What some special tokens are for (bos, eos, pad, unk): each names one of `special_tokens`."""
 
     kind = "bpe"
 
@@ -53,6 +56,7 @@ class Tokenizer:
         object.__setattr__(self, "units", Units.named(self.units))
         if self.ids is not None and not isinstance(self.ids, IdMap):
             object.__setattr__(self, "ids", IdMap.of(self.ids))
+        object.__setattr__(self, "roles", Roles.of(self.roles).check(self.special_tokens))
 
     @classmethod
     def with_tokens(cls, tokens: list, **fields) -> "Tokenizer":
@@ -75,6 +79,11 @@ class Tokenizer:
     def special_ids(self) -> dict[str, int]:
         """Special tokens and their (outside) ids."""
         return {s: self._outside_one(i) for s, i in self._special_inside.items()}
+
+    @property
+    def unk_token(self) -> str:
+        """What stands for an unseen character (char units): the unk role's token, else <unk>."""
+        return self.roles.unk or UNK
 
     @property
     def _special_inside(self) -> dict[str, int]:
@@ -252,7 +261,7 @@ class Tokenizer:
 
     def _encode_chars(self, chunk: str, offset: int) -> list[int]:
         index = self._char_index
-        unk = self._special_inside.get(UNK)
+        unk = self._special_inside.get(self.unk_token)
         ids: list[int] = []
         run: list[int] = []
         for i, ch in enumerate(chunk):
@@ -263,7 +272,7 @@ class Tokenizer:
             if unk is None:
                 raise EncodeError(
                     f"character {ch!r} (U+{ord(ch):04X}) at offset {offset + i} is not in this"
-                    " char-unit vocabulary, and the model has no <unk> token"
+                    f" char-unit vocabulary, and the model has no {self.unk_token} token"
                 )
             ids.extend(self.apply_merges(run))
             ids.append(unk)

@@ -1,0 +1,133 @@
+"""How a training batch is drawn: the id stream with its document boundaries, the inputs and
+targets as a grid of ids with their token text beneath, and one row's allowed (causal ∧ padding)
+matrix.
+
+Pure functions from arrays to Rich Text, so they are tested without an app. Everything that
+matters is also said in characters, not only in colour: a boundary is a ┃, a role token is
+⟨bos⟩, a PAD cell says ⟨pad⟩ and is dimmed, an ignored target is -100 over a ✗, and the matrix
+uses ■ and ·. So NO_COLOR and 16-colour terminals show the same facts.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from rich.cells import cell_len, set_cell_size
+from rich.text import Text
+
+from ..core.inspection.escape import visible
+from .render import TRUECOLOR, Palette
+
+IGNORE = -100
+CELL = 5  # cells per grid column at least (ids up to 4 digits, or -100, and a gap)
+LABEL = 6  # the grid's row-label column: "▶0  in", "   tgt"
+BOUNDARY = "┃"
+MATRIX_MAX = 32  # a larger T draws its first 32 positions
+
+TokenText = Callable[[int], str]
+
+
+def label_of(tid: int, token_text: TokenText, roles: Mapping[int, str]) -> str:
+    """A role token by its role (⟨eos⟩), any other by its visible text."""
+    role = roles.get(tid)
+    if role is not None:
+        return f"⟨{role}⟩"
+    try:
+        return visible(token_text(tid))
+    except Exception:  # an id the model cannot name (the core reports it elsewhere)
+        return "?"
+
+
+def fit(text: str, width: int, right: bool = False) -> str:
+    """`text` in exactly `width` cells: cut with … or padded (wide characters counted as two)."""
+    if cell_len(text) > width:
+        text = set_cell_size(text, width - 1) + "…"
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+def cell_width(ids: np.ndarray, roles: Mapping[int, str] = {}) -> int:
+    """Wide enough for the longest id in the grid (at least CELL), and for ⟨bos⟩ when a role
+    token is in it."""
+    flat = np.asarray(ids).ravel()
+    longest = max((len(str(int(v))) for v in flat), default=1)
+    named = max((len(roles[int(v)]) + 2 for v in np.unique(flat) if int(v) in roles), default=0)
+    return max(CELL, longest + 1, named + 1)
+
+
+def draw_stream(ids: Sequence[int], boundaries: Sequence[int], token_text: TokenText,
+                roles: Mapping[int, str], palette: Palette = TRUECOLOR,
+                window: tuple[int, int] | None = None, lo: int = 0, hi: int | None = None) -> Text:
+    """Stream positions lo..hi as tokens on alternating backgrounds, a ┃ where a document
+    starts (`boundaries`: the position of each document's first id), role tokens bold and
+    named, and the chosen window's positions [a, b) in the pair mark."""
+    hi = len(ids) if hi is None else min(hi, len(ids))
+    starts = set(boundaries)
+    out = Text(no_wrap=False, overflow="fold")
+    if lo > 0:
+        out.append(f"…{lo:,} ids before… ", "dim")
+    for pos in range(lo, hi):
+        if pos in starts and pos > 0:
+            out.append(f" {BOUNDARY} ", "bold")
+        tid = int(ids[pos])
+        if window is not None and window[0] <= pos < window[1]:
+            style = palette.pair
+        elif tid in roles:
+            style = palette.special
+        else:
+            style = palette.tokens[pos % len(palette.tokens)]
+        out.append(label_of(tid, token_text, roles), style)
+    if hi < len(ids):
+        out.append(f" …{len(ids) - hi:,} more", "dim")
+    return out
+
+
+def draw_grid(inputs: np.ndarray, targets: np.ndarray, token_text: TokenText, roles: Mapping[int, str],
+              mask: np.ndarray | None = None, palette: Palette = TRUECOLOR, chosen: int | None = None) -> Text:
+    """Each row as four lines: input ids, their tokens, target ids, their tokens; ▶ marks the
+    chosen row. PAD cells (mask 0) are dimmed and say ⟨pad⟩; -100 targets are marked, ✗ beneath."""
+    inputs, targets = np.asarray(inputs), np.asarray(targets)
+    width = cell_width(np.concatenate([inputs.ravel(), targets.ravel()]), roles)
+    out = Text(no_wrap=True, overflow="crop")
+    rows, context = inputs.shape
+    out.append(" " * LABEL)
+    for t in range(context):
+        out.append(fit(f"t{t}", width, right=True), "dim")
+    for b in range(rows):
+        mark = "▶" if b == chosen else " "
+        for name, grid in ((f"{mark}{b:<2} in", inputs), ("   tgt", targets)):
+            out.append("\n")
+            out.append(fit(name, LABEL), "bold" if b == chosen else "")
+            text_line = Text(" " * LABEL)
+            for t in range(context):
+                tid = int(grid[b, t])
+                if tid == IGNORE:
+                    out.append(fit(str(tid), width, right=True), palette.ignored)
+                    text_line.append(fit("✗", width, right=True), palette.ignored)
+                    continue
+                padded = grid is inputs and mask is not None and not mask[b, t]  # a target on PAD is -100
+                out.append(fit(str(tid), width, right=True), palette.pad if padded else "")
+                text_line.append(" " + fit(label_of(tid, token_text, roles), width - 1, right=True),
+                                 palette.pad if padded else (palette.special if tid in roles else "italic"))
+            out.append("\n")
+            out.append_text(text_line)
+    return out
+
+
+def draw_allowed(allowed: np.ndarray, row: int, start: int, valid: int) -> Text:
+    """allowed[t, j] for one row: ■ where position t may attend to j (j ≤ t and j is a real
+    id), · where not. Column heads are j mod 10. Headed by the row's start and valid targets."""
+    allowed = np.asarray(allowed, dtype=bool)
+    size = allowed.shape[0]
+    shown = min(size, MATRIX_MAX)
+    out = Text(no_wrap=True, overflow="crop")
+    out.append(f"row {row} · start {start:,}", "bold")
+    out.append(f"\n{valid} valid targets", "dim")
+    out.append(f"\nallowed {int(allowed.sum())}/{size * size}", "bold")
+    out.append("\n(j ≤ t, j not PAD)", "dim")
+    out.append("\nt\\j " + " ".join(str(j % 10) for j in range(shown)), "dim")
+    for t in range(shown):
+        out.append(f"\n{t:>3} ", "dim")
+        out.append(" ".join("■" if allowed[t, j] else "·" for j in range(shown)))
+    if shown < size:
+        out.append(f"\n(first {shown} of {size})", "dim")
+    return out

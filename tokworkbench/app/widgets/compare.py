@@ -1,0 +1,147 @@
+"""Compare: this session's model beside a second tokenizer loaded from a file.
+
+The encode input tokenized by both, side by side with token counts; the ids whose tokens differ;
+both fingerprints and the verdict. A model must never be fed ids from a tokenizer with the same
+vocabulary size but other ids, and this is where a user sees why.
+"""
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
+from textual.widgets import Static
+
+from ...core.compat import Comparison, compare
+from ...core.inspection.roundtrip import RoundTrip, round_trip
+from ...core.snapshot import Snapshot
+from ..render import Palette, draw_tokens, palette_of
+
+SHORT_FP = 16  # hex digits of a fingerprint shown (the full one is in `tokworkbench compare`)
+
+
+def describe_comparison(c: Comparison, name_b: str, differences: int = 6) -> Text:
+    """The verdict, sizes, fingerprints and the first differing ids, in a few lines."""
+    out = Text()
+    if c.compatible:
+        out.append("✓ compatible", "bold green")
+        out.append(": the same ids mean the same tokens", "dim")
+    else:
+        out.append("✗ INCOMPATIBLE", "bold red")
+        out.append(f": {c.differing:,} ids differ; do not feed ids of one to a model trained on the other", "dim")
+    out.append(f"\nA this session  V {c.size_a:,}  fp {c.fingerprint_a[:SHORT_FP]}…")
+    out.append(f"\nB {name_b}  V {c.size_b:,}  fp {c.fingerprint_b[:SHORT_FP]}…")
+    for d in c.first[:differences]:
+        out.append(f"\n  {d}")
+    if c.differing > min(len(c.first), differences):
+        out.append(f"\n  … and {c.differing - min(len(c.first), differences):,} more", "dim")
+    if c.specials_a != c.specials_b:
+        out.append("\n  the special tokens or their roles differ", "dim")
+    return out
+
+
+def describe_side(name: str, rt: RoundTrip, palette: Palette) -> Text:
+    """One side: its name and count, then the text drawn as its tokens, then the ids."""
+    out = Text()
+    out.append(f"{name}: ", "bold")
+    if rt.error:
+        out.append("✗ cannot encode: ", "bold red")
+        out.append(rt.error)
+        return out
+    out.append(f"{len(rt.ids):,} tokens\n", "bold")
+    out.append_text(draw_tokens(rt.normalized, rt.spans, palette=palette))
+    out.append("\nids ", "dim")
+    out.append(" ".join(map(str, rt.ids)))
+    return out
+
+
+class ComparePanel(Vertical):
+    DEFAULT_CSS = """
+    ComparePanel {
+        height: 1fr;
+    }
+    ComparePanel #compare-summary {
+        height: auto;
+        max-height: 9;
+        padding: 0 1;
+    }
+    ComparePanel #compare-sides {
+        height: 1fr;
+        min-height: 3;
+    }
+    ComparePanel .compare-side {
+        width: 1fr;
+        padding: 0 1;
+    }
+    ComparePanel #compare-a {
+        border-right: vkey $primary-darken-1;
+    }
+    """
+
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
+    """The session as the core last reported it: its model is side A."""
+    encode_text: var[str] = var("")
+    """What is typed in the encode box: the text both sides tokenize."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.other = None  # side B, a Model, once loaded
+        self.other_name = ""
+        self.comparison: Comparison | None = None
+        self._stale = True
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="compare-summary")
+        with Horizontal(id="compare-sides"):
+            with VerticalScroll(id="compare-a", classes="compare-side"):
+                yield Static(id="compare-a-text")
+            with VerticalScroll(id="compare-b", classes="compare-side"):
+                yield Static(id="compare-b-text")
+
+    def on_mount(self) -> None:
+        for side in self.query(".compare-side"):
+            side.can_focus = False  # keys stay with the screen; the mouse scrolls them
+        self._draw()
+
+    def set_other(self, model, name: str) -> None:
+        """Side B: a tokenizer loaded from `name` (the screen loads it and reports failures)."""
+        self.other, self.other_name = model, name
+        self._changed()
+
+    def watch_snapshot(self) -> None:
+        self._changed()
+
+    def watch_encode_text(self) -> None:
+        self._changed()
+
+    def on_show(self) -> None:
+        if self._stale:
+            self._draw()
+
+    def _changed(self) -> None:
+        self._stale = True
+        if self.region.area:
+            self._draw()
+
+    def _draw(self) -> None:
+        self._stale = False
+        summary, a_text, b_text = self.query_one("#compare-summary", Static), \
+            self.query_one("#compare-a-text", Static), self.query_one("#compare-b-text", Static)
+        if self.other is None or self.snapshot is None:
+            summary.update(Text("No second tokenizer yet: press v to load one (ours, HF tokenizer.json, "
+                                ".tiktoken, minbpe .model, a fixed vocabulary); the encode input is then "
+                                "tokenized by both, side by side.", "dim"))
+            a_text.update("")
+            b_text.update("")
+            self.comparison = None
+            return
+        model = self.snapshot.model
+        text = self.encode_text
+        self.comparison = c = compare(model, self.other, text or None)
+        summary.update(describe_comparison(c, self.other_name))
+        if not text:
+            a_text.update(Text("Type text in the Encode / decode tab: both tokenizers encode it here.", "dim"))
+            b_text.update("")
+            return
+        palette = palette_of(self.app)
+        a_text.update(describe_side("A (this session)", round_trip(model, text), palette))
+        b_text.update(describe_side(f"B ({self.other_name})", round_trip(self.other, text), palette))
