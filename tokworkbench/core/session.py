@@ -16,6 +16,7 @@ from .errors import TrainingError
 from .formats import modelfile
 from .formats.export import check, export
 from .formats.historycsv import write_history_csv
+from .models.frozen import FrozenLearner, inspect_settings
 from .models.protocol import Learner, Model
 from .bpe.trainer import Trainer
 from .settings import Settings
@@ -54,9 +55,10 @@ Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 
 class Session:
     def __init__(self, corpus: Corpus, settings: Settings, progress: Progress | None = None,
-                 counted: "Session | None" = None):
+                 counted: "Session | None" = None, learner: Learner | None = None):
         """Build the learner over `corpus` (the slow part: pre-tokenizing and counting, skipped
-        when `counted` is a session whose counts these settings can reuse)."""
+        when `counted` is a session whose counts these settings can reuse, or when `learner`
+        is given)."""
         self.corpus = corpus
         self.stats: CorpusStats = corpus.stats()
         self.settings = settings
@@ -66,11 +68,20 @@ class Session:
         counting = "pre-tokenizing and counting chunks…"
         report(0, total, counting)
         reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else None
-        self.learner: Learner = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
+        self.learner: Learner = learner or Trainer((d.text for d in corpus.documents), config, keep_layout=True,
                                         progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
         self._saved_key = self.learner.model_key()  # nothing trained yet: nothing to lose
         self.replay_source: str | None = None
+        self.inspected: str | None = None  # what `inspect` opened; None while training
+
+    @classmethod
+    def inspect(cls, corpus: Corpus, model: Model, source: str) -> "Session":
+        """A session that shows `model`, frozen, on `corpus`: nothing is counted or encoded up
+        front (models/frozen.py), and every training verb has nothing to do."""
+        session = cls(corpus, inspect_settings(model), learner=FrozenLearner(model, [d.text for d in corpus.documents], source))
+        session.inspected = source
+        return session
 
     @classmethod
     def open(cls, paths: list[str], settings: Settings, progress: Progress | None = None) -> "Session":
