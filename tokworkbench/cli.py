@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     app = sub.add_parser("app", help="open the workbench (the default)")
     _workbench_options(app)
+    app.add_argument("-m", "--model", metavar="NAME|FILE",
+                     help="inspect a tokenizer instead of training one: a preset (cl100k_base, o200k_base, "
+                     "gpt2) or any model file this tool reads; --split and --special NAME=ID then apply to it")
+    app.set_defaults(split=None)  # with -m, a preset or companion file brings its own split
 
     tr = sub.add_parser("train", help="train a BPE model on files or folders")
     _training_options(tr)
@@ -247,9 +251,11 @@ def _silence_stdout() -> None:
 
 def cmd_app(args) -> int:
     settings = app_settings(args)  # checked here: a bad pattern is one line, not a screen
+    model = _load(argparse.Namespace(special_ids=args.special, max_token_bytes=MAX_TOKEN_BYTES, split=args.split),
+                  args.model) if args.model else None  # read here too: a bad file is one line
     from .app import run_app  # Textual is imported only when the app is wanted
 
-    return run_app(args.paths, settings)
+    return run_app(args.paths, settings, (model, args.model) if model is not None else None)
 
 
 def cmd_serve(args) -> int:
@@ -266,10 +272,11 @@ def app_settings(args) -> Settings:
     for path in args.paths:
         if not Path(path).exists():
             raise CorpusError(f"{path}: no such file or folder")
-    pre = parse_split(args.split)
+    pre = parse_split(args.split or "gpt4")
     split, pattern = (CUSTOM, pre.pattern) if pre.name == "custom" else (pre.name, None)
     settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,
-                        tie_break=args.tie_break, target=args.target, special_tokens=tuple(args.special))
+                        tie_break=args.tie_break, target=args.target,
+                        special_tokens=() if getattr(args, "model", None) else tuple(args.special))
     settings.config()
     if args.target < 1:
         raise TrainingError(f"--target {args.target} makes no sense; a vocabulary has at least the base units")

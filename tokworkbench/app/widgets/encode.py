@@ -1,17 +1,20 @@
 """Encode / decode: tokens drawn in the text, a round-trip verdict, and hand-typed id decoding."""
 
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Input, Static
 
 from ...core.errors import TokWorkbenchError
-from ...core.inspection.escape import hex_bytes
+from ...core.inspection.escape import hex_bytes, visible
 from ...core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
 from ...core.snapshot import Snapshot
 from ..messages import EncodeChanged
-from ..render import draw_tokens, palette_of
+from ..render import Palette, palette_of, style_runs
 from .steady_input import SteadyInput
 
 
@@ -29,7 +32,14 @@ class EncodePanel(Vertical):
         max-height: 6;
         padding: 0 1;
     }
+    EncodePanel #encode-result {
+        link-style: none;  /* tokens are clickable: keep their own look, mark only the hovered one */
+        link-background: initial;
+        link-color: initial;
+        link-style-hover: reverse;
+    }
     """
+    BINDINGS = [Binding("ctrl+t", "toggle_ids", "Ids", tooltip="In the encode pane: show each token's id under it")]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `model` encodes and decodes here."""
@@ -44,6 +54,8 @@ class EncodePanel(Vertical):
     def on_mount(self) -> None:
         self._shown: dict[str, Text] = {}
         self._stale = True
+        self.show_ids = False  # each token's id under it (ctrl+t), else the ids on one line
+        self.last: RoundTrip | None = None  # what is drawn now (what the copy keys copy)
         # not a tab stop: shift+tab from the decode box goes straight to the text box
         self.query_one("#encode-scroll").can_focus = False
 
@@ -69,7 +81,8 @@ class EncodePanel(Vertical):
         self._stale = False
         model = self.snapshot.model
         text = self.query_one("#encode-input", Input).value
-        self.show_round_trip(round_trip(model, text) if text else None)
+        self.last = round_trip(model, text) if text else None
+        self.show_round_trip(self.last)
         ids = self.query_one("#decode-input", Input).value
         report = None
         if ids.strip():
@@ -87,10 +100,16 @@ class EncodePanel(Vertical):
             out.append("✗ cannot encode: ", "bold red")
             out.append(rt.error)
         else:
-            out.append_text(draw_tokens(rt.normalized, rt.spans, palette=palette_of(self.app)))
-            out.append("\n")
-            out.append("ids ", "dim")
-            out.append(" ".join(map(str, rt.ids)))
+            palette = palette_of(self.app)
+            if self.show_ids:
+                out.append_text(ids_under(rt, self.snapshot.model.token_text, palette, self._width()))
+            else:
+                out.append_text(clickable_tokens(rt, palette))
+                out.append("\n")
+                out.append("ids ", "dim")
+                for k, tid in enumerate(rt.ids):
+                    out.append(" " if k else "")
+                    out.append(str(tid), Style.from_meta({"@click": f"screen.select_token({tid})"}))
             out.append("\n")
             chars = len(rt.text)
             n = len(rt.ids)
@@ -105,6 +124,13 @@ class EncodePanel(Vertical):
                 if rt.normalized != rt.text:
                     out.append("  (the normalizer changed the text)", "dim")
         self._update("#encode-result", out)
+
+    def action_toggle_ids(self) -> None:
+        self.show_ids = not self.show_ids
+        self._refresh()
+
+    def _width(self) -> int:
+        return max(20, self.query_one("#encode-scroll").scrollable_content_region.width or 78)
 
     def show_decode(self, report: DecodeReport | None) -> None:
         out = Text()
@@ -137,3 +163,44 @@ class EncodePanel(Vertical):
         if self._shown.get(selector) != text:
             self._shown[selector] = text
             self.query_one(selector, Static).update(text)
+
+
+def _select(tid: int) -> Style:
+    return Style.from_meta({"@click": f"screen.select_token({tid})"})
+
+
+def clickable_tokens(rt: RoundTrip, palette: Palette) -> Text:
+    """The text drawn as tokens, each one a click that selects it (the details line)."""
+    owners: list[int] = []
+    out = Text(no_wrap=False, overflow="fold")
+    for (piece, style), k in zip(style_runs(rt.normalized, rt.spans, (), palette, owners), owners):
+        out.append(piece, Style.parse(style) + _select(rt.spans[k].token) if k >= 0 and style else style)
+    return out
+
+
+def ids_under(rt: RoundTrip, token_text, palette: Palette, width: int) -> Text:
+    """Each token over its id, in columns as wide as the wider of the two, wrapped to `width`:
+    the token as text (\\xNN where it holds part of a character), whitespace made visible."""
+    out = Text(no_wrap=True, overflow="crop")
+    top, bottom, used = Text(), Text(), 0
+    for k, tid in enumerate(rt.ids):
+        shown, label = visible(token_text(tid)) or "∅", str(tid)
+        cell = max(cell_len(shown), len(label))
+        if used and used + cell > width:
+            out.append_text(top)
+            out.append("\n")
+            out.append_text(bottom)
+            out.append("\n")
+            top, bottom, used = Text(), Text(), 0
+        if used:
+            top.append(" ")
+            bottom.append(" ")
+            used += 1
+        click = _select(tid)
+        top.append(shown + " " * (cell - cell_len(shown)), Style.parse(palette.tokens[k % len(palette.tokens)]) + click)
+        bottom.append(label.ljust(cell), Style(dim=True) + click)
+        used += cell
+    out.append_text(top)
+    out.append("\n")
+    out.append_text(bottom)
+    return out

@@ -16,7 +16,7 @@ A query is one of:
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,16 @@ class TokenInfo:
     parents: tuple[int, int] | None  # the outside ids it was merged from
     parent_texts: tuple[str, str] | None
     count: int | None  # how often it occurs in the counted corpus; None when not counted
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """How often each outside id occurs over the whole corpus, for the model as it stood after
+    `steps` steps (training moves on; a frozen model never does)."""
+
+    counts: np.ndarray = field(repr=False)
+    steps: int
+    total: int
 
 
 @dataclass(frozen=True)

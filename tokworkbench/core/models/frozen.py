@@ -68,6 +68,7 @@ class FrozenLearner:
         self._normalized: dict[int, str] = {}
         self._lengths: list[int] | None = None
         self._lock = threading.Lock()
+        self._window: tuple = ((), None)  # the last window asked for, and what it was: screens ask again
 
     # -- what a frozen model cannot do -----------------------------------------------------
     @property
@@ -155,6 +156,14 @@ class FrozenLearner:
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:
         if not self.texts:
             return 0, "", [], 0
+        key, shown = self._window
+        if key == (doc, start, end):
+            return shown
+        shown = self._encode_window(doc, start, end)
+        self._window = ((doc, start, end), shown)
+        return shown
+
+    def _encode_window(self, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:
         doc = min(doc, len(self.texts) - 1)
         full = self.document(doc)
         size = end - start
