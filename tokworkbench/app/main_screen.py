@@ -483,8 +483,14 @@ class MainScreen(Screen):
         self.query_one(VocabPanel).focus_search()
 
     def action_toggle_ids(self) -> None:
-        self.query_one("#bottom", TabbedContent).active = "tab-encode"
-        self.query_one(EncodePanel).action_toggle_ids()
+        """Show the encode tab with the ids toggled. Focus left in another tab's pane would pull
+        that tab back to the front, so it is let go first."""
+        encode = self.query_one(EncodePanel)
+        tabs = self.query_one("#bottom", TabbedContent)
+        if self.focused is not None and tabs in self.focused.ancestors and encode not in self.focused.ancestors:
+            self.set_focus(None)
+        tabs.active = "tab-encode"
+        encode.action_toggle_ids()
 
     def action_copy(self, what: str) -> None:
         """Copy ids or tokens through the terminal (OSC 52, which works over SSH): those of the
@@ -626,6 +632,10 @@ class MainScreen(Screen):
             if not result:
                 return
             fmt, path = result
+            if fmt == HISTORY and self.inspect is not None:
+                self.notify("a loaded tokenizer has no training history (no counts); export it as a model instead",
+                            title="Not exported", severity="warning")
+                return
             with self.reporting(f"Cannot export to {fmt}"):
                 if fmt != HISTORY:
                     session.check_export(fmt)
