@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..core.childrun import run_in_child
 from ..core.errors import TokWorkbenchError
 from ..core.formats.load import load_any
+from ..core.inspection.roundtrip import round_trip
 from ..core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from ..core.models.protocol import Model
 from ..core.session import FinishReason, RunFinished, Session
@@ -245,7 +246,7 @@ class MainScreen(Screen):
             self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
         if session.inspected is not None:
             self.app.sub_title = describe_inspection(session.inspected, session.model())
-            self._count_worker(session, measure=True)
+            self._counting = self._count_worker(session, measure=True)
             return
         try:
             session.learner.steps_for_vocab(session.settings.target)
@@ -496,9 +497,9 @@ class MainScreen(Screen):
         """Copy ids or tokens through the terminal (OSC 52, which works over SSH): those of the
         encode box's text, else the selected token's."""
         model = self.snapshot.model if self.snapshot is not None else None
-        rt = self.query_one(EncodePanel).last
         if model is None:
             return
+        rt = round_trip(model, self.encode_text) if self.encode_text else None  # the model as it is now
         if rt is not None and rt.ids:
             ids, where = rt.ids, "of the encode box"
         elif self.selected_token is not None:

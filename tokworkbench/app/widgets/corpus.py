@@ -116,9 +116,12 @@ class CorpusPane(Vertical):
         snap, stats = self.snapshot, self.stats
         if snap is None or stats is None:
             return
+        tokens = ((f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
+                  f" {snap.units.plural}/token")
+        if not snap.total_tokens:  # a loaded tokenizer (inspect mode) counts the corpus in the background
+            tokens = ("counting tokens…",)
         line = Text.assemble(  # the training line first: it is what changes on every merge
-            (f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
-            f" {snap.units.plural}/token · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
+            *tokens, " · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
             f" · {plural(snap.steps, 'merge')}\n",
             f"{plural(stats.documents, 'doc')} · {stats.chars:,} chars · {stats.bytes:,} bytes · "
             f"{stats.distinct_chars:,} distinct chars",
