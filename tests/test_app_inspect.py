@@ -1,6 +1,7 @@
 """Inspect mode (`tokworkbench -m NAME|FILE`), the vocabulary browser, ids under the tokens, the
 details line and copying, driven by Textual's pilot as a user drives them."""
 
+import asyncio
 import base64
 import json
 import re
@@ -69,9 +70,19 @@ def app_from_cli(opened, *argv) -> RecordingApp:
 
 
 async def ready(app, pilot):
+    """The first screen, and (inspecting) the whole corpus counted in the background."""
+    await wait_until(lambda: app.main.session is not None and (app.inspect is None or app.main.token_counts))
     await app.workers.wait_for_complete()
     await pilot.pause()
-    assert app.main.session is not None
+
+
+async def wait_until(condition, seconds=60.0):
+    """Every wait ends: a stuck app fails the test instead of hanging CI."""
+    async def poll():
+        while not condition():
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(poll(), seconds)
 
 
 def cells(app, selector, row):

@@ -246,7 +246,7 @@ class MainScreen(Screen):
             self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
         if session.inspected is not None:
             self.app.sub_title = describe_inspection(session.inspected, session.model())
-            self._counting = self._count_worker(session, measure=True)
+            self.call_after_refresh(self._measure, session)  # after the first frame: it holds the GIL a while
             return
         try:
             session.learner.steps_for_vocab(session.settings.target)
@@ -285,6 +285,10 @@ class MainScreen(Screen):
     def action_select_token(self, token: int) -> None:
         """A click on a token (corpus, encode pane): the details line shows it."""
         self.selected_token = token
+
+    def _measure(self, session: Session) -> None:
+        if session is self.session:
+            self._counting = self._count_worker(session, measure=True)
 
     def on_count_tokens(self, message: msg.CountTokens) -> None:
         session, snap = self.session, self.snapshot
