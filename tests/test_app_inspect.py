@@ -8,25 +8,28 @@ import re
 
 import pytest
 import tiktoken
+from rich.cells import cell_len
 from textual.widgets import Input
 
 import tokworkbench.app as app_package
 from recording import RecordingApp
 from test_app_dialogs import burst
-from tokworkbench.app.widgets.encode import EncodePanel
+from tokworkbench.app.render import PALETTES
+from tokworkbench.app.widgets.encode import EncodePanel, ids_under
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.cli import main
+from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import ModelFileError
 from tokworkbench.core.formats.presets import PRESETS, load_preset, preset_ranks
 from tokworkbench.core.formats.tiktoken import parse_ranks
 from tokworkbench.core.inspection.escape import quote, visible
+from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.inspection.segments import text_spans
 from tokworkbench.core.models.frozen import FrozenLearner
 from tokworkbench.core.text.corpus import load_corpus
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.samples import sample_paths
-from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 
 SIZE = (160, 48)
 EOT = "<|endoftext|>"
@@ -327,3 +330,17 @@ async def test_cl100k_in_the_app_shows_tiktokens_ids():
         await pilot.pause()
         row = app.query_one(VocabPanel).page.rows[0]
         assert row.text == EOT and row.special and row.step is None
+
+
+@pytest.mark.parametrize("width", [20, 37, 78])
+def test_ids_under_tokens_wrap_within_the_width_each_id_under_its_token(width):
+    model = Trainer(samples(), TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"))).model()
+    rt = round_trip(model, "안녕하세요 👋 (hello in Korean!) " * 3)
+    lines = ids_under(rt, model.token_text, PALETTES["none"], width).plain.split("\n")
+    assert len(lines) % 2 == 0 and len(lines) > 2 and max(map(cell_len, lines)) <= width
+    shown = []
+    for top, bottom in zip(lines[::2], lines[1::2]):
+        for match in re.finditer(r"\S+", bottom):
+            shown.append(int(match.group()))
+            assert top[match.start():].startswith(visible(model.token_text(shown[-1])))
+    assert shown == rt.ids

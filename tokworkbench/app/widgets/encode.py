@@ -33,10 +33,7 @@ class EncodePanel(Vertical):
         padding: 0 1;
     }
     EncodePanel #encode-result {
-        link-style: none;  /* tokens are clickable: keep their own look, mark only the hovered one */
-        link-background: initial;
-        link-color: initial;
-        link-style-hover: reverse;
+        link-style: none;  /* tokens and ids are clickable: not underlined, only the hovered one marked */
     }
     """
     BINDINGS = [Binding("ctrl+t", "toggle_ids", "Ids", tooltip="In the encode pane: show each token's id under it")]
@@ -130,7 +127,8 @@ class EncodePanel(Vertical):
         self._refresh()
 
     def _width(self) -> int:
-        return max(20, self.query_one("#encode-scroll").scrollable_content_region.width or 78)
+        """Columns for the token/id rows, leaving room for the scrollbar a long text brings."""
+        return max(20, (self.query_one("#encode-scroll").scrollable_content_region.width or 80) - 2)
 
     def show_decode(self, report: DecodeReport | None) -> None:
         out = Text()
@@ -186,7 +184,7 @@ def ids_under(rt: RoundTrip, token_text, palette: Palette, width: int) -> Text:
     for k, tid in enumerate(rt.ids):
         shown, label = visible(token_text(tid)) or "∅", str(tid)
         cell = max(cell_len(shown), len(label))
-        if used and used + cell > width:
+        if used and used + 1 + cell > width:  # 1: the space between two tokens
             out.append_text(top)
             out.append("\n")
             out.append_text(bottom)
