@@ -2,6 +2,8 @@
 sorted by id, length or count. The core (core/inspection/vocab.py) searches and sorts; this pane
 only draws the rows it returns and says which token is under the cursor."""
 
+from time import monotonic
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -17,6 +19,7 @@ from .rowsview import RowsView
 from .steady_input import SteadyInput
 
 SHOWN = 500  # rows drawn; the subtitle says how many match in all
+FILL_EVERY = 0.5  # seconds: while training runs, the vocabulary (a new model each frame) is rebuilt this often
 ORDER_WORDS = {"id": "id", "length": "length (longest first)", "count": "count in the corpus (most first)"}
 
 
@@ -46,6 +49,8 @@ class VocabPanel(Vertical):
         self._drawn_key: tuple | None = None
         self._stale = True
         self._announced: int | None = None
+        self._filled_at = 0.0
+        self._waiting = False
 
     def compose(self) -> ComposeResult:
         yield SteadyInput(placeholder="search: text · #id or #from-to · hex x:e6 97", id="vocab-search")
@@ -60,7 +65,17 @@ class VocabPanel(Vertical):
         self.screen.set_focus(self.query_one("#vocab-search", Input))
 
     def watch_snapshot(self) -> None:
-        if self.region.area:  # off screen (another tab), it catches up when shown
+        if not self.region.area:  # off screen (another tab), it catches up when shown
+            self._stale = True
+        elif monotonic() - self._filled_at >= FILL_EVERY:
+            self._fill()
+        elif not self._waiting:  # a run sends snapshots faster: rebuild at most every FILL_EVERY
+            self._waiting = True
+            self.set_timer(FILL_EVERY, self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._waiting = False
+        if self.region.area:
             self._fill()
         else:
             self._stale = True
@@ -102,6 +117,7 @@ class VocabPanel(Vertical):
         if snap is None:
             return
         self._stale = False
+        self._filled_at = monotonic()
         counts = self._counts()
         key = (id(snap.model), snap.steps, self.query, self.order, id(counts))
         if key == self._drawn_key and not force:
