@@ -54,7 +54,8 @@ def ranks() -> dict[bytes, int]:
 @pytest.fixture
 def ranks_file(tmp_path, ranks):
     path = tmp_path / "small.tiktoken"
-    path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in sorted(ranks.items(), key=lambda x: x[1])))
+    lines = (f"{base64.b64encode(t).decode()} {r}\n" for t, r in sorted(ranks.items(), key=lambda x: x[1]))
+    path.write_text("".join(lines))
     return path
 
 

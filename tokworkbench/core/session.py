@@ -68,8 +68,9 @@ class Session:
         counting = "pre-tokenizing and counting chunks…"
         report(0, total, counting)
         reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else None
-        self.learner: Learner = learner or Trainer((d.text for d in corpus.documents), config, keep_layout=True,
-                                        progress=lambda chars: report(chars, total, counting), counted=reuse)
+        self.learner: Learner = learner or Trainer(
+            (d.text for d in corpus.documents), config, keep_layout=True,
+            progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
         self._saved_key = self.learner.model_key()  # nothing trained yet: nothing to lose
         self.replay_source: str | None = None
@@ -79,7 +80,8 @@ class Session:
     def inspect(cls, corpus: Corpus, model: Model, source: str) -> "Session":
         """A session that shows `model`, frozen, on `corpus`: nothing is counted or encoded up
         front (models/frozen.py), and every training verb has nothing to do."""
-        session = cls(corpus, inspect_settings(model), learner=FrozenLearner(model, [d.text for d in corpus.documents], source))
+        learner = FrozenLearner(model, [d.text for d in corpus.documents], source)
+        session = cls(corpus, inspect_settings(model), learner=learner)
         session.inspected = source
         return session
 
