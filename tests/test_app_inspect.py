@@ -345,3 +345,19 @@ def test_ids_under_tokens_wrap_within_the_width_each_id_under_its_token(width):
             shown.append(int(match.group()))
             assert top[match.start():].startswith(visible(model.token_text(shown[-1])))
     assert shown == rt.ids
+
+
+async def test_opening_another_corpus_keeps_inspecting_the_same_model(opened, ranks_file, tmp_path):
+    app = app_from_cli(opened, "-m", str(ranks_file), "--split", "gpt4")
+    other = tmp_path / "mine.txt"
+    other.write_text("the theory of everything, the end\n", encoding="utf-8")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        model = app.main.snapshot.model
+        app.main.start_load([str(other)], None, app.main.session.settings)  # what o does with a path
+        await wait_until(lambda: app.main.session.corpus.documents[0].name.endswith("mine.txt")
+                         and app.main.token_counts is not None)
+        await pilot.pause()
+        assert app.main.session.inspected == str(ranks_file) and app.main.snapshot.model is model
+        assert [s.token for s in app.main.snapshot.window.spans] == model.encode_ordinary(other.read_text())
+        assert app.main.snapshot.total_tokens == len(model.encode_ordinary(other.read_text()))
