@@ -144,6 +144,10 @@ def _workbench_options(parser: argparse.ArgumentParser) -> None:
     _training_options(parser)
     parser.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
                         help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
+    parser.add_argument("-m", "--model", metavar="NAME|FILE",
+                        help="inspect a tokenizer instead of training one: a preset (cl100k_base, o200k_base, "
+                        "gpt2) or any model file this tool reads; --split and --special NAME=ID then apply to it")
+    parser.set_defaults(split=None)  # gpt4 for training; with -m, a preset or companion brings its own
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
@@ -261,14 +265,24 @@ def _silence_stdout() -> None:
 
 def cmd_app(args) -> int:
     settings = app_settings(args)  # checked here: a bad pattern is one line, not a screen
+    model = _app_model(args)  # read here too: a bad model file is one line
     from .app import run_app  # Textual is imported only when the app is wanted
 
-    return run_app(args.paths, settings)
+    return run_app(args.paths, settings, (model, args.model) if model is not None else None)
+
+
+def _app_model(args):
+    """The model `-m` names, read as the model commands read it (--special is NAME=ID here)."""
+    if not args.model:
+        return None
+    return _load(argparse.Namespace(special_ids=args.special, max_token_bytes=MAX_TOKEN_BYTES, split=args.split),
+                 args.model)
 
 
 def cmd_serve(args) -> int:
     """The workbench in a browser: checked here as `app` checks it, then each session runs `app`."""
     app_settings(args)  # a bad flag is one line now, not a broken page in every session
+    _app_model(args)
     from . import serve  # textual-serve is imported only when a server is wanted
 
     return serve.serve(serve.app_command(args), args.host, args.port, args.public_url)
@@ -280,10 +294,11 @@ def app_settings(args) -> Settings:
     for path in args.paths:
         if not Path(path).exists():
             raise CorpusError(f"{path}: no such file or folder")
-    pre = parse_split(args.split)
+    pre = parse_split(args.split or "gpt4")
     split, pattern = (CUSTOM, pre.pattern) if pre.name == "custom" else (pre.name, None)
     settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,
-                        tie_break=args.tie_break, target=args.target, special_tokens=tuple(args.special))
+                        tie_break=args.tie_break, target=args.target,
+                        special_tokens=() if getattr(args, "model", None) else tuple(args.special))
     settings.config()
     if args.target < 1:
         raise TrainingError(f"--target {args.target} makes no sense; a vocabulary has at least the base units")

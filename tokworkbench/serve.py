@@ -26,8 +26,10 @@ def app_command(args) -> str:
     """
     words = [sys.executable, "-m", "tokworkbench", "app"]
     words += [f"./{p}" if p.startswith("-") else p for p in args.paths]
-    words += [f"--units={args.units}", f"--split={args.split}", f"--normalize={args.normalize}",
-              f"--tie-break={args.tie_break}", f"--target={args.target}"]
+    words += [f"--units={args.units}", f"--normalize={args.normalize}", f"--tie-break={args.tie_break}",
+              f"--target={args.target}"]
+    words += [f"--split={args.split}"] if args.split else []  # unset: gpt4, or a -m model's own
+    words += [f"--model={args.model}"] if args.model else []
     if len(args.special) == 1:
         words.append(f"--special={args.special[0]}")
     elif args.special:  # the command line took them as one list, so they read back as one

@@ -6,6 +6,7 @@ from pathlib import Path
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from ..core.models.protocol import Model
 from ..core.settings import Settings
 from .main_screen import MainScreen
 
@@ -14,13 +15,17 @@ class WorkbenchApp(App):
     CSS_PATH = Path(__file__).with_name("workbench.tcss")  # absolute: subclasses live elsewhere
     TITLE = "tokworkbench"
 
-    def __init__(self, paths: Iterable[str] | None = None, settings: Settings | None = None):
+    def __init__(self, paths: Iterable[str] | None = None, settings: Settings | None = None,
+                 inspect: tuple[Model, str] | None = None):
+        """`inspect`: a loaded model and what it was opened as (`-m`): the workbench shows it
+        on the corpus instead of training."""
         super().__init__()
         self.paths = [str(p) for p in paths] if paths else None
         self.settings = settings or Settings()
+        self.inspect = inspect
 
     def get_default_screen(self) -> Screen:
-        return MainScreen(self.paths, self.settings)
+        return MainScreen(self.paths, self.settings, self.inspect)
 
     @property
     def main(self) -> MainScreen:
@@ -42,6 +47,7 @@ class WorkbenchApp(App):
                                     lambda a=b.action: main.run_action(a))
 
 
-def run_app(paths: list[str] | None = None, settings: Settings | None = None) -> int:
-    WorkbenchApp(paths or None, settings).run()
+def run_app(paths: list[str] | None = None, settings: Settings | None = None,
+            inspect: tuple[Model, str] | None = None) -> int:
+    WorkbenchApp(paths or None, settings, inspect).run()
     return 0

@@ -56,8 +56,18 @@ Red underlined characters are cut by a byte-level token. Everything is also in t
 palette (ctrl+p)."""
 
 
-def why_not(action: str, running: bool, loading: bool) -> str:
+def describe_inspection(source: str, model) -> str:
+    """The title while a loaded tokenizer is inspected: which one, and what it is."""
+    merges = len(getattr(model, "merges", ()))
+    return (f"inspecting {source} · {model.vocab_size:,} tokens ({merges:,} merges, "
+            f"{len(model.special_tokens)} special) · split {model.pre_tokenizer.name} · "
+            f"normalizer {model.normalizer}")
+
+
+def why_not(action: str, running: bool, loading: bool, inspecting: bool = False) -> str:
     """Why a dimmed key cannot act now, in a few words."""
+    if inspecting:
+        return "a loaded tokenizer is inspected, not trained (start without -m to train one)"
     if running:
         return "a run is going: escape cancels it"
     if loading:

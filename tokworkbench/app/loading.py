@@ -6,7 +6,8 @@ import time
 from ..core.errors import TokWorkbenchError
 from ..core.session import Session
 from ..core.settings import Settings
-from ..core.text.corpus import list_files
+from ..core.models.protocol import Model
+from ..core.text.corpus import list_files, load_corpus
 from . import messages as msg
 
 FRAME = 0.2  # seconds between progress posts while loading
@@ -29,6 +30,18 @@ def build_session(paths: list[str] | None, base: Session | None, settings: Setti
         if base is not None:
             return msg.SessionReady(base.with_settings(settings, post))
         return msg.SessionReady(Session.open(paths or [], settings, post))
+    except TokWorkbenchError as exc:
+        return msg.LoadFailed(str(exc))
+    except MemoryError:
+        return msg.LoadFailed("out of memory while loading the corpus")
+
+
+def build_inspection(paths: list[str] | None, model: Model, source: str, post=None) -> msg.SessionReady | msg.LoadFailed:
+    """Read `paths` and open a session that inspects `model` on them (-m): nothing is counted."""
+    report = post or (lambda done, total, what: None)
+    try:
+        corpus = load_corpus(paths or [], "strict", lambda done, total, name: report(done, total, f"reading {name}"))
+        return msg.SessionReady(Session.inspect(corpus, model, source))
     except TokWorkbenchError as exc:
         return msg.LoadFailed(str(exc))
     except MemoryError:

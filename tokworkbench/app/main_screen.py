@@ -6,6 +6,7 @@ themselves. Workers load corpora in a thread and train in a forked child; they p
 never touch a widget.
 """
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -23,6 +24,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..core.childrun import run_in_child
 from ..core.errors import TokWorkbenchError
 from ..core.formats.load import load_any
+from ..core.inspection.roundtrip import round_trip
+from ..core.inspection.vocab import TokenCounts, count_tokens, vocab_of
+from ..core.models.protocol import Model
 from ..core.session import FinishReason, RunFinished, Session
 from ..core.settings import Settings
 from ..core.batching import save_npz
@@ -33,8 +37,8 @@ from . import messages as msg
 from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog, ReplayDialog,
                       SettingsDialog)
 from .dialogs.export import HISTORY, folder_problem
-from .labels import HELP_NOTES, describe_finish, describe_settings, plural, why_not
-from .loading import build_session, loads_quickly, throttled
+from .labels import HELP_NOTES, describe_finish, describe_inspection, describe_settings, plural, why_not
+from .loading import build_inspection, build_session, loads_quickly, throttled
 from .widgets.batches import BatchesPanel, line_documents
 from .widgets.bytes_view import BytesPanel
 from .widgets.charts import ChartsPanel
@@ -44,11 +48,14 @@ from .widgets.encode import EncodePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
 from .widgets.progress import ProgressRow
+from .widgets.token_details import TokenDetails
+from .widgets.vocab import VocabPanel
 
 MIN_SIZE = (80, 24)
 IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
              "replay", "compare"}
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
+TRAINING = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "replay"}  # not while inspecting
 
 
 class MainScreen(Screen):
@@ -85,6 +92,13 @@ class MainScreen(Screen):
                 tooltip="Show the previous window of this document"),
         Binding("right_square_bracket", "window(1)", "Next window", show=False,
                 tooltip="Show the next window of this document"),
+        Binding("v", "vocabulary", "Vocab", show=False, priority=True,
+                tooltip="Search the vocabulary: by text, #id, or hex bytes (x:e6 97)"),
+        Binding("i", "toggle_ids", "Ids", show=False, tooltip="Show the encode pane's ids under its tokens, or not"),
+        Binding("y", "copy('ids')", "Copy ids", show=False,
+                tooltip="Copy the ids of the encode box's text (else of the selected token) to the clipboard"),
+        Binding("Y", "copy('tokens')", "Copy tokens", show=False,
+                tooltip="Copy the tokens of the encode box's text (else the selected token) as JSON strings"),
     ]
 
     # vars, not reactives: a reactive on a screen repaints the whole screen when it is set, which
@@ -97,10 +111,15 @@ class MainScreen(Screen):
     """The text in the encode box (the byte view shows it when there is one)."""
     batch_texts: var[tuple[str, ...]] = var(())
     """What batches are cut from: the corpus's first lines, each a document (`line_documents`)."""
+    selected_token: var[int | None] = var(None)
+    """The token chosen last in the corpus, the encode pane or the vocabulary (an outside id)."""
+    token_counts: var[TokenCounts | None] = var(None)
+    """Tokens per id over the whole corpus, counted in a worker when a view asks."""
 
-    def __init__(self, paths: list[str] | None, settings: Settings):
+    def __init__(self, paths: list[str] | None, settings: Settings, inspect: tuple[Model, str] | None = None):
         super().__init__()
         self.paths = paths
+        self.inspect = inspect  # (model, name): every session shows this model instead of training
         self.settings = settings  # what the next load uses; the session keeps its own
         self.session: Session | None = None
         self.view = View()
@@ -110,6 +129,7 @@ class MainScreen(Screen):
         self._train: Worker | None = None
         self.last_run: RunFinished | None = None  # how the latest run ended
         self._binding_state: tuple = ()
+        self._counting: Worker | None = None
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -132,6 +152,10 @@ class MainScreen(Screen):
                     yield BatchesPanel(id="batches").data_bind(MainScreen.snapshot, texts=MainScreen.batch_texts)
                 with TabPane("Compare", id="tab-compare"):
                     yield ComparePanel(id="compare").data_bind(MainScreen.snapshot, MainScreen.encode_text)
+                with TabPane("Vocabulary", id="tab-vocab"):
+                    yield VocabPanel(id="vocab").data_bind(MainScreen.snapshot, MainScreen.token_counts)
+            yield TokenDetails(id="token-details").data_bind(MainScreen.snapshot, MainScreen.selected_token,
+                                                             MainScreen.token_counts)
             yield ProgressRow(id="progress")
         yield Static("", id="too-small")
         yield Footer(compact=True)  # every key fits on one line at 80 columns
@@ -190,7 +214,7 @@ class MainScreen(Screen):
         if self.session is None and base is None and loads_quickly(paths):
             # the first screen: a small corpus loads in a few ms, so build it before the first
             # frame rather than draw empty panes and then everything again
-            result = build_session(paths, None, settings)
+            result = self._build(paths, None, settings)
             if isinstance(result, msg.SessionReady):
                 self.on_session_ready(result, quietly=True)  # the screen itself shows it is ready
             else:
@@ -204,9 +228,15 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the corpus")
     def _load_worker(self, paths: list[str] | None, base: Session | None, settings: Settings) -> None:
         worker = get_current_worker()
-        result = build_session(paths, base, settings, throttled(self.post_message))
+        result = self._build(paths, base, settings, throttled(self.post_message))
         if not worker.is_cancelled:
             self.post_message(result)
+
+    def _build(self, paths: list[str] | None, base: Session | None, settings: Settings, post=None):
+        """A training session, or with -m one that inspects that model."""
+        if self.inspect is not None and base is None:
+            return build_inspection(paths, *self.inspect, post)
+        return build_session(paths, base, settings, post)
 
     def on_load_progress(self, message: msg.LoadProgress) -> None:
         self.progress_row.show(message.what, message.done, message.total)
@@ -227,10 +257,15 @@ class MainScreen(Screen):
         for line in session.corpus.passed_over.lines():  # binary, hidden, special, unreadable…
             self.notify(line, severity="warning", timeout=8)
         self.app.sub_title = describe_settings(session.settings)
+        self.token_counts = None
         self.refresh_snapshot()
         self.refresh_bindings()
         if not quietly:
             self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
+        if session.inspected is not None:
+            self.app.sub_title = describe_inspection(session.inspected, session.model())
+            self.call_after_refresh(self._measure, session)  # after the first frame: it holds the GIL a while
+            return
         try:
             session.learner.steps_for_vocab(session.settings.target)
         except TokWorkbenchError as exc:
@@ -270,8 +305,49 @@ class MainScreen(Screen):
     def on_pair_selected(self, message: msg.PairSelected) -> None:
         self.selected_pair = message.pair
 
+    def on_token_selected(self, message: msg.TokenSelected) -> None:
+        self.selected_token = message.token
+
+    def action_select_token(self, token: int) -> None:
+        """A click on a token (corpus, encode pane): the details line shows it."""
+        self.selected_token = token
+
+    def _measure(self, session: Session) -> None:
+        if session is self.session:
+            self._counting = self._count_worker(session, measure=True)
+
+    def on_count_tokens(self, message: msg.CountTokens) -> None:
+        session, snap = self.session, self.snapshot
+        counting = self._counting
+        if session is None or snap is None or (counting is not None and counting.is_running):
+            return
+        if self.token_counts is None or self.token_counts.steps != snap.steps:
+            self._counting = self._count_worker(session, snapshot=snap)
+
+    @work(thread=True, exit_on_error=False, group="count", description="Counting tokens")
+    def _count_worker(self, session: Session, snapshot: Snapshot | None = None, measure: bool = False) -> None:
+        """Tokens per id over the whole corpus: for the model of `snapshot`, or (inspecting) the
+        frozen model's totals as well, which the corpus line and the compression then show."""
+        if measure:
+            counts = session.learner.measure()
+            vocab_of(session.model())  # built here rather than on the first look at the vocabulary
+            steps = session.steps
+        else:
+            counts = count_tokens(snapshot.model, [d.text for d in session.corpus.documents])
+            steps = snapshot.steps
+        self.post_message(msg.TokensCounted(TokenCounts(counts, steps, int(counts.sum())), session, measure))
+
+    def on_tokens_counted(self, message: msg.TokensCounted) -> None:
+        if message.session is not self.session:
+            return  # another corpus was opened meanwhile
+        self.token_counts = message.counts
+        if message.measured:
+            self.refresh_snapshot()  # the totals are known now
     def on_rewind_to(self, message: msg.RewindTo) -> None:
         session = self.session
+        if self.inspect is not None:
+            self.notify(why_not("undo", False, False, inspecting=True))
+            return
         if session is None or self.running or message.step >= session.steps:
             self.notify("that is the newest step: nothing to undo" if session and not self.running
                         else "wait for the run to end")
@@ -349,10 +425,14 @@ class MainScreen(Screen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters) -> bool | None:
+        if action == "select_token":
+            return True  # a click, never a key: fine while a box has focus
         if action == "escape":
             return self.running or isinstance(self.focused, Input)
         if isinstance(self.focused, Input):
             return False  # every other key of ours is a character the box takes
+        if action in TRAINING and self.inspect is not None:
+            return None
         if action in IDLE_ONLY and (self.running or self.loading or self.session is None):
             return None
         if action in ("undo", "reset") and not self.session.steps:
@@ -366,7 +446,8 @@ class MainScreen(Screen):
         for binding in self.BINDINGS:
             if event.key in binding.key.split(",") and self.check_action(binding.action, ()) is None:
                 event.stop()
-                self.notify(why_not(binding.action, self.running, self.loading or self.session is None), title=f"{binding.description} can't act now",
+                self.notify(why_not(binding.action, self.running, self.loading or self.session is None,
+                                    self.inspect is not None), title=f"{binding.description} can't act now",
                             timeout=4)
                 return
 
@@ -463,12 +544,49 @@ class MainScreen(Screen):
                                           "fixed vocabulary), HF tokenizer.json, minbpe .model or .tiktoken"),
                              chosen)
 
+    def action_vocabulary(self) -> None:
+        """The vocabulary tab, with its search box focused at once (keys typed behind v land there)."""
+        self.query_one("#bottom", TabbedContent).active = "tab-vocab"
+        self.query_one(VocabPanel).focus_search()
+
+    def action_toggle_ids(self) -> None:
+        """Show the encode tab with the ids toggled. Focus left in another tab's pane would pull
+        that tab back to the front, so it is let go first."""
+        encode = self.query_one(EncodePanel)
+        tabs = self.query_one("#bottom", TabbedContent)
+        if self.focused is not None and tabs in self.focused.ancestors and encode not in self.focused.ancestors:
+            self.set_focus(None)
+        tabs.active = "tab-encode"
+        encode.action_toggle_ids()
+
+    def action_copy(self, what: str) -> None:
+        """Copy ids or tokens through the terminal (OSC 52, which works over SSH): those of the
+        encode box's text, else the selected token's."""
+        model = self.snapshot.model if self.snapshot is not None else None
+        if model is None:
+            return
+        rt = round_trip(model, self.encode_text) if self.encode_text else None  # the model as it is now
+        if rt is not None and rt.ids:
+            ids, where = rt.ids, "of the encode box"
+        elif self.selected_token is not None:
+            ids, where = [self.selected_token], "of the selected token"
+        else:
+            self.notify("nothing to copy: type text in the encode box, or select a token")
+            return
+        with self.reporting("Not copied"):
+            if what == "ids":
+                text = " ".join(map(str, ids))
+            else:  # as `tokworkbench encode --format tokens` writes them
+                text = " ".join(json.dumps(model.token_text(i), ensure_ascii=False) for i in ids)
+            self.app.copy_to_clipboard(text)
+            self.notify(f"copied {plural(len(ids), 'token' if what == 'tokens' else 'id')} {where}", timeout=3)
+
     def action_help(self) -> None:
         def keys(bindings) -> list[tuple[str, str]]:
             return [(self.app.get_key_display(b), b.tooltip or b.description) for b in bindings]
 
         sections = [("Workbench", keys(self.BINDINGS)), ("Merge history", keys(MergesPanel.BINDINGS)),
-                    ("Encode / decode (while its boxes have focus)", keys(EncodePanel.BINDINGS)),
+                    ("Encode / decode (while its boxes have focus) and vocabulary", keys(EncodePanel.BINDINGS + VocabPanel.BINDINGS)),
                     ("Batches (b gives them the keys)", keys(BatchesPanel.BINDINGS)),
                     ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
                                     ("escape", "close a dialog; clear the pair filter")])]
@@ -583,6 +701,10 @@ class MainScreen(Screen):
             if not result:
                 return
             fmt, path = result
+            if fmt == HISTORY and self.inspect is not None:
+                self.notify("a loaded tokenizer has no training history (no counts); export it as a model instead",
+                            title="Not exported", severity="warning")
+                return
             with self.reporting(f"Cannot export to {fmt}"):
                 if fmt != HISTORY:
                     session.check_export(fmt)

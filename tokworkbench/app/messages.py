@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from ..core.session import RunFinished, RunProgress, Session
+from ..core.inspection.vocab import TokenCounts
 from ..core.snapshot import Snapshot
 
 
@@ -74,3 +75,22 @@ class BatchExport(Message):
 
     batch: object  # core.batching.Batch
     path: str
+
+
+@dataclass
+class TokenSelected(Message):
+    """A token chosen in the corpus, the encode pane or the vocabulary: the details line shows it."""
+
+    token: int | None
+
+
+@dataclass
+class CountTokens(Message):
+    """A view wants per-token counts over the whole corpus (counted in a worker)."""
+
+
+@dataclass
+class TokensCounted(Message):
+    counts: TokenCounts
+    session: Session  # the session they were counted on (another may be open by now)
+    measured: bool  # the frozen model's totals were measured too

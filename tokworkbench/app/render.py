@@ -64,11 +64,14 @@ def style_runs(
     spans: Sequence[TokenSpan],
     marks: Sequence[tuple[int, int]] = (),
     palette: Palette = TRUECOLOR,
+    owners: list[int] | None = None,
 ) -> list[tuple[str, str]]:
     """`text` as (display text, style) runs, each token on its own background.
 
     A character that two tokens share (a byte-level token cut it) is drawn once, underlined in
-    red; `marks` are char ranges to highlight (occurrences of the selected pair).
+    red; `marks` are char ranges to highlight (occurrences of the selected pair). `owners`, if
+    given, receives each run's span index (-1 for text no span covers), so a click on a run
+    can name its token.
     """
     end = len(text)
     cut = set()
@@ -80,13 +83,15 @@ def style_runs(
         marked.update(range(a, b))
     runs: list[tuple[str, str]] = []
     pos = 0
-    for span in spans:
+    for index, span in enumerate(spans):
         s, e = max(span.start, pos), min(span.end, end)
         if e <= s:
             continue
         base = palette.tokens[span.ordinal % len(palette.tokens)]
         if not (cut or marked):
             runs.append((_display(text[s:e]), base))
+            if owners is not None:
+                owners.append(index)
             pos = e
             continue
 
@@ -102,10 +107,14 @@ def style_runs(
             while j < e and style_of(j) == style:
                 j += 1
             runs.append((_display(text[i:j]), style))
+            if owners is not None:
+                owners.append(index)
             i = j
         pos = e
     if pos < end:
         runs.append((_display(text[pos:end]), ""))
+        if owners is not None:
+            owners.append(-1)
     return runs
 
 

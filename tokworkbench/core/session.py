@@ -16,6 +16,7 @@ from .errors import TrainingError
 from .formats import modelfile
 from .formats.export import check, export
 from .formats.historycsv import write_history_csv
+from .models.frozen import FrozenLearner, inspect_settings
 from .models.protocol import Learner, Model
 from .models.roles import Roles, with_roles
 from .bpe.trainer import Trainer
@@ -59,10 +60,11 @@ Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 class Session:
     def __init__(self, corpus: Corpus, settings: Settings, progress: Progress | None = None,
                  counted: "Session | None" = None, counts: ChunkCounts | None = None,
-                 counts_source: str | None = None):
+                 counts_source: str | None = None, learner: Learner | None = None):
         """Build the learner over `corpus` (the slow part: pre-tokenizing and counting, skipped
-        when `counted` is a session whose counts these settings can reuse, or when `counts` come
-        from a count file: then there is no text, only chunks and their counts)."""
+        when `counted` is a session whose counts these settings can reuse, when `counts` come
+        from a count file (then there is no text, only chunks and their counts), or when
+        `learner` is given)."""
         self.corpus = corpus
         self.counts_source = counts_source if counts is not None else (counted.counts_source if counted else None)
         if self.counts_source is not None:
@@ -78,11 +80,22 @@ class Session:
         counting = "pre-tokenizing and counting chunks…"
         report(0, total, counting)
         reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else counts
-        self.learner: Learner = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
-                                        progress=lambda chars: report(chars, total, counting), counted=reuse)
+        self.learner: Learner = learner or Trainer(
+            (d.text for d in corpus.documents), config, keep_layout=True,
+            progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
         self._saved_key = self._key()  # nothing trained yet: nothing to lose
         self.replay_source: str | None = None
+        self.inspected: str | None = None  # what `inspect` opened; None while training
+
+    @classmethod
+    def inspect(cls, corpus: Corpus, model: Model, source: str) -> "Session":
+        """A session that shows `model`, frozen, on `corpus`: nothing is counted or encoded up
+        front (models/frozen.py), and every training verb has nothing to do."""
+        learner = FrozenLearner(model, [d.text for d in corpus.documents], source)
+        session = cls(corpus, inspect_settings(model), learner=learner)
+        session.inspected = source
+        return session
 
     @classmethod
     def open(cls, paths: list[str], settings: Settings, progress: Progress | None = None) -> "Session":

@@ -119,9 +119,12 @@ class CorpusPane(Vertical):
         snap, stats = self.snapshot, self.stats
         if snap is None or stats is None:
             return
+        tokens = ((f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
+                  f" {snap.units.plural}/token")
+        if not snap.total_tokens:  # a loaded tokenizer (inspect mode) counts the corpus in the background
+            tokens = ("counting tokens…",)
         line = Text.assemble(  # the training line first: it is what changes on every merge
-            (f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
-            f" {snap.units.plural}/token · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
+            *tokens, " · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
             f" · {plural(snap.steps, 'merge')}\n",
             f"{plural(stats.documents, 'doc')} · {stats.chars:,} chars · {stats.bytes:,} bytes · "
             f"{stats.distinct_chars:,} distinct chars",
@@ -133,7 +136,7 @@ class CorpusPane(Vertical):
         marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         key = (window.text, window.spans, marks)
         if key != self._styled_key:  # most merges leave the window's tokens as they were
-            self._styled_key, self._styled = key, style_runs(window.text, window.spans, marks, palette_of(self.app))
+            self._styled_key, self._styled = key, clickable_runs(window.text, window.spans, marks, palette_of(self.app))
         end = window.start + len(window.text)
         names = self._names
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
@@ -163,6 +166,14 @@ class CorpusPane(Vertical):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self.post_message(DocumentSelected(event.option_index))
+
+
+def clickable_runs(text, spans, marks, palette) -> list[tuple[str, str, str | None]]:
+    """The window's runs, each token's carrying the click that selects it (the details line)."""
+    owners: list[int] = []
+    runs = style_runs(text, spans, marks, palette, owners)
+    return [(t, style, f"screen.select_token({spans[k].token})" if k >= 0 else None)
+            for (t, style), k in zip(runs, owners)]
 
 
 def _fit(name: str, room: int) -> str:

@@ -1,10 +1,12 @@
 """Encode / decode: tokens drawn in the text, a round-trip verdict, and hand-typed id decoding.
 
-Two switches, keys on this pane so they work while its boxes have focus: ctrl+t encodes the text
-as a document (BOS + content + EOS, by the model's roles), ctrl+g decodes skipping BOS, EOS and
-PAD (UNK stays: it stands for text that was there).
+Three switches, keys on this pane so they work while its boxes have focus: ctrl+t encodes the
+text as a document (BOS + content + EOS, by the model's roles), ctrl+g decodes skipping BOS, EOS
+and PAD (UNK stays: it stands for text that was there), ctrl+n shows each token's id under it.
 """
 
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,13 +15,13 @@ from textual.reactive import var
 from textual.widgets import Input, Static
 
 from ...core.errors import TokWorkbenchError
-from ...core.inspection.escape import hex_bytes
+from ...core.inspection.escape import hex_bytes, visible
 from ...core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
 from ...core.models.roles import decode as decode_ids
 from ...core.models.roles import encode_document, hidden_ids, role_ids
 from ...core.snapshot import Snapshot
 from ..messages import EncodeChanged
-from ..render import draw_tokens, palette_of
+from ..render import Palette, palette_of, style_runs
 from .steady_input import SteadyInput
 
 
@@ -37,12 +39,16 @@ class EncodePanel(Vertical):
         max-height: 6;
         padding: 0 1;
     }
+    EncodePanel #encode-result {
+        link-style: none;  /* tokens and ids are clickable: not underlined, only the hovered one marked */
+    }
     """
     BINDINGS = [
         Binding("ctrl+t", "toggle('add_specials')", "+specials",
                 tooltip="Encode as a document: BOS + content + EOS (the model's roles, set in settings)"),
         Binding("ctrl+g", "toggle('skip_special')", "Skip specials",
                 tooltip="Decode without BOS, EOS and PAD (UNK is kept)"),
+        Binding("ctrl+n", "toggle_ids", "Ids", tooltip="In the encode pane: show each token's id under it"),
     ]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
@@ -59,6 +65,8 @@ class EncodePanel(Vertical):
         super().__init__(**kwargs)
         self.add_specials = False  # encode as a document
         self.skip_special = False  # decode without BOS/EOS/PAD
+        self.show_ids = False  # each token's id under it (ctrl+n), else the ids on one line
+        self.last: RoundTrip | None = None  # what is drawn now (what the copy keys copy)
 
     def action_toggle(self, switch: str) -> None:
         setattr(self, switch, not getattr(self, switch))
@@ -92,7 +100,7 @@ class EncodePanel(Vertical):
         self._stale = False
         model = self.snapshot.model
         text = self.query_one("#encode-input", Input).value
-        rt = round_trip(model, text) if text else None
+        rt = self.last = round_trip(model, text) if text else None
         document = None
         if rt is not None and rt.error is None and self.add_specials:
             try:
@@ -114,6 +122,14 @@ class EncodePanel(Vertical):
             except TokWorkbenchError as exc:
                 report = DecodeReport([], None, None, str(exc), None)
         self.show_decode(report, hidden)
+
+    def action_toggle_ids(self) -> None:
+        self.show_ids = not self.show_ids
+        self._refresh()
+
+    def _width(self) -> int:
+        """Columns for the token/id rows, leaving room for the scrollbar a long text brings."""
+        return max(20, (self.query_one("#encode-scroll").scrollable_content_region.width or 80) - 2)
 
     def _switches(self, on: bool, what: str, key: str) -> Text:
         """How a switch stands, and whether the model has the roles it needs."""
@@ -143,12 +159,18 @@ class EncodePanel(Vertical):
             tail = ids[-1:] if document is not None and ids[-1:] != rt.ids[-1:] else []
             for tid in lead:
                 out.append(f"⟨{names.get(tid, tid)}⟩", palette.special)
-            out.append_text(draw_tokens(rt.normalized, rt.spans, palette=palette))
+            if self.show_ids:
+                out.append_text(ids_under(rt, self.snapshot.model.token_text, palette, self._width()))
+            else:
+                out.append_text(clickable_tokens(rt, palette))
             for tid in tail:
                 out.append(f"⟨{names.get(tid, tid)}⟩", palette.special)
-            out.append("\n")
-            out.append("ids ", "dim")
-            out.append(" ".join(map(str, ids)))
+            if not self.show_ids or document is not None:
+                out.append("\n")
+                out.append("ids ", "dim")
+                for k, tid in enumerate(ids):
+                    out.append(" " if k else "")
+                    out.append(str(tid), _select(tid))
             out.append("\n")
             chars = len(rt.text)
             n = len(ids)
@@ -200,3 +222,44 @@ class EncodePanel(Vertical):
         if self._shown.get(selector) != text:
             self._shown[selector] = text
             self.query_one(selector, Static).update(text)
+
+
+def _select(tid: int) -> Style:
+    return Style.from_meta({"@click": f"screen.select_token({tid})"})
+
+
+def clickable_tokens(rt: RoundTrip, palette: Palette) -> Text:
+    """The text drawn as tokens, each one a click that selects it (the details line)."""
+    owners: list[int] = []
+    out = Text(no_wrap=False, overflow="fold")
+    for (piece, style), k in zip(style_runs(rt.normalized, rt.spans, (), palette, owners), owners):
+        out.append(piece, Style.parse(style) + _select(rt.spans[k].token) if k >= 0 and style else style)
+    return out
+
+
+def ids_under(rt: RoundTrip, token_text, palette: Palette, width: int) -> Text:
+    """Each token over its id, in columns as wide as the wider of the two, wrapped to `width`:
+    the token as text (\\xNN where it holds part of a character), whitespace made visible."""
+    out = Text(no_wrap=True, overflow="crop")
+    top, bottom, used = Text(), Text(), 0
+    for k, tid in enumerate(rt.ids):
+        shown, label = visible(token_text(tid)) or "∅", str(tid)
+        cell = max(cell_len(shown), len(label))
+        if used and used + 1 + cell > width:  # 1: the space between two tokens
+            out.append_text(top)
+            out.append("\n")
+            out.append_text(bottom)
+            out.append("\n")
+            top, bottom, used = Text(), Text(), 0
+        if used:
+            top.append(" ")
+            bottom.append(" ")
+            used += 1
+        click = _select(tid)
+        top.append(shown + " " * (cell - cell_len(shown)), Style.parse(palette.tokens[k % len(palette.tokens)]) + click)
+        bottom.append(label.ljust(cell), Style(dim=True) + click)
+        used += cell
+    out.append_text(top)
+    out.append("\n")
+    out.append_text(bottom)
+    return out

@@ -37,8 +37,10 @@ class MergesPanel(RowsView):
             step = (f"↺{r.step}", "italic") if r.step <= replayed else str(r.step)
             if r.step == replayed:
                 step = (f"↺{r.step}", "bold italic underline")  # where the replay ends
-            cells.append((step, (visible(row.text), "bold"), f"{r.count:,}", f"{r.replacements:,}",
-                          f"{r.length:,}", f"{row.compression:.3f}", f"{r.pair[0]}+{r.pair[1]}", str(r.new_id)))
+            counted = (f"{r.count:,}", f"{r.replacements:,}", f"{r.length:,}", f"{row.compression:.3f}")
+            if not r.length:  # a loaded model's merges (inspect mode): no training run counted them
+                counted = ("–", "–", "–", "–")
+            cells.append((step, (visible(row.text), "bold"), *counted, f"{r.pair[0]}+{r.pair[1]}", str(r.new_id)))
         self.set_rows(cells, follow=True)
         replay = f" · ↺ first {min(snap.steps, replayed):,} of {replayed:,} replayed" if replayed else ""
         self.border_subtitle = plural(snap.steps, "merge") + replay

@@ -21,18 +21,24 @@ def _style(spec: str) -> Style:
     return Style.parse(spec) if spec else Style()
 
 
+def _clickable(spec: str, action: str) -> Style:
+    """A run's style carrying the action a click on it runs (e.g. `screen.select_token(42)`)."""
+    return _style(spec) + Style.from_meta({"@click": action})
+
+
 Line = tuple[list[Segment], int]  # segments and their cell length; made a Strip only when shown
 
 
 def wrap_runs(runs: list[tuple[str, str]], width: int) -> list[Line]:
     """Wrap at token boundaries: a token that does not fit on what is left of a line starts
-    the next one; only a token longer than a whole line is cut, wherever the width ends."""
+    the next one; only a token longer than a whole line is cut, wherever the width ends. A run
+    may carry a third item, the action a click on it runs."""
     width = max(width, 4)
     lines: list[Line] = []
     segments: list[Segment] = []
     used = 0
-    for text, spec in runs:
-        style = _style(spec)
+    for text, spec, *action in runs:
+        style = _clickable(spec, action[0]) if action and action[0] else _style(spec)
         parts = text.split("\n")
         for k, part in enumerate(parts):
             if k:

@@ -1,0 +1,231 @@
+"""The vocabulary browser's core: every token of a model as columns, searched and sorted.
+
+A model's vocabulary is held as numpy columns in inside (rank) order: the outside id, the
+length in bytes, the merge that made it and its two parents. Searching and sorting are array
+operations, so cl100k's 100,261 tokens or o200k's 200,019 answer a keystroke in tens of
+milliseconds, and only the rows shown are turned into `TokenInfo` values. Every id here is an
+outside id. The app only renders what these functions return.
+
+A query is one of:
+- `#N`, `id:N` or `#N-M`: the token with id N, or the ids from N to M;
+- hex bytes: `x:e6 97`, `0xe697`, `\\xe6\\x97`, or two or more byte pairs apart (`e6 97`);
+- anything else: text, matched anywhere in the token's bytes (␣ ↵ → stand for space,
+  line feed and tab, as the views draw them).
+"""
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DecodeError
+from ..units import Units
+from .escape import render_bytes
+
+ORDERS = ("id", "length", "count")
+_MARKS = str.maketrans({"␣": " ", "↵": "\n", "→": "\t"})
+_ID_QUERY = re.compile(r"^\s*(?:#|id:)\s*(\d+)\s*(?:-\s*(\d+)\s*)?$", re.IGNORECASE)
+_HEX_PAIRS = re.compile(r"^\s*[0-9a-fA-F]{2}(?:\s+[0-9a-fA-F]{2})+\s*$")
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """One token as every view describes it (the browser's rows, the details line)."""
+
+    id: int
+    data: bytes  # its bytes (a special token's: the UTF-8 of its name)
+    text: str  # the bytes as text, \\xNN where they are not UTF-8
+    special: bool
+    step: int | None  # the merge that made it (1 = the first); None for base units and specials
+    parents: tuple[int, int] | None  # the outside ids it was merged from
+    parent_texts: tuple[str, str] | None
+    count: int | None  # how often it occurs in the counted corpus; None when not counted
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """How often each outside id occurs over the whole corpus, for the model as it stood after
+    `steps` steps (training moves on; a frozen model never does)."""
+
+    counts: np.ndarray = field(repr=False)
+    steps: int
+    total: int
+
+
+@dataclass(frozen=True)
+class VocabPage:
+    rows: list[TokenInfo]  # the first `limit` matches in the chosen order
+    matched: int  # how many tokens match in all
+    order: str
+
+
+class Vocab:
+    """A model's vocabulary as columns (inside order). Build with `vocab_of(model)`."""
+
+    def __init__(self, model):
+        tokens = list(getattr(model, "ranked_tokens", ()))
+        merges = getattr(model, "merges", ())
+        base = getattr(model, "base_size", len(tokens))
+        specials = list(model.special_ids.items())
+        if not tokens:  # a model without rank tables: ask it id by id
+            special_ids = {i for _, i in specials}
+            tokens = [model.token(i) for i in range(model.vocab_size) if i not in special_ids]
+        n = len(tokens)
+        self.model = model
+        self.data: list[bytes] = [Units.to_bytes(t) for t in tokens] + [s.encode("utf-8") for s, _ in specials]
+        to_outside = getattr(model, "to_outside", None)
+        inside = list(range(n))
+        self.ids = np.asarray((to_outside(inside) if to_outside else inside) + [i for _, i in specials],
+                              dtype=np.int64)
+        self.lengths = np.fromiter(map(len, self.data), dtype=np.int64, count=len(self.data))
+        self.special = np.zeros(len(self.data), dtype=bool)
+        self.special[n:] = True
+        self.steps = np.zeros(len(self.data), dtype=np.int64)  # 0: not made by a merge
+        self.left = np.full(len(self.data), -1, dtype=np.int64)
+        self.right = np.full(len(self.data), -1, dtype=np.int64)
+        if len(merges):
+            pairs = np.asarray(merges, dtype=np.int64).reshape(-1, 2)
+            made = np.arange(base, base + len(pairs))
+            self.steps[made] = np.arange(1, len(pairs) + 1)
+            self.left[made] = self.ids[pairs[:, 0]]
+            self.right[made] = self.ids[pairs[:, 1]]
+        self._row_of = {int(t): r for r, t in enumerate(self.ids.tolist())}
+        self.blob = b"".join(self.data)  # every token end to end: one scan finds a needle in all
+        self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])) if len(self.data) else self.lengths
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def row_of(self, tid: int) -> int:
+        row = self._row_of.get(tid) if isinstance(tid, int) else None
+        if row is None:
+            raise DecodeError(f"id {tid!r} is not in this vocabulary (ids {int(self.ids.min())}.."
+                              f"{int(self.ids.max())})")
+        return row
+
+    def info(self, row: int, counts: np.ndarray | None = None) -> TokenInfo:
+        """The token in row `row`, with its count when `counts` (indexed by outside id) is given."""
+        tid = int(self.ids[row])
+        left, right = int(self.left[row]), int(self.right[row])
+        parents = (left, right) if left >= 0 else None
+        texts = None
+        if parents:
+            texts = (self.text(self.row_of(left)), self.text(self.row_of(right)))
+        return TokenInfo(tid, self.data[row], self.text(row), bool(self.special[row]),
+                         int(self.steps[row]) or None, parents, texts, count_of(counts, tid))
+
+    def text(self, row: int) -> str:
+        return render_bytes(self.data[row])
+
+
+def count_of(counts: np.ndarray | None, tid: int) -> int | None:
+    if counts is None:
+        return None
+    return int(counts[tid]) if 0 <= tid < len(counts) else 0
+
+
+_last: tuple = (None, None)
+_last_lock = threading.Lock()
+
+
+def vocab_of(model) -> Vocab:
+    """The model's columns, built once per model: the browser and the details line ask for the
+    same model many times (a frozen model is the same object in every snapshot)."""
+    global _last
+    with _last_lock:
+        seen, vocab = _last
+        if seen is not model:
+            vocab = Vocab(model)
+            _last = (model, vocab)
+        return vocab
+
+
+def token_info(model, tid: int, counts: np.ndarray | None = None) -> TokenInfo:
+    """One token of `model` by outside id; a DecodeError names an id it does not have."""
+    vocab = vocab_of(model)
+    return vocab.info(vocab.row_of(tid), counts)
+
+
+def parse_query(query: str) -> tuple[str, object]:
+    """("all", None), ("ids", (lo, hi)), ("bytes", needle) or ("text", needle): what a query
+    asks for (see the module's docstring)."""
+    q = query.strip()
+    if not q:
+        return "all", None
+    m = _ID_QUERY.match(q)
+    if m:
+        lo = int(m.group(1))
+        return "ids", (lo, int(m.group(2)) if m.group(2) else lo)
+    lowered = q.lower()
+    if lowered.startswith(("x:", "0x", "\\x")) or _HEX_PAIRS.match(q):
+        digits = re.sub(r"x:|0x|\\x|\s", "", lowered)
+        if len(digits) >= 2 and len(digits) % 2 == 0 and all(c in "0123456789abcdef" for c in digits):
+            return "bytes", bytes.fromhex(digits)
+    return "text", query.translate(_MARKS).encode("utf-8", errors="surrogatepass")
+
+
+def matching_rows(vocab: Vocab, query: str) -> np.ndarray:
+    """The rows whose token the query finds, in inside order."""
+    what, arg = parse_query(query)
+    if what == "all":
+        return np.arange(len(vocab))
+    if what == "ids":
+        lo, hi = sorted(arg)
+        return np.flatnonzero((vocab.ids >= lo) & (vocab.ids <= hi))
+    return rows_holding(vocab, arg)
+
+
+def rows_holding(vocab: Vocab, needle: bytes) -> np.ndarray:
+    """Rows whose bytes hold `needle`: every place it starts in the joined tokens (overlapping
+    ones too), kept where it ends inside the token it starts in."""
+    if not needle or not len(vocab):
+        return np.arange(len(vocab))
+    blob, found = vocab.blob, []
+    i = blob.find(needle)
+    while i >= 0:
+        found.append(i)
+        i = blob.find(needle, i + 1)
+    at = np.asarray(found, dtype=np.int64)
+    rows = np.searchsorted(vocab.starts, at, side="right") - 1
+    inside = at + len(needle) <= vocab.starts[rows] + vocab.lengths[rows]
+    return np.unique(rows[inside])
+
+
+def search(vocab: Vocab, query: str = "", order: str = "id", counts: np.ndarray | None = None,
+           limit: int = 500) -> VocabPage:
+    """The tokens `query` finds, sorted by id (ascending), length or count (longest or most
+    frequent first, then by id), the first `limit` as rows. Sorting by count needs `counts`
+    (tokens per outside id); without them it sorts by id."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}")
+    rows = matching_rows(vocab, query)
+    ids = vocab.ids[rows]
+    if order == "count" and counts is not None:
+        padded = np.zeros(int(vocab.ids.max()) + 1, dtype=np.int64)
+        padded[: min(len(counts), len(padded))] = counts[: len(padded)]
+        key = -padded[ids]
+        picked = rows[np.lexsort((ids, key))[:limit]]
+    elif order == "length":
+        picked = rows[np.lexsort((ids, -vocab.lengths[rows]))[:limit]]
+    else:
+        order = "id"
+        picked = rows[np.argsort(ids, kind="stable")[:limit]]
+    return VocabPage([vocab.info(int(r), counts) for r in picked], len(rows), order)
+
+
+def count_tokens(model, texts: Sequence[str]) -> np.ndarray:
+    """How often each outside id occurs when `model` encodes `texts` (ordinary encoding): the
+    browser's count column, over the whole corpus."""
+    counts = np.zeros(0, dtype=np.int64)
+    for text in texts:
+        ids = model.encode_ordinary(text)
+        if not ids:
+            continue
+        found = np.bincount(np.asarray(ids, dtype=np.int64))
+        if len(found) < len(counts):
+            found = np.pad(found, (0, len(counts) - len(found)))
+        found[: len(counts)] += counts
+        counts = found
+    return counts
