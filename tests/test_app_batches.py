@@ -240,7 +240,7 @@ async def test_compare_shows_both_tokenizations_the_fingerprints_and_the_differi
         app.main.session.save(same)
         await pilot.press("n")  # one merge more: id 266 now exists here and not in the file
         app.main.query_one("#encode-input", Input).value = "the theory"
-        await pilot.press("v")
+        await pilot.press("C")
         await pilot.pause()
         assert isinstance(app.screen, ReplayDialog)
         app.screen.query_one("#replay-path", Input).value = str(same)
@@ -265,7 +265,7 @@ async def test_two_fixed_vocabularies_that_swap_two_ids_are_incompatible(tmp_pat
         panel = app.query_one(ComparePanel)
         panel.set_other(FixedVocab(tuple(tokens), roles), "mine.json")  # side A stays the session's model
         app.main.query_one("#encode-input", Input).value = "我喜欢学习AI"
-        await pilot.press("v")
+        await pilot.press("C")
         await pilot.pause()
         app.screen.query_one("#replay-path", Input).value = str(swapped)
         await pilot.press("enter")
@@ -281,7 +281,7 @@ async def test_comparing_a_file_that_is_not_a_tokenizer_is_one_message(tmp_path)
     bad.write_text("just some words\n", encoding="utf-8")
     app = WorkbenchApp()
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.press("n", "v")
+        await pilot.press("n", "C")
         await pilot.pause()
         app.screen.query_one("#replay-path", Input).value = str(bad)
         await pilot.press("enter")

@@ -228,7 +228,7 @@ async def test_ids_under_tokens_toggle_and_a_click_selects_a_token_everywhere(op
         result = app.query_one("#encode-result")
         assert "ids " + " ".join(map(str, ids)) in str(result.render())
         box.focus()
-        await pilot.press("ctrl+t")  # works while typing: a binding of the pane
+        await pilot.press("ctrl+n")  # works while typing: a binding of the pane
         await pilot.pause()
         lines = str(result.render()).splitlines()
         assert app.query_one(EncodePanel).show_ids

@@ -84,7 +84,7 @@ class MainScreen(Screen):
         Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table", priority=True),
         Binding("b", "batches", "Batches", priority=True,
                 tooltip="Show the Batches tab and give it the keys (T, B, seed, mode, write .npz)"),
-        Binding("v", "compare", "Compare", priority=True,
+        Binding("C", "compare", "Compare", priority=True,
                 tooltip="Load a second tokenizer and compare it with this one on the encode input"),
         Binding("comma", "document(-1)", "Prev doc", show=False, tooltip="Show the previous document"),
         Binding("full_stop", "document(1)", "Next doc", show=False, tooltip="Show the next document"),
