@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -28,7 +29,7 @@ from ...core.batching import Batch, BatchSpec, document_ids, make_batch
 from ...core.errors import TokWorkbenchError
 from ...core.models.roles import role_ids
 from ...core.snapshot import Snapshot
-from ..batchdraw import BOUNDARY, IGNORE, draw_allowed, draw_grid, draw_stream
+from ..batchdraw import BOUNDARY, IGNORE, LABEL, draw_allowed, draw_grid, draw_stream, grid_layout, row_lines
 from ..dialogs.export import folder_problem
 from ..dialogs.prompt import PromptDialog
 from ..labels import plural
@@ -39,7 +40,6 @@ LINES = 8  # documents (non-empty lines) taken from each corpus file
 DOC_CHARS = 200  # characters of each document the stream is cut from
 MODES = ("stride", "random", "pad")  # what m cycles through; "starts" comes from the p prompt
 MAX_T, MAX_B = 64, 32  # what the view draws; the CLI takes any size
-ROW_LINES = 4  # lines each batch row takes in the grid (ids, tokens, target ids, tokens)
 
 
 def line_documents(texts: Iterable[str]) -> tuple[str, ...]:
@@ -186,9 +186,10 @@ class BatchesPanel(Vertical, can_focus=True):
     }
     BatchesPanel #batch-matrix-box {
         width: auto;
-        max-width: 45%;
+        max-width: 40%;
         padding: 0 1;
         border-left: vkey $primary-darken-1;
+        scrollbar-size-vertical: 1;
     }
     BatchesPanel #batch-matrix {
         width: auto;
@@ -209,8 +210,6 @@ class BatchesPanel(Vertical, can_focus=True):
         Binding("down", "row(1)", "Next row", show=False, priority=True,
                 tooltip="Batches: the next row (its allowed matrix is drawn)"),
         Binding("up", "row(-1)", "Prev row", show=False, tooltip="Batches: the previous row", priority=True),
-        Binding("right", "pan(8)", "Right", show=False, tooltip="Batches: scroll the grid right", priority=True),
-        Binding("left", "pan(-8)", "Left", show=False, tooltip="Batches: scroll the grid left", priority=True),
     ]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
@@ -225,6 +224,7 @@ class BatchesPanel(Vertical, can_focus=True):
         self.choice = BatchChoice()
         self.result: BatchResult | None = None
         self._stale = True
+        self._drawn_width = 0  # the grid's bands were cut for this width
 
     def compose(self) -> ComposeResult:
         yield Static(id="batch-summary")
@@ -250,6 +250,21 @@ class BatchesPanel(Vertical, can_focus=True):
     def on_show(self) -> None:
         if self._stale:
             self._rebuild()
+
+    def on_resize(self) -> None:
+        if self.result is not None and self.result.batch is not None and self._grid_width() != self._drawn_width:
+            self._draw()
+
+    def _grid_width(self, matrix: Text | None = None) -> int:
+        """The grid's room: the pane less the matrix beside it (its text's width, its padding and
+        border, at most 40%), the grid's padding and a scrollbar. Worked out, not read from the
+        layout, which is known only a frame after the matrix has grown with T.
+        (Both boxes: padding 1 each side, a one-cell scrollbar; the matrix's border one more.)"""
+        total = self.size.width or self.app.size.width
+        if matrix is None:
+            return self._drawn_width or total
+        drawn = max((cell_len(line) for line in matrix.plain.splitlines()), default=0)
+        return max(LABEL + 6, total - min(drawn + 4, int(total * 0.4)) - 3)
 
     def _changed(self) -> None:
         self._stale = True
@@ -315,12 +330,16 @@ class BatchesPanel(Vertical, can_focus=True):
             grid.update("")
             matrix.update("")
             return
+        drawn = draw_allowed(batch.allowed(choice.row), choice.row, start,
+                             int((batch.targets[choice.row] != IGNORE).sum()))
+        matrix.update(drawn)
+        self._drawn_width = width = self._grid_width(drawn)
         grid.update(draw_grid(batch.inputs, batch.targets, model.token_text, roles, batch.attention_mask, palette,
-                              choice.row))
-        matrix.update(draw_allowed(batch.allowed(choice.row), choice.row, start,
-                                   int((batch.targets[choice.row] != IGNORE).sum())))
+                              choice.row, width))
+        per_band = grid_layout(batch.inputs, batch.targets, roles, width)[1]
         box = self.query_one("#batch-grid-box", ScrollableContainer)
-        box.scroll_to(y=choice.row * ROW_LINES, animate=False)
+        row_top = 1 + choice.row * row_lines(choice.context, per_band)  # under the t header
+        box.scroll_to(y=row_top if choice.row else 0, animate=False)
 
     # -- keys ------------------------------------------------------------------------------
     def action_context(self, delta: int) -> None:
@@ -341,10 +360,6 @@ class BatchesPanel(Vertical, can_focus=True):
     def action_row(self, delta: int) -> None:
         rows = len(self.result.batch.inputs) if self.result and self.result.batch is not None else 1
         self.choose(replace(self.choice, row=max(0, min(rows - 1, self.choice.row + delta))))
-
-    def action_pan(self, delta: int) -> None:
-        box = self.query_one("#batch-grid-box", ScrollableContainer)
-        box.scroll_to(x=max(0, box.scroll_x + delta), animate=False)
 
     def action_params(self) -> None:
         def validate(value: str) -> str | None:
