@@ -308,10 +308,10 @@ class BatchesPanel(Vertical, can_focus=True):
             window = (start, start + choice.context + 1)
         lo = max(0, (start or 0) - 4)
         shown = max(3 * choice.context, self.size.width // 2)
-        stream = Text("stream ", "dim")
-        stream.append_text(draw_stream(r.stream, r.boundaries, model.token_text, roles, palette, window,
-                                       lo, lo + shown))
-        self.query_one("#batch-stream", Static).update(stream)
+        # no label in front: the stream has no spaces to wrap at (␣ is drawn), so a label's
+        # space was where it wrapped, and the first of its two lines was lost to the label
+        self.query_one("#batch-stream", Static).update(
+            draw_stream(r.stream, r.boundaries, model.token_text, roles, palette, window, lo, lo + shown))
 
         grid = self.query_one("#batch-grid", Static)
         matrix = self.query_one("#batch-matrix", Static)
