@@ -15,7 +15,8 @@ from tokworkbench.app.dialogs import PromptDialog, ReplayDialog, SettingsDialog
 from tokworkbench.app.render import PALETTES
 from tokworkbench.app.widgets.batches import BatchChoice, BatchesPanel, line_documents, parse_choice
 from tokworkbench.app.widgets.compare import ComparePanel
-from tokworkbench.core.batching import BatchSpec, make_batch
+from tokworkbench.core.batching import make_batch
+from tokworkbench.core.compat import fingerprint
 from tokworkbench.core.formats import modelfile
 from tokworkbench.core.models.fixed import FixedVocab
 from tokworkbench.core.models.roles import Roles
@@ -146,6 +147,12 @@ async def test_the_batches_tab_draws_the_cores_batch_and_its_keys_change_it():
         allowed = panel.result.batch.allowed(2)
         assert shown(app, "#batch-matrix").startswith("row 2") and f"allowed {allowed.sum()}/100" in shown(
             app, "#batch-matrix")
+
+        for _ in range(3):  # merges while the tab is shown: the newest model is cut, soon if not at once
+            await pilot.press("n")
+        newest = fingerprint(app.main.session.model())
+        await wait_for(lambda: panel.result.batch.fingerprint == newest)
+        assert f"fp {newest[:8]}" in shown(app, "#batch-summary")
 
 
 async def test_padded_rows_show_pad_the_mask_and_ignored_targets():

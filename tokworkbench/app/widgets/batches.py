@@ -12,6 +12,7 @@ batch is a handful of windows, and encoding the whole corpus on every merge woul
 than the merge.
 """
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,6 +40,7 @@ from ..render import palette_of
 LINES = 8  # documents (non-empty lines) taken from each corpus file
 DOC_CHARS = 200  # characters of each document the stream is cut from
 MODES = ("stride", "random", "pad")  # what m cycles through; "starts" comes from the p prompt
+CATCH_UP = 0.5  # seconds between cuts while snapshots stream in (a run)
 MAX_T, MAX_B = 64, 32  # what the view draws; the CLI takes any size
 
 
@@ -225,6 +227,8 @@ class BatchesPanel(Vertical, can_focus=True):
         self.result: BatchResult | None = None
         self._stale = True
         self._drawn_width = 0  # the grid's bands were cut for this width
+        self._last_cut = 0.0  # time.monotonic() of the last cut
+        self._catching_up = False  # a timer will cut the newest model
 
     def compose(self) -> ComposeResult:
         yield Static(id="batch-summary")
@@ -267,8 +271,22 @@ class BatchesPanel(Vertical, can_focus=True):
         return max(LABEL + 6, total - min(drawn + 4, int(total * 0.4)) - 3)
 
     def _changed(self) -> None:
+        """A new model or new texts: cut again now if on screen (else when shown), but at most
+        every CATCH_UP seconds: a run sends five snapshots a second, and a cut encodes every
+        document (tens of ms). The last one is always drawn."""
         self._stale = True
-        if self.region.area:  # on screen; else caught up when shown
+        if not self.region.area:
+            return
+        wait = self._last_cut + CATCH_UP - time.monotonic()
+        if wait <= 0:
+            self._rebuild()
+        elif not self._catching_up:
+            self._catching_up = True
+            self.set_timer(wait, self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._catching_up = False
+        if self._stale and self.region.area:
             self._rebuild()
 
     def choose(self, choice: BatchChoice) -> None:
@@ -279,6 +297,7 @@ class BatchesPanel(Vertical, can_focus=True):
         if self.snapshot is None or not self.texts:
             return
         self._stale = False
+        self._last_cut = time.monotonic()
         self.result = cut_batch(self.snapshot.model, self.texts, self.choice)
         self._draw()
 
