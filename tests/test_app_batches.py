@@ -202,6 +202,7 @@ async def test_the_batch_is_written_as_npz_through_the_path_prompt(tmp_path):
         path = tmp_path / "batch.npz"
         burst(app, ["b", "minus", "w", "ctrl+a", "ctrl+k", *str(path), "enter"])
         await wait_for(lambda: path.is_file())
+        await pilot.pause()
         batch = app.query_one(BatchesPanel).result.batch
         with np.load(path) as data:
             assert np.array_equal(data["inputs"], batch.inputs) and data["inputs"].shape == (4, 7)
@@ -232,6 +233,9 @@ async def test_the_params_prompt_checks_what_is_typed():
         await pilot.pause()
         panel = app.query_one(BatchesPanel)
         assert panel.result.batch.starts.tolist() == [0, 3] and panel.result.batch.inputs.shape == (2, 5)
+        await pilot.press("greater_than_sign")  # with given starts, B is how many there are
+        await pilot.pause()
+        assert panel.result.batch.inputs.shape == (2, 5) and "T 5 · B 2 · starts 0,3" in shown(app, "#batch-summary")
         panel.choose(parse_choice("starts=0,999999", panel.choice))  # the core's range check is shown
         await pilot.pause()
         assert panel.result.batch is None and "out of range" in shown(app, "#batch-notes")

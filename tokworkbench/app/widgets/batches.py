@@ -365,6 +365,10 @@ class BatchesPanel(Vertical, can_focus=True):
         self.choose(replace(self.choice, context=max(1, min(MAX_T, self.choice.context + delta))))
 
     def action_rows(self, delta: int) -> None:
+        if self.choice.mode == "starts":
+            self.notify("with given starts, B is how many there are: p changes them, m leaves this mode",
+                        title="B follows the starts")
+            return
         batch = max(1, min(MAX_B, self.choice.batch + delta))
         self.choose(replace(self.choice, batch=batch, row=min(self.choice.row, batch - 1)))
 
