@@ -350,3 +350,23 @@ def test_batches_tab_snapshot(snap_compare, size):
         await pilot.pause(0.2)
 
     assert snap_compare(WorkbenchApp(settings=WITH_ROLES), terminal_size=size, run_before=run_before)
+
+
+def test_compare_tab_snapshot(snap_compare, tmp_path):
+    vocab = tmp_path / "mine.json"
+    modelfile.save(FixedVocab(("<s>", "</s>", "<pad>", "<unk>", "我", "喜欢", "学习", "AI"),
+                              Roles(bos="<s>", eos="</s>", pad="<pad>", unk="<unk>")), vocab)
+
+    async def run_before(pilot):
+        await pilot.press("N")
+        pilot.app.main.query_one("#encode-input", Input).value = "我喜欢学习AI"
+        await pilot.press("v")
+        await pilot.pause()
+        pilot.app.screen.query_one("#replay-path", Input).value = str(vocab)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        steady_cursors(pilot.app)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    assert snap_compare(WorkbenchApp(), terminal_size=(80, 24), run_before=run_before)
