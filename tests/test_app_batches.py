@@ -15,7 +15,8 @@ from tokworkbench.app.dialogs import PromptDialog, ReplayDialog, SettingsDialog
 from tokworkbench.app.render import PALETTES
 from tokworkbench.app.widgets.batches import BatchChoice, BatchesPanel, line_documents, parse_choice
 from tokworkbench.app.widgets.compare import ComparePanel
-from tokworkbench.core.batching import BatchSpec, make_batch
+from tokworkbench.core.batching import make_batch
+from tokworkbench.core.compat import fingerprint
 from tokworkbench.core.formats import modelfile
 from tokworkbench.core.models.fixed import FixedVocab
 from tokworkbench.core.models.roles import Roles
@@ -147,6 +148,12 @@ async def test_the_batches_tab_draws_the_cores_batch_and_its_keys_change_it():
         assert shown(app, "#batch-matrix").startswith("row 2") and f"allowed {allowed.sum()}/100" in shown(
             app, "#batch-matrix")
 
+        for _ in range(3):  # merges while the tab is shown: the newest model is cut, soon if not at once
+            await pilot.press("n")
+        newest = fingerprint(app.main.session.model())
+        await wait_for(lambda: panel.result.batch.fingerprint == newest)
+        assert f"fp {newest[:8]}" in shown(app, "#batch-summary")
+
 
 async def test_padded_rows_show_pad_the_mask_and_ignored_targets():
     app = WorkbenchApp(settings=WITH_ROLES)
@@ -195,6 +202,7 @@ async def test_the_batch_is_written_as_npz_through_the_path_prompt(tmp_path):
         path = tmp_path / "batch.npz"
         burst(app, ["b", "minus", "w", "ctrl+a", "ctrl+k", *str(path), "enter"])
         await wait_for(lambda: path.is_file())
+        await pilot.pause()
         batch = app.query_one(BatchesPanel).result.batch
         with np.load(path) as data:
             assert np.array_equal(data["inputs"], batch.inputs) and data["inputs"].shape == (4, 7)
@@ -225,6 +233,9 @@ async def test_the_params_prompt_checks_what_is_typed():
         await pilot.pause()
         panel = app.query_one(BatchesPanel)
         assert panel.result.batch.starts.tolist() == [0, 3] and panel.result.batch.inputs.shape == (2, 5)
+        await pilot.press("greater_than_sign")  # with given starts, B is how many there are
+        await pilot.pause()
+        assert panel.result.batch.inputs.shape == (2, 5) and "T 5 · B 2 · starts 0,3" in shown(app, "#batch-summary")
         panel.choose(parse_choice("starts=0,999999", panel.choice))  # the core's range check is shown
         await pilot.pause()
         assert panel.result.batch is None and "out of range" in shown(app, "#batch-notes")
@@ -339,3 +350,23 @@ def test_batches_tab_snapshot(snap_compare, size):
         await pilot.pause(0.2)
 
     assert snap_compare(WorkbenchApp(settings=WITH_ROLES), terminal_size=size, run_before=run_before)
+
+
+def test_compare_tab_snapshot(snap_compare, tmp_path):
+    vocab = tmp_path / "mine.json"
+    modelfile.save(FixedVocab(("<s>", "</s>", "<pad>", "<unk>", "我", "喜欢", "学习", "AI"),
+                              Roles(bos="<s>", eos="</s>", pad="<pad>", unk="<unk>")), vocab)
+
+    async def run_before(pilot):
+        await pilot.press("N")
+        pilot.app.main.query_one("#encode-input", Input).value = "我喜欢学习AI"
+        await pilot.press("v")
+        await pilot.pause()
+        pilot.app.screen.query_one("#replay-path", Input).value = str(vocab)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        steady_cursors(pilot.app)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    assert snap_compare(WorkbenchApp(), terminal_size=(80, 24), run_before=run_before)

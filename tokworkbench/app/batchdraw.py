@@ -22,6 +22,7 @@ CELL = 5  # cells per grid column at least (ids up to 4 digits, or -100, and a g
 LABEL = 6  # the grid's row-label column: "▶0  in", "   tgt"
 BOUNDARY = "┃"
 MATRIX_MAX = 32  # a larger T draws its first 32 positions
+SPACED = 12  # up to this T the matrix has a space between columns
 
 TokenText = Callable[[int], str]
 
@@ -81,35 +82,59 @@ def draw_stream(ids: Sequence[int], boundaries: Sequence[int], token_text: Token
     return out
 
 
+def grid_layout(inputs: np.ndarray, targets: np.ndarray, roles: Mapping[int, str], width: int) -> tuple[int, int]:
+    """(cell width, columns per band) for a grid drawn in `width` cells."""
+    cell = cell_width(np.concatenate([np.ravel(inputs), np.ravel(targets)]), roles)
+    return cell, max(1, (width - LABEL) // cell)
+
+
+def row_lines(context: int, per_band: int) -> int:
+    """Lines one batch row takes: four per band of columns, and a column header before each
+    band after the first."""
+    bands = -(-context // per_band)
+    return 4 * bands + (bands - 1)
+
+
 def draw_grid(inputs: np.ndarray, targets: np.ndarray, token_text: TokenText, roles: Mapping[int, str],
-              mask: np.ndarray | None = None, palette: Palette = TRUECOLOR, chosen: int | None = None) -> Text:
+              mask: np.ndarray | None = None, palette: Palette = TRUECOLOR, chosen: int | None = None,
+              width: int = 10_000) -> Text:
     """Each row as four lines: input ids, their tokens, target ids, their tokens; ▶ marks the
-    chosen row. PAD cells (mask 0) are dimmed and say ⟨pad⟩; -100 targets are marked, ✗ beneath."""
+    chosen row. PAD cells (mask 0) are dimmed and say ⟨pad⟩; -100 targets are marked, ✗ beneath.
+    Columns that do not fit in `width` continue in bands below, under their own t header, so
+    the row labels never scroll away."""
     inputs, targets = np.asarray(inputs), np.asarray(targets)
-    width = cell_width(np.concatenate([inputs.ravel(), targets.ravel()]), roles)
-    out = Text(no_wrap=True, overflow="crop")
+    cell, per_band = grid_layout(inputs, targets, roles, width)
     rows, context = inputs.shape
-    out.append(" " * LABEL)
-    for t in range(context):
-        out.append(fit(f"t{t}", width, right=True), "dim")
+    out = Text(no_wrap=True, overflow="crop")
+
+    def header(first: int) -> None:
+        out.append(" " * LABEL)
+        for t in range(first, min(context, first + per_band)):
+            out.append(fit(f"t{t}", cell, right=True), "dim")
+
+    header(0)
     for b in range(rows):
         mark = "▶" if b == chosen else " "
-        for name, grid in ((f"{mark}{b:<2} in", inputs), ("   tgt", targets)):
-            out.append("\n")
-            out.append(fit(name, LABEL), "bold" if b == chosen else "")
-            text_line = Text(" " * LABEL)
-            for t in range(context):
-                tid = int(grid[b, t])
-                if tid == IGNORE:
-                    out.append(fit(str(tid), width, right=True), palette.ignored)
-                    text_line.append(fit("✗", width, right=True), palette.ignored)
-                    continue
-                padded = grid is inputs and mask is not None and not mask[b, t]  # a target on PAD is -100
-                out.append(fit(str(tid), width, right=True), palette.pad if padded else "")
-                text_line.append(" " + fit(label_of(tid, token_text, roles), width - 1, right=True),
-                                 palette.pad if padded else (palette.special if tid in roles else "italic"))
-            out.append("\n")
-            out.append_text(text_line)
+        for first in range(0, context, per_band):
+            if first:
+                out.append("\n")
+                header(first)
+            for name, grid in ((f"{mark}{b:<2} in", inputs), ("   tgt", targets)):
+                out.append("\n")
+                out.append(fit(name, LABEL), "bold" if b == chosen else "")
+                text_line = Text(" " * LABEL)
+                for t in range(first, min(context, first + per_band)):
+                    tid = int(grid[b, t])
+                    if tid == IGNORE:
+                        out.append(fit(str(tid), cell, right=True), palette.ignored)
+                        text_line.append(fit("✗", cell, right=True), palette.ignored)
+                        continue
+                    padded = grid is inputs and mask is not None and not mask[b, t]  # a target on PAD is -100
+                    out.append(fit(str(tid), cell, right=True), palette.pad if padded else "")
+                    text_line.append(" " + fit(label_of(tid, token_text, roles), cell - 1, right=True),
+                                     palette.pad if padded else (palette.special if tid in roles else "italic"))
+                out.append("\n")
+                out.append_text(text_line)
     return out
 
 
@@ -124,10 +149,11 @@ def draw_allowed(allowed: np.ndarray, row: int, start: int, valid: int) -> Text:
     out.append(f"\n{valid} valid targets", "dim")
     out.append(f"\nallowed {int(allowed.sum())}/{size * size}", "bold")
     out.append("\n(j ≤ t, j not PAD)", "dim")
-    out.append("\nt\\j " + " ".join(str(j % 10) for j in range(shown)), "dim")
+    gap = " " if shown <= SPACED else ""  # a large T is drawn dense, to leave the grid its room
+    out.append("\nt\\j " + gap.join(str(j % 10) for j in range(shown)), "dim")
     for t in range(shown):
         out.append(f"\n{t:>3} ", "dim")
-        out.append(" ".join("■" if allowed[t, j] else "·" for j in range(shown)))
+        out.append(gap.join("■" if allowed[t, j] else "·" for j in range(shown)))
     if shown < size:
         out.append(f"\n(first {shown} of {size})", "dim")
     return out

@@ -292,7 +292,11 @@ class MainScreen(Screen):
         roles = self.session.settings.roles if self.session is not None else None
         if not roles:
             return snap
-        return replace(snap, model=with_roles(snap.model, roles))
+        try:
+            return replace(snap, model=with_roles(snap.model, roles))
+        except TokWorkbenchError as exc:  # settings the core checked; never lose a redraw to them
+            self.log.error(f"roles not applied: {exc}")
+            return snap
 
     def _refresh_bindings_if_changed(self) -> None:
         """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""

@@ -55,7 +55,8 @@ class SettingsDialog(Dialog):
     def compose(self) -> ComposeResult:
         s = self.settings
         with Vertical(classes="dialog"):
-            yield Label("Training settings — changing any but the target restarts training", classes="question")
+            yield Label("Training settings — changing any but the target or the roles restarts training",
+                        classes="question")
             with VerticalScroll(id="settings-body"):
                 with Grid(id="settings-grid"):
                     yield Label("units")

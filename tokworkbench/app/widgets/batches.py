@@ -12,11 +12,13 @@ batch is a handful of windows, and encoding the whole corpus on every merge woul
 than the merge.
 """
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -28,7 +30,7 @@ from ...core.batching import Batch, BatchSpec, document_ids, make_batch
 from ...core.errors import TokWorkbenchError
 from ...core.models.roles import role_ids
 from ...core.snapshot import Snapshot
-from ..batchdraw import BOUNDARY, IGNORE, draw_allowed, draw_grid, draw_stream
+from ..batchdraw import BOUNDARY, IGNORE, LABEL, draw_allowed, draw_grid, draw_stream, grid_layout, row_lines
 from ..dialogs.export import folder_problem
 from ..dialogs.prompt import PromptDialog
 from ..labels import plural
@@ -38,8 +40,8 @@ from ..render import palette_of
 LINES = 8  # documents (non-empty lines) taken from each corpus file
 DOC_CHARS = 200  # characters of each document the stream is cut from
 MODES = ("stride", "random", "pad")  # what m cycles through; "starts" comes from the p prompt
+CATCH_UP = 0.5  # seconds between cuts while snapshots stream in (a run)
 MAX_T, MAX_B = 64, 32  # what the view draws; the CLI takes any size
-ROW_LINES = 4  # lines each batch row takes in the grid (ids, tokens, target ids, tokens)
 
 
 def line_documents(texts: Iterable[str]) -> tuple[str, ...]:
@@ -186,9 +188,10 @@ class BatchesPanel(Vertical, can_focus=True):
     }
     BatchesPanel #batch-matrix-box {
         width: auto;
-        max-width: 45%;
+        max-width: 40%;
         padding: 0 1;
         border-left: vkey $primary-darken-1;
+        scrollbar-size-vertical: 1;
     }
     BatchesPanel #batch-matrix {
         width: auto;
@@ -209,8 +212,6 @@ class BatchesPanel(Vertical, can_focus=True):
         Binding("down", "row(1)", "Next row", show=False, priority=True,
                 tooltip="Batches: the next row (its allowed matrix is drawn)"),
         Binding("up", "row(-1)", "Prev row", show=False, tooltip="Batches: the previous row", priority=True),
-        Binding("right", "pan(8)", "Right", show=False, tooltip="Batches: scroll the grid right", priority=True),
-        Binding("left", "pan(-8)", "Left", show=False, tooltip="Batches: scroll the grid left", priority=True),
     ]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
@@ -225,6 +226,9 @@ class BatchesPanel(Vertical, can_focus=True):
         self.choice = BatchChoice()
         self.result: BatchResult | None = None
         self._stale = True
+        self._drawn_width = 0  # the grid's bands were cut for this width
+        self._last_cut = 0.0  # time.monotonic() of the last cut
+        self._catching_up = False  # a timer will cut the newest model
 
     def compose(self) -> ComposeResult:
         yield Static(id="batch-summary")
@@ -251,9 +255,38 @@ class BatchesPanel(Vertical, can_focus=True):
         if self._stale:
             self._rebuild()
 
+    def on_resize(self) -> None:
+        if self.result is not None and self.result.batch is not None and self._grid_width() != self._drawn_width:
+            self._draw()
+
+    def _grid_width(self, matrix: Text | None = None) -> int:
+        """The grid's room: the pane less the matrix beside it (its text's width, its padding and
+        border, at most 40%), the grid's padding and a scrollbar. Worked out, not read from the
+        layout, which is known only a frame after the matrix has grown with T.
+        (Both boxes: padding 1 each side, a one-cell scrollbar; the matrix's border one more.)"""
+        total = self.size.width or self.app.size.width
+        if matrix is None:
+            return self._drawn_width or total
+        drawn = max((cell_len(line) for line in matrix.plain.splitlines()), default=0)
+        return max(LABEL + 6, total - min(drawn + 4, int(total * 0.4)) - 3)
+
     def _changed(self) -> None:
+        """A new model or new texts: cut again now if on screen (else when shown), but at most
+        every CATCH_UP seconds: a run sends five snapshots a second, and a cut encodes every
+        document (tens of ms). The last one is always drawn."""
         self._stale = True
-        if self.region.area:  # on screen; else caught up when shown
+        if not self.region.area:
+            return
+        wait = self._last_cut + CATCH_UP - time.monotonic()
+        if wait <= 0:
+            self._rebuild()
+        elif not self._catching_up:
+            self._catching_up = True
+            self.set_timer(wait, self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._catching_up = False
+        if self._stale and self.region.area:
             self._rebuild()
 
     def choose(self, choice: BatchChoice) -> None:
@@ -264,6 +297,7 @@ class BatchesPanel(Vertical, can_focus=True):
         if self.snapshot is None or not self.texts:
             return
         self._stale = False
+        self._last_cut = time.monotonic()
         self.result = cut_batch(self.snapshot.model, self.texts, self.choice)
         self._draw()
 
@@ -293,10 +327,10 @@ class BatchesPanel(Vertical, can_focus=True):
             window = (start, start + choice.context + 1)
         lo = max(0, (start or 0) - 4)
         shown = max(3 * choice.context, self.size.width // 2)
-        stream = Text("stream ", "dim")
-        stream.append_text(draw_stream(r.stream, r.boundaries, model.token_text, roles, palette, window,
-                                       lo, lo + shown))
-        self.query_one("#batch-stream", Static).update(stream)
+        # no label in front: the stream has no spaces to wrap at (␣ is drawn), so a label's
+        # space was where it wrapped, and the first of its two lines was lost to the label
+        self.query_one("#batch-stream", Static).update(
+            draw_stream(r.stream, r.boundaries, model.token_text, roles, palette, window, lo, lo + shown))
 
         grid = self.query_one("#batch-grid", Static)
         matrix = self.query_one("#batch-matrix", Static)
@@ -315,18 +349,26 @@ class BatchesPanel(Vertical, can_focus=True):
             grid.update("")
             matrix.update("")
             return
+        drawn = draw_allowed(batch.allowed(choice.row), choice.row, start,
+                             int((batch.targets[choice.row] != IGNORE).sum()))
+        matrix.update(drawn)
+        self._drawn_width = width = self._grid_width(drawn)
         grid.update(draw_grid(batch.inputs, batch.targets, model.token_text, roles, batch.attention_mask, palette,
-                              choice.row))
-        matrix.update(draw_allowed(batch.allowed(choice.row), choice.row, start,
-                                   int((batch.targets[choice.row] != IGNORE).sum())))
+                              choice.row, width))
+        per_band = grid_layout(batch.inputs, batch.targets, roles, width)[1]
         box = self.query_one("#batch-grid-box", ScrollableContainer)
-        box.scroll_to(y=choice.row * ROW_LINES, animate=False)
+        row_top = 1 + choice.row * row_lines(choice.context, per_band)  # under the t header
+        box.scroll_to(y=row_top if choice.row else 0, animate=False)
 
     # -- keys ------------------------------------------------------------------------------
     def action_context(self, delta: int) -> None:
         self.choose(replace(self.choice, context=max(1, min(MAX_T, self.choice.context + delta))))
 
     def action_rows(self, delta: int) -> None:
+        if self.choice.mode == "starts":
+            self.notify("with given starts, B is how many there are: p changes them, m leaves this mode",
+                        title="B follows the starts")
+            return
         batch = max(1, min(MAX_B, self.choice.batch + delta))
         self.choose(replace(self.choice, batch=batch, row=min(self.choice.row, batch - 1)))
 
@@ -341,10 +383,6 @@ class BatchesPanel(Vertical, can_focus=True):
     def action_row(self, delta: int) -> None:
         rows = len(self.result.batch.inputs) if self.result and self.result.batch is not None else 1
         self.choose(replace(self.choice, row=max(0, min(rows - 1, self.choice.row + delta))))
-
-    def action_pan(self, delta: int) -> None:
-        box = self.query_one("#batch-grid-box", ScrollableContainer)
-        box.scroll_to(x=max(0, box.scroll_x + delta), animate=False)
 
     def action_params(self) -> None:
         def validate(value: str) -> str | None:

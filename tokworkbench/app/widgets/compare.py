@@ -14,12 +14,13 @@ from textual.widgets import Static
 from ...core.compat import Comparison, compare
 from ...core.inspection.roundtrip import RoundTrip, round_trip
 from ...core.snapshot import Snapshot
+from ..labels import plural
 from ..render import Palette, draw_tokens, palette_of
 
 SHORT_FP = 16  # hex digits of a fingerprint shown (the full one is in `tokworkbench compare`)
 
 
-def describe_comparison(c: Comparison, name_b: str, differences: int = 6) -> Text:
+def describe_comparison(c: Comparison, name_b: str, differences: int = 4) -> Text:
     """The verdict, sizes, fingerprints and the first differing ids, in a few lines."""
     out = Text()
     if c.compatible:
@@ -27,15 +28,16 @@ def describe_comparison(c: Comparison, name_b: str, differences: int = 6) -> Tex
         out.append(": the same ids mean the same tokens", "dim")
     else:
         out.append("✗ INCOMPATIBLE", "bold red")
-        out.append(f": {c.differing:,} ids differ; do not feed ids of one to a model trained on the other", "dim")
+        out.append(": never feed ids of one to a model trained on the other", "dim")
     out.append(f"\nA this session  V {c.size_a:,}  fp {c.fingerprint_a[:SHORT_FP]}…")
     out.append(f"\nB {name_b}  V {c.size_b:,}  fp {c.fingerprint_b[:SHORT_FP]}…")
-    for d in c.first[:differences]:
-        out.append(f"\n  {d}")
-    if c.differing > min(len(c.first), differences):
-        out.append(f"\n  … and {c.differing - min(len(c.first), differences):,} more", "dim")
+    if c.differing:
+        out.append(f"\n{plural(c.differing, 'id')} differ: ", "bold")
+        out.append(" · ".join(str(d) for d in c.first[:differences]))
+        if c.differing > min(len(c.first), differences):
+            out.append(f" … and {c.differing - min(len(c.first), differences):,} more", "dim")
     if c.specials_a != c.specials_b:
-        out.append("\n  the special tokens or their roles differ", "dim")
+        out.append("\nthe special tokens or their roles differ", "dim")
     return out
 
 
@@ -137,11 +139,16 @@ class ComparePanel(Vertical):
         model = self.snapshot.model
         text = self.encode_text
         self.comparison = c = compare(model, self.other, text or None)
-        summary.update(describe_comparison(c, self.other_name))
+        described = describe_comparison(c, self.other_name)
         if not text:
-            a_text.update(Text("Type text in the Encode / decode tab: both tokenizers encode it here.", "dim"))
+            described.append("\nType text in the Encode / decode tab: both tokenizers encode it here, side by side.",
+                             "dim")
+            summary.update(described)
+            a_text.update("")
             b_text.update("")
             return
+        described.append(f"\ntokens on the encode input: A {c.count_a:,} · B {c.count_b:,}", "bold")
+        summary.update(described)
         palette = palette_of(self.app)
         a_text.update(describe_side("A (this session)", round_trip(model, text), palette))
         b_text.update(describe_side(f"B ({self.other_name})", round_trip(self.other, text), palette))
