@@ -360,7 +360,7 @@ def test_compare_tab_snapshot(snap_compare, tmp_path):
     async def run_before(pilot):
         await pilot.press("N")
         pilot.app.main.query_one("#encode-input", Input).value = "我喜欢学习AI"
-        await pilot.press("v")
+        await pilot.press("C")
         await pilot.pause()
         pilot.app.screen.query_one("#replay-path", Input).value = str(vocab)
         await pilot.press("enter")

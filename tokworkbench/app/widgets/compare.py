@@ -129,7 +129,7 @@ class ComparePanel(Vertical):
         summary, a_text, b_text = self.query_one("#compare-summary", Static), \
             self.query_one("#compare-a-text", Static), self.query_one("#compare-b-text", Static)
         if self.other is None or self.snapshot is None:
-            summary.update(Text("No second tokenizer yet: press v to load one (ours, HF tokenizer.json, "
+            summary.update(Text("No second tokenizer yet: press C to load one (ours, HF tokenizer.json, "
                                 ".tiktoken, minbpe .model, a fixed vocabulary); the encode input is then "
                                 "tokenized by both, side by side.", "dim"))
             a_text.update("")
