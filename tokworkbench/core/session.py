@@ -15,9 +15,8 @@ from pathlib import Path
 from .errors import TrainingError
 from .formats import modelfile
 from .formats.export import check, export
-from .formats.historycsv import write_history_csv
+from .formats.historycsv import write_history_csv, write_rounds_csv
 from .models.protocol import Learner, Model
-from .bpe.trainer import Trainer
 from .settings import Settings
 from .snapshot import Snapshot, View, take_snapshot
 from .text.corpus import Corpus, CorpusStats, load_corpus
@@ -60,14 +59,14 @@ class Session:
         self.corpus = corpus
         self.stats: CorpusStats = corpus.stats()
         self.settings = settings
-        config = settings.config()
+        settings.config()  # a bad choice fails here, before any counting
         report = progress or (lambda done, total, what: None)
         total = max(1, self.stats.chars)
         counting = "pre-tokenizing and counting chunks…"
         report(0, total, counting)
         reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else None
-        self.learner: Learner = Trainer((d.text for d in corpus.documents), config, keep_layout=True,
-                                        progress=lambda chars: report(chars, total, counting), counted=reuse)
+        self.learner: Learner = settings.learner((d.text for d in corpus.documents), keep_layout=True,
+                                                 progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
         self._saved_key = self.learner.model_key()  # nothing trained yet: nothing to lose
         self.replay_source: str | None = None
@@ -203,9 +202,12 @@ class Session:
         return export(self.model(), fmt, Path(path).expanduser())
 
     def export_history(self, path: str | Path) -> Path:
-        """The merge history as CSV (written atomically)."""
+        """The merge history (BPE) or the rounds (Unigram) as CSV (written atomically)."""
         with self.lock:
             learner = self.learner
+            if learner.kind == "unigram":
+                rounds = learner.history_rows(len(learner.history) + 1)
+                return write_rounds_csv(Path(path).expanduser(), rounds, learner.initial_tokens)
             return write_history_csv(Path(path).expanduser(), list(learner.history), learner.token_bytes,
                                      learner.initial_tokens)
 
@@ -213,6 +215,8 @@ class Session:
     def replay(self, model: Model, source: str) -> int:
         """Undo everything and make the next steps replay `model`'s merges on this corpus;
         returns how many steps were undone."""
+        if model.kind != "bpe" or self.learner.kind != "bpe":
+            raise TrainingError("replay works with BPE models: it replays merges, and Unigram has none")
         if not (model.units.is_bytes and self.settings.units.is_bytes):
             raise TrainingError("replay works with byte-level tokenizers on byte units")
         with self.lock:

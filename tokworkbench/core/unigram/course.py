@@ -1,0 +1,105 @@
+"""The Hugging Face course's Unigram, exactly as it is taught, so a learner sees its figures.
+
+- Seed: every character (first-seen order) with its frequency, then the most frequent substrings
+  of length >= 2 (counted word by word in first-appearance order, start then end ascending, and
+  stably sorted by frequency, descending), up to `seed_size` pieces in all.
+- A piece's cost is -log(freq / total), total the summed seed frequency of the current pieces
+  (the frequencies are never re-estimated: that is the course's simplification).
+- A word's cost is its Viterbi cost *starting at 1*, the course's `{"start": 0, "score": 1}`
+  (a quirk, kept so the published numbers come out); the corpus loss is sum(freq * cost),
+  summed word by word in first-appearance order.
+- A round computes, for every piece longer than one character, the loss increase if it alone
+  were removed; removes the int(len(vocab) * prune_fraction) smallest (a stable sort in
+  vocabulary order); and recomputes the costs.
+
+The course recomputes the whole loss once per piece. Here only the words whose best path uses a
+piece are segmented again (a word that does not use it keeps its cost bit for bit), and the
+corpus loss is then re-added in the same order (numpy's cumulative sum is sequential), so every
+increase is the float the course computes, and the same pieces go.
+"""
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import TrainingError
+from .viterbi import best_costs, segment
+
+COURSE_START_COST = 1.0
+
+
+def seed_course(words: list[str], freqs: list[int], seed_size: int) -> tuple[list[str], list[int]]:
+    """The seed vocabulary and its frequencies (characters first)."""
+    chars: dict[str, int] = {}
+    subs: Counter[str] = Counter()
+    for word, f in zip(words, freqs):
+        n = len(word)
+        for i in range(n):
+            ch = word[i]
+            chars[ch] = chars.get(ch, 0) + f
+            for j in range(i + 2, n + 1):
+                subs[word[i:j]] += f
+    if seed_size < len(chars):
+        raise TrainingError(f"--seed-size {seed_size} is below the number of distinct characters ({len(chars)}); "
+                            "the seed holds every character")
+    ranked = sorted(subs.items(), key=lambda kv: kv[1], reverse=True)[: seed_size - len(chars)]
+    pieces = list(chars) + [p for p, _ in ranked]
+    return pieces, list(chars.values()) + [f for _, f in ranked]
+
+
+def costs_of(pieces: list[str], freqs: list[float]) -> dict[str, float]:
+    total = sum(freqs)
+    return {p: -math.log(f / total) for p, f in zip(pieces, freqs)}
+
+
+@dataclass
+class Analysis:
+    """What the next round would do, for the current vocabulary."""
+
+    loss: float  # the course's corpus loss
+    increases: dict[str, float]  # piece (longer than one character) -> loss increase if removed
+    paths: list[list[tuple[int, int]]]  # each word's best segmentation
+    to_remove: list[str]  # what the next round removes, in order
+
+
+def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[str, float],
+            prune_fraction: float, max_len: int | None = None) -> Analysis:
+    max_len = max_len or max(map(len, pieces), default=1)
+    n = len(words)
+    contrib = np.empty(n, dtype=np.float64)
+    paths: list[list[tuple[int, int]]] = []
+    tables: list[tuple[list[float], list[int]]] = []
+    users: dict[str, list[int]] = {}
+    get = cost.get
+    for w, (word, f) in enumerate(zip(words, freqs)):
+        best, back = best_costs(word, get, max_len, COURSE_START_COST)
+        path = segment(word, back) if word else []
+        paths.append(path)
+        tables.append((best, back))
+        contrib[w] = f * best[len(word)]
+        for a, b in path:
+            if b - a > 1:
+                users.setdefault(word[a:b], []).append(w)
+    loss = float(np.add.accumulate(contrib)[-1]) if n else 0.0
+    increases: dict[str, float] = {}
+    for piece in pieces:
+        if len(piece) == 1:
+            continue
+        using = users.get(piece)
+        if not using:
+            increases[piece] = loss - loss  # what the course's full recount gives: exactly 0.0
+            continue
+        without = lambda p, _piece=piece: None if p == _piece else get(p)
+        changed = contrib.copy()
+        for w in dict.fromkeys(using):
+            word = words[w]
+            first = word.find(piece)  # nothing before its first occurrence can change
+            best, back = tables[w]
+            new_best, _ = best_costs(word, without, max_len, COURSE_START_COST, lo=first, best=best, back=back)
+            changed[w] = freqs[w] * new_best[len(word)]
+        increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
+    ranked = sorted(increases.items(), key=lambda kv: kv[1])  # stable: vocabulary order among ties
+    count = max(1, int(len(pieces) * prune_fraction))
+    return Analysis(loss, increases, paths, [p for p, _ in ranked[:count]])
