@@ -66,3 +66,8 @@ class EncodeChanged(Message):
 @dataclass
 class RewindTo(Message):
     step: int  # undo until this is the last step
+
+
+@dataclass
+class PieceSelected(Message):
+    piece: int | None  # the id under the piece table's cursor

@@ -1,4 +1,5 @@
-"""Units, normalizer, pre-tokenizer, tie-break and target, checked by the core before closing."""
+"""Model kind, units, normalizer, pre-tokenizer, tie-break, the Unigram options and the target,
+checked by the core before closing."""
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,11 +12,16 @@ from ...core.settings import CUSTOM, Settings
 from ...core.text.normalize import NORMALIZERS
 from ...core.text.pretokenize import PRESETS
 from ...core.units import Units
-from ..labels import train_command
+from ..labels import model_kind, train_command
 from .base import Dialog
 from ..widgets.steady_input import SteadyInput
 
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
+MODEL_CHOICES = {"bpe": "BPE (merges, one a step)", "unigram": "Unigram LM (pruning rounds, one a step)"}
+ALGORITHM_CHOICES = {"course": "course (the Hugging Face course, exactly; starts at cost 1)",
+                     "em": "em (SentencePiece: EM, then pruning)"}
+BPE_ONLY = ("#units", "#tie_break")
+UNIGRAM_ONLY = ("#algorithm", "#seed_size", "#prune_fraction")
 
 
 class SettingsDialog(Dialog):
@@ -52,6 +58,9 @@ class SettingsDialog(Dialog):
             yield Label("Training settings — changing any but the target restarts training", classes="question")
             with VerticalScroll(id="settings-body"):
                 with Grid(id="settings-grid"):
+                    yield Label("model")
+                    yield Select([(label, k) for k, label in MODEL_CHOICES.items()], value=model_kind(s),
+                                 allow_blank=False, id="model")
                     yield Label("units")
                     yield Select([(label, u.value) for u, label in UNIT_CHOICES.items()],
                                  value=s.units.value, allow_blank=False, id="units")
@@ -63,6 +72,13 @@ class SettingsDialog(Dialog):
                     yield SteadyInput(s.pattern or "", placeholder=r"e.g. \w+|\s+|[^\w\s]+", id="pattern")
                     yield Label("tie-break")
                     yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
+                    yield Label("algorithm")
+                    yield Select([(label, a) for a, label in ALGORITHM_CHOICES.items()],
+                                 value=getattr(s, "algorithm", "course"), allow_blank=False, id="algorithm")
+                    yield Label("seed size")
+                    yield SteadyInput(str(getattr(s, "seed_size", 300)), id="seed_size", type="integer")
+                    yield Label("prune fraction")
+                    yield SteadyInput(f"{getattr(s, 'prune_fraction', 0.1):g}", id="prune_fraction", type="number")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
                 yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
@@ -72,9 +88,21 @@ class SettingsDialog(Dialog):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply")
                 yield Button("Cancel (esc)", id="cancel")
 
+    def on_mount(self) -> None:
+        self._enable_for(model_kind(self.settings))
+
+    def _enable_for(self, kind: str) -> None:
+        """Only the options of the chosen kind can be edited (Unigram works on characters)."""
+        for selector in BPE_ONLY:
+            self.query_one(selector).disabled = kind == "unigram"
+        for selector in UNIGRAM_ONLY:
+            self.query_one(selector).disabled = kind != "unigram"
+
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "tie_break":
             self.query_one("#tie-break-rule", Label).update(TIE_BREAK_RULES[event.value])
+        elif event.select.id == "model":
+            self._enable_for(event.value)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "apply":
@@ -91,13 +119,29 @@ class SettingsDialog(Dialog):
             return self.show_error("#settings-error", "target vocabulary must be a whole number")
         if split == CUSTOM and not pattern:
             return self.show_error("#settings-error", "a custom pre-tokenizer needs a regex")
+        changes = {}
+        kind = self.query_one("#model", Select).value
+        if kind == "unigram" or model_kind(self.settings) == "unigram":
+            try:
+                seed_size = int(self.query_one("#seed_size", Input).value)
+            except ValueError:
+                return self.show_error("#settings-error", "seed size must be a whole number")
+            try:
+                fraction = float(self.query_one("#prune_fraction", Input).value)
+            except ValueError:
+                return self.show_error("#settings-error", "prune fraction must be a number, e.g. 0.1")
+            if not 0 < fraction < 1:
+                return self.show_error("#settings-error", "prune fraction must be between 0 and 1, e.g. 0.1")
+            changes = dict(model=kind, algorithm=self.query_one("#algorithm", Select).value,
+                           seed_size=seed_size, prune_fraction=fraction)
         settings = self.settings.with_(
-            units=Units(self.query_one("#units", Select).value),
+            units=Units.CHAR if kind == "unigram" else Units(self.query_one("#units", Select).value),
             normalizer=self.query_one("#normalizer", Select).value,
             split=split,
             pattern=pattern if split == CUSTOM else None,
             tie_break=self.query_one("#tie_break", Select).value,
             target=target,
+            **changes,
         )
         try:
             settings.config()

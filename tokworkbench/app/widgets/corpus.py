@@ -10,7 +10,7 @@ from textual.widgets.option_list import Option
 from ...core.inspection.segments import pair_occurrences
 from ...core.snapshot import Snapshot
 from ...core.text.corpus import CorpusStats
-from ..labels import plural
+from ..labels import plural, step_noun
 from ..messages import DocumentSelected
 from ..render import palette_of, style_runs
 from .tokentext import TokenText
@@ -47,6 +47,8 @@ class CorpusPane(Vertical):
     """The session as the core last reported it."""
     selected_pair: var[tuple[int, int] | None] = var(None)
     """The pair chosen in the pair table; its occurrences are highlighted."""
+    selected_piece: var[int | None] = var(None)
+    """Unigram: the piece chosen in the piece table; where the segmentation uses it is highlighted."""
     stats: var[CorpusStats | None] = var(None)
     """Counts of the whole corpus (they change only when another corpus is opened)."""
 
@@ -105,6 +107,9 @@ class CorpusPane(Vertical):
     def watch_selected_pair(self) -> None:
         self._schedule_draw()
 
+    def watch_selected_piece(self) -> None:
+        self._schedule_draw()
+
     def _schedule_draw(self) -> None:
         """A step changes the snapshot and then the selection: draw once, after both."""
         if not self._draw_pending:
@@ -119,12 +124,16 @@ class CorpusPane(Vertical):
         line = Text.assemble(  # the training line first: it is what changes on every merge
             (f"{snap.total_tokens:,}", "bold"), " tokens · ", (f"{snap.compression:.3f}", "bold"),
             f" {snap.units.plural}/token · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
-            f" · {plural(snap.steps, 'merge')}\n",
+            f" · {plural(snap.steps, step_noun(snap.kind))}\n",
             f"{plural(stats.documents, 'doc')} · {stats.chars:,} chars · {stats.bytes:,} bytes · "
             f"{stats.distinct_chars:,} distinct chars",
         )
         window = snap.window
-        marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
+        if snap.kind == "unigram":
+            piece = self.selected_piece
+            marks = [(s.start, s.end) for s in window.spans if s.token == piece] if piece is not None else []
+        else:
+            marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         key = (window.text, window.spans, marks)
         if key != self._styled_key:  # most merges leave the window's tokens as they were
             self._styled_key, self._styled = key, style_runs(window.text, window.spans, marks, palette_of(self.app))
@@ -132,7 +141,8 @@ class CorpusPane(Vertical):
         names = self._names
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
         where = (f"{name}chars {window.start:,}–{end:,} of {window.doc_length:,}  ·  [ ] window  , . document"
-                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected pair" if marks else ""))
+                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected "
+                    f"{'piece' if snap.kind == 'unigram' else 'pair'}" if marks else ""))
         # fixed-height lines: no layout pass, only a repaint of these widgets
         self.query_one("#corpus-stats", Static).update(line, layout=False)
         self.query_one("#corpus-text", TokenText).set_runs(self._styled)

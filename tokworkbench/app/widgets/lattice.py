@@ -1,0 +1,241 @@
+"""The Viterbi lattice of one word: every vocabulary piece over its span, the best path on top.
+
+The word comes from the encode box when it holds text, else from the corpus window; `<` and `>`
+step through the words, and the piece under the piece table's cursor takes the view to the
+first word that contains it. Drawn only while its tab is shown.
+"""
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.geometry import Size
+from textual.reactive import var
+from textual.strip import Strip
+from textual.widgets import Static
+
+from ...core.errors import TokWorkbenchError
+from ...core.inspection.escape import visible
+from ...core.snapshot import Snapshot
+from ...core.unigram.rows import Lattice
+from ..labels import plural
+from ..latticedraw import LatticeDrawing, cost_label, draw_lattice
+from ..render import palette_of
+from .lineview import LineView
+
+GUTTER = 6  # the row labels on the left, which stay while the lattice scrolls sideways
+MAX_WORD = 2000  # characters of one word drawn; a longer chunk is cut (and says so)
+MAX_WORDS = 5000  # words of the window offered
+
+
+def lattice_of(snap: Snapshot, word: str) -> Lattice | None:
+    """The model's lattice for `word`, or None for a model kind that has none (BPE)."""
+    build = getattr(snap.model, "lattice", None)
+    return build(word) if callable(build) else None
+
+
+def words_of(snap: Snapshot, text: str) -> list[str]:
+    """The distinct pre-tokenizer chunks of `text`, in order: the words a lattice is drawn for."""
+    seen: dict[str, None] = {}
+    for chunk, _ in snap.model.encode_chunks(text):
+        if chunk and chunk not in seen:
+            seen[chunk] = None
+            if len(seen) >= MAX_WORDS:
+                break
+    return list(seen)
+
+
+class LatticeView(LineView, can_focus=True):
+    """The drawing, through the line API: the two head rows stay at the top, the lanes scroll
+    under them, and the row labels stay at the left."""
+
+    DEFAULT_CSS = """
+    LatticeView {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.drawing: LatticeDrawing | None = None
+        self._styles: dict[str, Style] = {}
+
+    def show(self, drawing: LatticeDrawing | None) -> None:
+        self.drawing = drawing
+        if drawing is None:
+            self.set_virtual_size(Size(0, 0))
+        else:
+            self.set_virtual_size(Size(GUTTER + drawing.width, len(drawing.head) + len(drawing.lanes)))
+        self.refresh()
+
+    def lines_text(self) -> list[str]:
+        """Every row as plain text, labels included (what a test or a screen reader reads)."""
+        d = self.drawing
+        if d is None:
+            return []
+        return [f"{label:<{GUTTER}}" + "".join(t for t, _ in line)
+                for label, line in zip(d.head_labels + d.lane_labels, d.head + d.lanes)]
+
+    def _style(self, spec: str) -> Style:
+        style = self._styles.get(spec)
+        if style is None:
+            style = self._styles[spec] = Style.parse(spec) if spec else Style()
+        return style
+
+    def render_line(self, y: int) -> Strip:
+        width, base = self.size.width, self.base_style
+        d = self.drawing
+        if d is None:
+            return Strip.blank(width, base)
+        head = len(d.head)
+        if y < head:
+            label, line = d.head_labels[y], d.head[y]
+        else:
+            index = y - head + self.scroll_offset.y
+            if index >= len(d.lanes):
+                return Strip.blank(width, base)
+            label, line = d.lane_labels[index], d.lanes[index]
+        body = Strip([Segment(text, self._style(spec)) for text, spec in line])
+        x = self.scroll_offset.x
+        body = body.crop(x, x + max(0, width - GUTTER))
+        gutter = Strip([Segment(f"{label:<{GUTTER}}"[:GUTTER], self._style("dim"))])
+        return Strip.join([gutter, body]).extend_cell_length(width, base).crop(0, width).apply_style(base)
+
+
+class LatticePanel(Vertical):
+    DEFAULT_CSS = """
+    LatticePanel {
+        height: 1fr;
+    }
+    LatticePanel #lattice-info {
+        height: 1;
+        padding: 0 1;
+    }
+    LatticePanel #lattice-view {
+        padding: 0 1;
+    }
+    """
+    BINDINGS = [
+        Binding("less_than_sign", "word(-1)", "‹ word", tooltip="Lattice: the previous word"),
+        Binding("greater_than_sign", "word(1)", "word ›", tooltip="Lattice: the next word"),
+    ]
+
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
+    """The session as the core last reported it: its model draws the lattice."""
+    encode_text: var[str] = var("")
+    """The encode box's text: its words are shown instead of the corpus's when not empty."""
+    selected_piece: var[int | None] = var(None)
+    """The piece under the piece table's cursor: marked, and its first word shown."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.words: list[str] = []
+        self.index = 0
+        self.source = ""
+        self._stale = True
+        self._drawn_key: tuple | None = None
+        self._go_to_piece: int | None = None  # a newly selected piece: show its first word
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="lattice-info")
+        yield LatticeView(id="lattice-view")
+
+    def watch_snapshot(self) -> None:
+        self._changed()
+
+    def watch_encode_text(self) -> None:
+        self.index = 0
+        self._changed()
+
+    def watch_selected_piece(self, piece: int | None) -> None:
+        self._go_to_piece = piece
+        self._changed()
+
+    def on_show(self) -> None:
+        if self._stale:
+            self.rebuild()
+
+    def _changed(self) -> None:
+        self._stale = True
+        if self.region.area:
+            self.rebuild()
+
+    def action_word(self, delta: int) -> None:
+        if not self.words:
+            return
+        self.index = max(0, min(self.index + delta, len(self.words) - 1))
+        self.rebuild()
+
+    @property
+    def word(self) -> str | None:
+        return self.words[self.index] if self.words else None
+
+    def rebuild(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
+        self._stale = False
+        info = self.query_one("#lattice-info", Static)
+        view = self.query_one("#lattice-view", LatticeView)
+        if not callable(getattr(snap.model, "lattice", None)):
+            info.update(Text("The lattice is a Unigram view: choose model unigram in settings (c).", "dim"))
+            view.show(None)
+            return
+        try:
+            if self.encode_text:
+                self.source, self.words = "encode box", words_of(snap, self.encode_text)
+            else:
+                self.source, self.words = "corpus window", words_of(snap, snap.window.text)
+        except TokWorkbenchError as exc:
+            info.update(Text(f"✗ {exc}", "bold red"))
+            view.show(None)
+            return
+        piece, self._go_to_piece = self._go_to_piece, None
+        if piece is not None and not self.encode_text:
+            self._jump_to(snap, piece)
+        self.index = max(0, min(self.index, len(self.words) - 1))
+        word = self.word
+        if word is None:
+            info.update(Text(f"{self.source}: no words to draw. Type in the encode box, or open a corpus.", "dim"))
+            view.show(None)
+            return
+        cut = len(word) > MAX_WORD
+        lattice = lattice_of(snap, word[:MAX_WORD])
+        key = (lattice, self.selected_piece, id(palette_of(self.app)))
+        if key != self._drawn_key:
+            self._drawn_key = key
+            view.show(draw_lattice(lattice, palette_of(self.app), self.selected_piece))
+        info.update(describe(lattice, self.source, self.index, len(self.words), cut))
+
+    def _jump_to(self, snap: Snapshot, piece: int) -> None:
+        """Show the first word that holds the piece (a word of its own text, at least)."""
+        try:
+            text = snap.model.token_text(piece)
+        except (TokWorkbenchError, IndexError, KeyError):
+            return
+        for k, w in enumerate(self.words):
+            if text and text in w:
+                self.index = k
+                return
+
+    def text_lines(self) -> list[str]:
+        return self.query_one("#lattice-view", LatticeView).lines_text()
+
+
+def describe(lattice: Lattice, source: str, index: int, count: int, cut: bool) -> Text:
+    """The line above the lattice: which word, its best cost, and the course's start cost."""
+    n = len(lattice.text)
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(f"{source} word {index + 1}/{count} ", "dim")
+    out.append(visible(lattice.text[:40]) + ("…" if n > 40 else ""), "bold")
+    total = lattice.best[-1] if lattice.best else float("inf")
+    out.append(f" · best {cost_label(total)} in {plural(len(lattice.path), 'piece')}")
+    if lattice.start_cost:
+        out.append(f" · starts at {lattice.start_cost:g} (course)", "italic")
+    out.append(f" · {plural(len(lattice.edges), 'candidate piece')} over {plural(n, 'char')}", "dim")
+    if cut:
+        out.append(f" · first {MAX_WORD:,} chars", "dim")
+    out.append(" · < > word", "dim")
+    return out
