@@ -1,0 +1,132 @@
+"""The Unigram views: the lattice drawing, the piece table, the rounds, and the app driven by keys."""
+
+import math
+
+import pytest
+
+from tokworkbench.app.latticedraw import HEAVY, LIGHT, draw_lattice, pack_lanes
+from tokworkbench.app.render import PALETTES
+from tokworkbench.app.widgets.charts import bar_plot
+from tokworkbench.app.widgets.pieces import REMOVED, piece_cells
+from tokworkbench.app.widgets.rounds import round_cells
+from tokworkbench.core.unigram.rows import Lattice, LatticeEdge, PieceRow, RoundRow
+
+
+def make_lattice(word: str, costs: dict[str, float], start_cost: float = 0.0) -> Lattice:
+    """A lattice built by hand: every piece of `costs` over its spans, and the Viterbi path
+    (ties keep the earlier split, as the core's rule)."""
+    ids = {p: i for i, p in enumerate(costs)}
+    edges = [LatticeEdge(s, e, word[s:e], ids[word[s:e]], costs[word[s:e]])
+             for s in range(len(word)) for e in range(s + 1, len(word) + 1) if word[s:e] in costs]
+    best = [math.inf] * (len(word) + 1)
+    best[0] = start_cost
+    back: list[int | None] = [None] * (len(word) + 1)
+    for e in range(1, len(word) + 1):
+        for i, edge in enumerate(edges):
+            if edge.end == e and best[edge.start] + edge.cost < best[e]:
+                best[e], back[e] = best[edge.start] + edge.cost, i
+    path, e = [], len(word)
+    while e > 0 and back[e] is not None:
+        path.append(back[e])
+        e = edges[back[e]].start
+    return Lattice(word, tuple(edges), tuple(reversed(path)), tuple(best), start_cost)
+
+
+COSTS = {"▁": 2.5, "T": 6.1, "h": 4.2, "i": 3.9, "s": 3.3, "▁T": 7.2, "hi": 6.0, "is": 5.1, "his": 6.8,
+         "Th": 8.0, "▁Th": 9.9, "▁This": 9.4}
+
+
+def plain(line) -> str:
+    return "".join(text for text, _ in line)
+
+
+def test_the_path_is_the_first_lane_in_heavy_lines_with_its_pieces_and_costs():
+    lattice = make_lattice("▁This", COSTS, start_cost=1.0)
+    assert [lattice.edges[i].piece for i in lattice.path] == ["▁This"]
+    drawing = draw_lattice(lattice)
+    path = plain(drawing.lanes[0])
+    assert drawing.lane_labels[0] == "path"
+    assert path.strip().startswith(HEAVY[0]) and path.strip().endswith(HEAVY[2]) and "▁This 9.4" in path
+    # every other piece is in some lane, in light lines, at its own columns
+    others = "\n".join(plain(line) for line in drawing.lanes[1:])
+    for piece in COSTS:
+        if piece != "▁This":
+            assert piece in others
+    assert LIGHT[1] in others and HEAVY[1] not in others
+    # the best-cost row starts at the course's 1.0 and ends at the path's total
+    best = plain(drawing.head[1])
+    assert best.split()[0] == "1.0" and best.split()[-1] == "10.4"
+
+
+def test_every_piece_sits_under_its_own_characters():
+    lattice = make_lattice("▁hugging", {**{c: 3.0 for c in "▁hugin"}, "hug": 4.0, "ing": 4.5, "▁hug": 6.0})
+    assert [lattice.edges[i].piece for i in lattice.path] == ["▁hug", "g", "ing"]
+    drawing = draw_lattice(lattice)
+    slot, lanes = drawing.slot, [plain(line) for line in drawing.lanes]
+    chars = plain(drawing.head[0])
+    for k, ch in enumerate(lattice.text):  # character k between positions k and k+1
+        assert ch in chars[k * slot + 1:(k + 1) * slot]
+    for edge in lattice.edges:  # a bracket from position start to position end, the piece inside
+        spans = [lane[edge.start * slot:edge.end * slot + 1] for lane in lanes]
+        assert any(span[0] in "├┼┣╋" and span[-1] in "┤┫┼╋" and edge.piece in span for span in spans), edge
+    # pieces in one lane never overlap
+    edges = [(i, e) for i, e in enumerate(lattice.edges) if i not in lattice.path]
+    for lane in pack_lanes(edges):
+        spans = sorted((e.start, e.end) for _, e in lane)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+@pytest.mark.parametrize("depth", ["truecolor", "256", "standard", "none"])
+def test_the_path_is_styled_apart_at_every_depth_and_without_colour(depth):
+    palette = PALETTES[depth]
+    drawing = draw_lattice(make_lattice("▁This", COSTS), palette)
+    path_styles = {style for text, style in drawing.lanes[0] if text.strip()}
+    other_styles = {style for line in drawing.lanes[1:] for text, style in line if text.strip()}
+    assert path_styles == {palette.path} and palette.path not in other_styles
+    if depth == "none":
+        assert "reverse" in palette.path  # without colour the path is still marked
+
+
+def test_wide_characters_long_words_and_a_word_with_no_path_draw_without_error():
+    cjk = make_lattice("▁我喜欢猫", {**{c: 3.0 for c in "▁我喜欢"}, "喜欢": 4.0})
+    drawing = draw_lattice(cjk)
+    assert drawing.lanes and not cjk.path  # 猫 is not a piece: no path, the pieces still show
+    assert "喜欢" in "".join(plain(line) for line in drawing.lanes)
+    word = "▁" + "ab" * 600
+    long = make_lattice(word, {"▁": 1.0, "a": 1.0, "b": 1.0, "ab": 1.5, "ba": 1.7})
+    drawing = draw_lattice(long)
+    assert drawing.width >= len(word) * drawing.slot
+    assert all(sum(len(t) for t, _ in line) == drawing.width for line in drawing.head + drawing.lanes)
+
+
+def test_the_selected_piece_is_marked_wherever_it_appears():
+    lattice = make_lattice("▁This", COSTS)
+    palette = PALETTES["256"]
+    drawing = draw_lattice(lattice, palette, selected=list(COSTS).index("hi"))
+    marked = [text for line in drawing.lanes for text, style in line if style == palette.pair]
+    assert any("hi" in t for t in marked)
+
+
+def test_piece_rows_mark_what_the_next_round_removes():
+    gone = PieceRow("▁th", 12, -9.3, 4.0, 0.25, True)
+    kept = PieceRow("▁the", 13, -5.1, 40.0, 120.5, False)
+    char = PieceRow("e", 3, -2.0, 300.0, None, False)
+    cells = [piece_cells(k, r) for k, r in enumerate((kept, gone, char), 1)]
+    assert cells[1][0] == (REMOVED, "bold") and "strike" in cells[1][1][1]
+    assert cells[0][0] == "1" and cells[0][4] == ("120.50", "")
+    assert cells[2][4][0] == "—"  # a single character is never removed
+
+
+def test_round_rows_show_the_loss_change_and_name_what_was_removed():
+    seed = RoundRow(0, 300, 1000.0, ())
+    one = RoundRow(1, 270, 1012.5, tuple(f"p{i}" for i in range(30)))
+    assert round_cells(seed, None)[0] == ("seed", "italic")
+    cells = round_cells(one, seed)
+    assert cells[3] == ("+12.5", "dim") and cells[4] == "30" and cells[5].endswith("… +18")
+
+
+def test_the_loss_plot_gives_every_round_a_bar_and_keeps_the_newest_when_thinned():
+    rows = bar_plot([100.0, 110.0, 125.0, 190.0], 16, 3)
+    assert len(rows) == 3 and rows[-1].count("▁") == 4 and rows[0].endswith("████")
+    thin = bar_plot([float(v) for v in range(100)], 20, 2)
+    assert max(len(r) for r in thin) <= 20 and thin[0].endswith("█")
