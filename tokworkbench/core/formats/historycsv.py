@@ -42,7 +42,7 @@ def rounds_csv(rounds: Sequence, initial_tokens: int) -> str:
     writer.writerow(ROUND_COLUMNS)
     for r in rounds:
         writer.writerow((r.round, r.vocab_size, repr(r.loss), r.tokens,
-                         f"{initial_tokens / r.tokens:.6f}" if r.tokens else "", " ".join(r.removed)))
+                         f"{initial_tokens / r.tokens:.6f}" if r.tokens and initial_tokens else "", " ".join(r.removed)))
     return out.getvalue()
 
 

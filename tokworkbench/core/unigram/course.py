@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TrainingError
-from .viterbi import best_costs, segment
+from .viterbi import Vocab, best_costs, segment
 
 COURSE_START_COST = 1.0
 
@@ -65,19 +65,24 @@ class Analysis:
 
 
 def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[str, float],
-            prune_fraction: float, max_len: int | None = None) -> Analysis:
-    max_len = max_len or max(map(len, pieces), default=1)
+            prune_fraction: float, seed_edges: list | None = None) -> Analysis:
+    """`seed_edges` (from `seed_lattices`) spares scanning every word for pieces again: the
+    vocabulary only shrinks, so a round's edges are the seed's that are still in it."""
+    vocab = Vocab(cost)
     n = len(words)
     contrib = np.empty(n, dtype=np.float64)
     paths: list[list[tuple[int, int]]] = []
-    tables: list[tuple[list[float], list[int]]] = []
+    tables = []
     users: dict[str, list[int]] = {}
-    get = cost.get
     for w, (word, f) in enumerate(zip(words, freqs)):
-        best, back = best_costs(word, get, max_len, COURSE_START_COST)
-        path = segment(word, back) if word else []
+        if seed_edges is None:
+            ends = vocab.edges(word)
+        else:
+            ends = [[(a, p, cost[p]) for a, p, _ in at if p in cost] for at in seed_edges[w]]
+        best, back = best_costs(ends, COURSE_START_COST)
+        path = segment(len(word), back)
         paths.append(path)
-        tables.append((best, back))
+        tables.append((ends, best, back))
         contrib[w] = f * best[len(word)]
         for a, b in path:
             if b - a > 1:
@@ -91,15 +96,20 @@ def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[st
         if not using:
             increases[piece] = loss - loss  # what the course's full recount gives: exactly 0.0
             continue
-        without = lambda p, _piece=piece: None if p == _piece else get(p)
         changed = contrib.copy()
         for w in dict.fromkeys(using):
             word = words[w]
-            first = word.find(piece)  # nothing before its first occurrence can change
-            best, back = tables[w]
-            new_best, _ = best_costs(word, without, max_len, COURSE_START_COST, lo=first, best=best, back=back)
+            ends, best, back = tables[w]
+            # nothing before the piece's first occurrence can change
+            new_best, _ = best_costs(ends, COURSE_START_COST, piece, word.find(piece), best, back)
             changed[w] = freqs[w] * new_best[len(word)]
         increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
     ranked = sorted(increases.items(), key=lambda kv: kv[1])  # stable: vocabulary order among ties
     count = max(1, int(len(pieces) * prune_fraction))
     return Analysis(loss, increases, paths, [p for p, _ in ranked[:count]])
+
+
+def seed_lattices(words: list[str], cost: dict[str, float]) -> list:
+    """Each word's edges under the seed vocabulary (see `analyze`)."""
+    vocab = Vocab(cost)
+    return [vocab.edges(word) for word in words]

@@ -39,7 +39,7 @@ from ..units import Units
 from . import course
 from .model import UNK, UnigramModel, build_lattice
 from .rows import Lattice, PieceRow, RoundRow
-from .viterbi import UNK_PENALTY
+from .viterbi import UNK_PENALTY, Vocab
 
 ALGORITHMS = ("course", "em")
 
@@ -111,14 +111,14 @@ class UnigramLearner:
         self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
         if config.algorithm == "course":
-            from .course import seed_course
-            pieces, freqs = seed_course(self.words, self.freqs, config.seed_size)
+            pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size)
             state = _State(pieces, [float(f) for f in freqs], _course_scores(freqs))
             self._engine = None
         else:
             from .em import EmEngine
             self._engine = EmEngine(self.words, self.freqs, config)
             state = self._engine.seed()
+        self._seed_edges: list | None = None
         self.base_size = sum(1 for p in state.pieces if len(p) == 1)
         self._states: list[_State] = [state]
         self._analyses: list[_Analysis | None] = [None]
@@ -171,7 +171,10 @@ class UnigramLearner:
         if self._engine is not None:
             return self._engine.analyze(state, self._floor())
         cost = {p: -s for p, s in zip(state.pieces, state.scores)}
-        found = course.analyze(self.words, self.freqs, state.pieces, cost, self.config.prune_fraction)
+        if self._seed_edges is None:
+            self._seed_edges = course.seed_lattices(self.words, cost)
+        found = course.analyze(self.words, self.freqs, state.pieces, cost, self.config.prune_fraction,
+                               self._seed_edges)
         tokens = sum(len(path) * f for path, f in zip(found.paths, self.freqs))
         return _Analysis(found.loss, found.increases, found.to_remove, tokens, dict(zip(state.pieces, state.freqs)))
 
@@ -255,8 +258,7 @@ class UnigramLearner:
         cost = {p: -s for p, s in zip(state.pieces, state.scores)}
         ids = {p: i + 1 for i, p in enumerate(state.pieces)}
         low = min(state.scores, default=0.0)
-        return build_lattice(word, cost, ids, max(map(len, state.pieces), default=1), self.start_cost,
-                             -(min(low, 0.0) - UNK_PENALTY))
+        return build_lattice(word, Vocab(cost), ids, self.start_cost, -(min(low, 0.0) - UNK_PENALTY))
 
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list, int]:
         if not self.layouts:
@@ -336,7 +338,8 @@ class UnigramLearner:
 
     # -- moving training to another process -------------------------------------------------
     _FIXED = frozenset({"config", "chunk_table", "layouts", "documents", "chars", "bytes", "chunk_strings",
-                        "words", "freqs", "initial_tokens", "base_size", "_engine", "_seed_row"})
+                        "words", "freqs", "initial_tokens", "base_size", "_engine", "_seed_row",
+                        "_seed_edges"})
 
     def training_state(self) -> dict:
         return {k: v for k, v in vars(self).items() if k not in self._FIXED and not k.startswith("_encoder")}

@@ -21,7 +21,7 @@ from ..text.normalize import normalize
 from ..text.pretokenize import PreTokenizer
 from ..units import Units
 from .rows import Lattice, LatticeEdge
-from .viterbi import INF, UNK_PENALTY, best_costs, segment
+from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
@@ -90,8 +90,8 @@ class UnigramModel:
         return ids
 
     @cached_property
-    def _max_len(self) -> int:
-        return max((len(t) for t in self._cost), default=1)
+    def _vocab(self) -> Vocab:
+        return Vocab(self._cost)
 
     @cached_property
     def unk_cost(self) -> float:
@@ -164,25 +164,20 @@ class UnigramModel:
         """The best segmentation's spans (an unknown character is a span of its own)."""
         if not word:
             return []
-        _, back = best_costs(word, self._cost.get, self._max_len, 0.0, self.unk_cost)
-        return segment(word, back)
+        _, back = best_costs(self._vocab.edges(word, self.unk_cost))
+        return segment(len(word), back)
 
     def nbest(self, word: str, k: int) -> list[tuple[list[int], float]]:
         """The k best segmentations of one chunk with their scores (log probabilities), best
         first: each position keeps its k best partial paths (exact for k-best)."""
         if not word:
             return [([], 0.0)]
-        n, cost, unk = len(word), self._cost.get, self.unk_cost
+        n, edges = len(word), self._vocab.edges(word, self.unk_cost)
         paths: list[list[tuple[float, tuple[int, ...]]]] = [[] for _ in range(n + 1)]
         paths[0] = [(0.0, ())]
         for end in range(1, n + 1):
             cands = []
-            for start in range(max(0, end - self._max_len), end):
-                c = cost(word[start:end])
-                if c is None:
-                    if end - start != 1:
-                        continue
-                    c = unk
+            for start, _, c in edges[end]:
                 cands += [(c + here, ends + (end,)) for here, ends in paths[start]]
             cands.sort(key=lambda p: p[0])
             paths[end] = cands[:k]
@@ -201,18 +196,11 @@ class UnigramModel:
         if not word:
             return []
         rng = rng or random.Random()
-        n, cost, unk = len(word), self._cost.get, self.unk_cost
+        n = len(word)
         alpha_at = [-INF] * (n + 1)
         alpha_at[0] = 0.0
-        edges: list[list[tuple[int, float]]] = [[] for _ in range(n + 1)]
+        edges = [[(start, -c * alpha) for start, _, c in at] for at in self._vocab.edges(word, self.unk_cost)]
         for end in range(1, n + 1):
-            for start in range(max(0, end - self._max_len), end):
-                c = cost(word[start:end])
-                if c is None:
-                    if end - start != 1:
-                        continue
-                    c = unk
-                edges[end].append((start, -c * alpha))
             alpha_at[end] = _logsumexp([alpha_at[s] + w for s, w in edges[end]])
         ids, end = [], n
         while end > 0:
@@ -240,7 +228,7 @@ class UnigramModel:
 
     # -- the picture -----------------------------------------------------------------------
     def lattice(self, word: str) -> Lattice:
-        return build_lattice(word, self._cost, self._ids, self._max_len, 0.0, self.unk_cost)
+        return build_lattice(word, self._vocab, self._ids, 0.0, self.unk_cost)
 
 
 def lattice(model: UnigramModel, word: str) -> Lattice:
@@ -248,22 +236,16 @@ def lattice(model: UnigramModel, word: str) -> Lattice:
     return model.lattice(word)
 
 
-def build_lattice(word: str, cost: dict[str, float], ids: dict[str, int], max_len: int, start_cost: float,
+def build_lattice(word: str, vocab: Vocab, ids: dict[str, int], start_cost: float,
                   unk_cost: float | None) -> Lattice:
-    edges: list[LatticeEdge] = []
-    for start in range(len(word)):
-        for end in range(start + 1, min(len(word), start + max_len) + 1):
-            piece = word[start:end]
-            c = cost.get(piece)
-            if c is not None:
-                edges.append(LatticeEdge(start, end, piece, ids.get(piece, 0), c))
-            elif end - start == 1 and unk_cost is not None:
-                edges.append(LatticeEdge(start, end, piece, 0, unk_cost))
+    ends = vocab.edges(word, unk_cost)
+    edges = sorted((LatticeEdge(start, end, word[start:end], ids.get(piece, 0) if piece is not None else 0, c)
+                    for end, at in enumerate(ends) for start, piece, c in at), key=lambda e: (e.start, e.end))
     if not word:
         return Lattice(word, (), (), (start_cost,), start_cost)
-    best, back = best_costs(word, cost.get, max_len, start_cost, unk_cost)
+    best, back = best_costs(ends, start_cost)
     where = {(e.start, e.end): i for i, e in enumerate(edges)}
-    path = tuple(where[s] for s in segment(word, back)) if back[len(word)] >= 0 else ()
+    path = tuple(where[s] for s in segment(len(word), back)) if back[len(word)] >= 0 else ()
     return Lattice(word, tuple(edges), path, tuple(best), start_cost)
 
 
