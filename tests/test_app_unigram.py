@@ -113,8 +113,8 @@ def test_piece_rows_mark_what_the_next_round_removes():
     char = PieceRow("e", 3, -2.0, 300.0, None, False)
     cells = [piece_cells(k, r) for k, r in enumerate((kept, gone, char), 1)]
     assert cells[1][0] == (REMOVED, "bold") and "strike" in cells[1][1][1]
-    assert cells[0][0] == "1" and cells[0][4] == ("120.50", "")
-    assert cells[2][4][0] == "—"  # a single character is never removed
+    assert cells[0][0] == "1" and cells[0][2] == ("120.50", "")
+    assert cells[2][2][0] == "—"  # a single character is never removed
 
 
 def test_round_rows_show_the_loss_change_and_name_what_was_removed():

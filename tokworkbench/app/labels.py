@@ -11,11 +11,6 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
-def model_kind(s: Settings) -> str:
-    """"bpe" or "unigram" (settings from before Unigram have no `model`)."""
-    return getattr(s, "model", "bpe")
-
-
 def step_noun(kind: str) -> str:
     """What one step is called: a BPE merge, a Unigram pruning round."""
     return "round" if kind == "unigram" else "merge"
@@ -23,7 +18,7 @@ def step_noun(kind: str) -> str:
 
 def describe_settings(s: Settings) -> str:
     split = f"/{s.pattern}/" if s.split == CUSTOM else s.split
-    if model_kind(s) == "unigram":
+    if s.model == "unigram":
         return (f"unigram {s.algorithm} · normalizer {s.normalizer} · split {split} · seed {s.seed_size:,} · "
                 f"prune {s.prune_fraction:g} · target {s.target:,}")
     return (f"{s.units.value} units · normalizer {s.normalizer} · split {split} · "
@@ -60,7 +55,7 @@ def describe_finish(finished: RunFinished, vocab_size: int, steps: int, kind: st
 def train_command(s: Settings) -> str:
     """The command line that trains what these settings train, to reproduce a session."""
     split = f"regex:{s.pattern}" if s.split == CUSTOM else s.split
-    if model_kind(s) == "unigram":
+    if s.model == "unigram":
         words = ["tokworkbench", "train", "PATH...", "--model", "unigram", "--algorithm", s.algorithm,
                  "--normalize", s.normalizer, "--split", split, "--vocab-size", str(s.target),
                  "--seed-size", str(s.seed_size), "--prune-fraction", f"{s.prune_fraction:g}"]

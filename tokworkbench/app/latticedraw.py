@@ -22,6 +22,7 @@ Line = list[Run]
 LIGHT = ("├", "─", "┤", "┼")  # left end, body, right end, two pieces meeting
 HEAVY = ("┣", "━", "┫", "╋")
 MIN_SLOT = 4
+MAX_SLOT = 12  # a short word spreads over the room it has, up to this many cells a character
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,13 @@ def _cells(text: str) -> list[str]:
     return [visible(ch) if cell_len(visible(ch)) <= 2 else "?" for ch in text]
 
 
-def slot_width(lattice: Lattice) -> int:
-    """Wide enough for every character and every best-cost label, plus one cell of border."""
+def slot_width(lattice: Lattice, room: int = 0) -> int:
+    """Wide enough for every character and every best-cost label, plus one cell of border;
+    wider when the word is short and there is `room` (cells) to spread it over."""
     chars = max((cell_len(c) for c in _cells(lattice.text)), default=1)
     labels = max((len(cost_label(b)) for b in lattice.best), default=1)
-    return max(MIN_SLOT, chars + 1, labels + 1)
+    least = max(MIN_SLOT, chars + 1, labels + 1)
+    return max(least, min(MAX_SLOT, room // (len(lattice.text) + 1)))
 
 
 def pack_lanes(edges: list[tuple[int, LatticeEdge]]) -> list[list[tuple[int, LatticeEdge]]]:
@@ -117,10 +120,11 @@ def _merge(cells: list[tuple[str, str]]) -> Line:
     return runs
 
 
-def draw_lattice(lattice: Lattice, palette: Palette = TRUECOLOR, selected: int | None = None) -> LatticeDrawing:
+def draw_lattice(lattice: Lattice, palette: Palette = TRUECOLOR, selected: int | None = None,
+                 room: int = 0) -> LatticeDrawing:
     """The lattice as rows of runs. `selected` is a piece id to mark wherever it appears (the
-    piece under the piece table's cursor)."""
-    slot = slot_width(lattice)
+    piece under the piece table's cursor); `room` is the width there is to fill."""
+    slot = slot_width(lattice, room)
     n = len(lattice.text)
     width = n * slot + slot  # the last position's cost label needs a slot after the last character
     on_path = set(lattice.path)

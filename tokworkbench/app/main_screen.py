@@ -31,7 +31,7 @@ from . import messages as msg
 from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog, ReplayDialog,
                       SettingsDialog)
 from .dialogs.export import HISTORY, folder_problem
-from .labels import (HELP_NOTES, describe_finish, describe_settings, model_kind, nothing_left, plural, step_noun,
+from .labels import (HELP_NOTES, describe_finish, describe_settings, nothing_left, plural, step_noun,
                      why_not)
 from .loading import build_session, loads_quickly, throttled
 from .widgets.bytes_view import BytesPanel
@@ -100,6 +100,8 @@ class MainScreen(Screen):
     """The text in the encode box (the byte view shows it when there is one)."""
     selected_piece: var[int | None] = var(None)
     """Unigram: the piece under the piece table's cursor (marked in the corpus and the lattice)."""
+    lattice_word: var[str | None] = var(None)
+    """Unigram: the corpus word the lattice tab shows (marked in the corpus while it is shown)."""
 
     def __init__(self, paths: list[str] | None, settings: Settings):
         super().__init__()
@@ -121,7 +123,7 @@ class MainScreen(Screen):
         with Vertical(id="main"):
             with Horizontal(id="top"):
                 yield CorpusPane(id="corpus").data_bind(MainScreen.snapshot, MainScreen.selected_pair,
-                                                        MainScreen.selected_piece)
+                                                        MainScreen.selected_piece, MainScreen.lattice_word)
                 with Vertical(id="right"):
                     yield PairsPanel(id="pairs").data_bind(MainScreen.snapshot)
                     yield MergesPanel(id="merges").data_bind(MainScreen.snapshot)
@@ -153,11 +155,11 @@ class MainScreen(Screen):
     @property
     def kind(self) -> str:
         """The model kind on screen: the session's, else the kind being loaded."""
-        return self.session.learner.kind if self.session is not None else model_kind(self.settings)
+        return self.session.learner.kind if self.session is not None else self.settings.model
 
     def on_mount(self) -> None:
         self._check_size(self.app.size.width, self.app.size.height)
-        self._show_kind(model_kind(self.settings))
+        self._show_kind(self.settings.model)
         self.start_load(self.paths, None, self.settings)
 
     def _show_kind(self, kind: str) -> None:
@@ -294,6 +296,11 @@ class MainScreen(Screen):
 
     def on_piece_selected(self, message: msg.PieceSelected) -> None:
         self.selected_piece = message.piece
+        if message.moved:
+            self.query_one(LatticePanel).show_piece(message.piece)
+
+    def on_lattice_word_shown(self, message: msg.LatticeWordShown) -> None:
+        self.lattice_word = message.word
 
     def on_rewind_to(self, message: msg.RewindTo) -> None:
         session = self.session
@@ -539,7 +546,7 @@ class MainScreen(Screen):
             else:
                 restart()
 
-        self.app.push_screen(SettingsDialog(session.settings), done)
+        self.app.push_screen(SettingsDialog(session.settings, session.stats.distinct_chars), done)
 
     def action_open(self) -> None:
         def done(paths: list[str] | None) -> None:

@@ -71,3 +71,9 @@ class RewindTo(Message):
 @dataclass
 class PieceSelected(Message):
     piece: int | None  # the id under the piece table's cursor
+    moved: bool = False  # the user moved the cursor (not a step that changed the rows under it)
+
+
+@dataclass
+class LatticeWordShown(Message):
+    word: str | None  # the corpus word the lattice shows (None: none, or the encode box's)

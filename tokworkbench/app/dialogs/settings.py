@@ -12,7 +12,7 @@ from ...core.settings import CUSTOM, Settings
 from ...core.text.normalize import NORMALIZERS
 from ...core.text.pretokenize import PRESETS
 from ...core.units import Units
-from ..labels import model_kind, train_command
+from ..labels import train_command
 from .base import Dialog
 from ..widgets.steady_input import SteadyInput
 
@@ -48,9 +48,11 @@ class SettingsDialog(Dialog):
     """
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "apply", "Apply")]
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, chars: int | None = None):
+        """`chars`: the corpus's distinct characters, which a Unigram seed must all hold."""
         super().__init__()
         self.settings = settings
+        self.chars = chars
 
     def compose(self) -> ComposeResult:
         s = self.settings
@@ -59,7 +61,7 @@ class SettingsDialog(Dialog):
             with VerticalScroll(id="settings-body"):
                 with Grid(id="settings-grid"):
                     yield Label("model")
-                    yield Select([(label, k) for k, label in MODEL_CHOICES.items()], value=model_kind(s),
+                    yield Select([(label, k) for k, label in MODEL_CHOICES.items()], value=s.model,
                                  allow_blank=False, id="model")
                     yield Label("units")
                     yield Select([(label, u.value) for u, label in UNIT_CHOICES.items()],
@@ -74,14 +76,18 @@ class SettingsDialog(Dialog):
                     yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
                     yield Label("algorithm")
                     yield Select([(label, a) for a, label in ALGORITHM_CHOICES.items()],
-                                 value=getattr(s, "algorithm", "course"), allow_blank=False, id="algorithm")
+                                 value=s.algorithm, allow_blank=False, id="algorithm")
                     yield Label("seed size")
-                    yield SteadyInput(str(getattr(s, "seed_size", 300)), id="seed_size", type="integer")
+                    yield SteadyInput(str(s.seed_size), id="seed_size", type="integer")
                     yield Label("prune fraction")
-                    yield SteadyInput(f"{getattr(s, 'prune_fraction', 0.1):g}", id="prune_fraction", type="number")
+                    yield SteadyInput(f"{s.prune_fraction:g}", id="prune_fraction", type="number")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
                 yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
+                if self.chars:
+                    yield Label(f"Unigram keeps every character: this corpus has {self.chars:,}, so the seed "
+                                "size and the target vocabulary must be at least that.", id="unigram-hint",
+                                classes="hint")
                 yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
             yield Label("", id="settings-error", classes="hint")
             with Horizontal(classes="buttons"):
@@ -89,7 +95,7 @@ class SettingsDialog(Dialog):
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
-        self._enable_for(model_kind(self.settings))
+        self._enable_for(self.settings.model)
 
     def _enable_for(self, kind: str) -> None:
         """Only the options of the chosen kind can be edited (Unigram works on characters)."""
@@ -103,6 +109,9 @@ class SettingsDialog(Dialog):
             self.query_one("#tie-break-rule", Label).update(TIE_BREAK_RULES[event.value])
         elif event.select.id == "model":
             self._enable_for(event.value)
+            seed = self.query_one("#seed_size", Input)
+            if event.value == "unigram" and self.chars and seed.value.isdigit() and int(seed.value) < self.chars:
+                seed.value = str(-(-2 * self.chars // 100) * 100)  # room for substrings beside the characters
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "apply":
@@ -121,7 +130,7 @@ class SettingsDialog(Dialog):
             return self.show_error("#settings-error", "a custom pre-tokenizer needs a regex")
         changes = {}
         kind = self.query_one("#model", Select).value
-        if kind == "unigram" or model_kind(self.settings) == "unigram":
+        if kind == "unigram" or self.settings.model == "unigram":
             try:
                 seed_size = int(self.query_one("#seed_size", Input).value)
             except ValueError:

@@ -49,6 +49,8 @@ class CorpusPane(Vertical):
     """The pair chosen in the pair table; its occurrences are highlighted."""
     selected_piece: var[int | None] = var(None)
     """Unigram: the piece chosen in the piece table; where the segmentation uses it is highlighted."""
+    lattice_word: var[str | None] = var(None)
+    """Unigram: the word the lattice tab shows; while it is shown, its occurrences are highlighted."""
     stats: var[CorpusStats | None] = var(None)
     """Counts of the whole corpus (they change only when another corpus is opened)."""
 
@@ -110,6 +112,9 @@ class CorpusPane(Vertical):
     def watch_selected_piece(self) -> None:
         self._schedule_draw()
 
+    def watch_lattice_word(self) -> None:
+        self._schedule_draw()
+
     def _schedule_draw(self) -> None:
         """A step changes the snapshot and then the selection: draw once, after both."""
         if not self._draw_pending:
@@ -129,8 +134,11 @@ class CorpusPane(Vertical):
             f"{stats.distinct_chars:,} distinct chars",
         )
         window = snap.window
-        if snap.kind == "unigram":
-            piece = self.selected_piece
+        what = "pair"
+        if snap.kind == "unigram" and self.lattice_word:
+            what, marks = "word (lattice)", word_occurrences(snap, self.lattice_word)
+        elif snap.kind == "unigram":
+            what, piece = "piece", self.selected_piece
             marks = [(s.start, s.end) for s in window.spans if s.token == piece] if piece is not None else []
         else:
             marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
@@ -141,8 +149,7 @@ class CorpusPane(Vertical):
         names = self._names
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
         where = (f"{name}chars {window.start:,}–{end:,} of {window.doc_length:,}  ·  [ ] window  , . document"
-                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected "
-                    f"{'piece' if snap.kind == 'unigram' else 'pair'}" if marks else ""))
+                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected {what}" if marks else ""))
         # fixed-height lines: no layout pass, only a repaint of these widgets
         self.query_one("#corpus-stats", Static).update(line, layout=False)
         self.query_one("#corpus-text", TokenText).set_runs(self._styled)
@@ -151,6 +158,18 @@ class CorpusPane(Vertical):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self.post_message(DocumentSelected(event.option_index))
+
+
+def word_occurrences(snap: Snapshot, word: str) -> list[tuple[int, int]]:
+    """Where `word` is a whole pre-tokenizer chunk of the window (the chunks join to its text)."""
+    chunks = snap.model.pre_tokenizer.split(snap.window.text)
+    # metaspace puts a ▁ before a window that starts inside a word: it is not in the text
+    marks, pos = [], len(snap.window.text) - sum(map(len, chunks))
+    for chunk in chunks:
+        if chunk == word:
+            marks.append((pos, pos + len(chunk)))
+        pos += len(chunk)
+    return marks
 
 
 def _fit(name: str, room: int) -> str:

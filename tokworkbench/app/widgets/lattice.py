@@ -1,9 +1,11 @@
 """The Viterbi lattice of one word: every vocabulary piece over its span, the best path on top.
 
-The word comes from the encode box when it holds text, else from the corpus window; `<` and `>`
-step through the words, and the piece under the piece table's cursor takes the view to the
-first word that contains it. Drawn only while its tab is shown.
+The word comes from the encode box when it holds text, else from the corpus window (where it is
+highlighted); `<` and `>` step through the words, and moving the piece table's cursor to a piece
+takes the view to the first word that contains it. Drawn only while its tab is shown.
 """
+
+from dataclasses import replace
 
 from rich.segment import Segment
 from rich.style import Style
@@ -21,6 +23,7 @@ from ...core.inspection.escape import visible
 from ...core.snapshot import Snapshot
 from ...core.unigram.rows import Lattice
 from ..labels import plural
+from ..messages import LatticeWordShown
 from ..latticedraw import LatticeDrawing, cost_label, draw_lattice
 from ..render import palette_of
 from .lineview import LineView
@@ -28,18 +31,42 @@ from .lineview import LineView
 GUTTER = 6  # the row labels on the left, which stay while the lattice scrolls sideways
 MAX_WORD = 2000  # characters of one word drawn; a longer chunk is cut (and says so)
 MAX_WORDS = 5000  # words of the window offered
+ENCODE, CORPUS = "encode", "corpus"  # where the words come from
 
 
 def lattice_of(snap: Snapshot, word: str) -> Lattice | None:
-    """The model's lattice for `word`, or None for a model kind that has none (BPE)."""
+    """The model's lattice for `word` (None for a kind that has none, BPE), costed as training
+    costs it: in course mode every path starts at the course's cost 1. A constant start cost
+    moves every path alike, so the path is the model's own."""
     build = getattr(snap.model, "lattice", None)
-    return build(word) if callable(build) else None
+    if not callable(build):
+        return None
+    lattice = build(word)
+    start = getattr(snap.model, "start_cost", 0.0)
+    if start and lattice.start_cost != start:
+        shift = start - lattice.start_cost
+        lattice = replace(lattice, best=tuple(b + shift for b in lattice.best), start_cost=start)
+    return lattice
 
 
-def words_of(snap: Snapshot, text: str) -> list[str]:
-    """The distinct pre-tokenizer chunks of `text`, in order: the words a lattice is drawn for."""
+def encode_words(snap: Snapshot, text: str) -> list[str]:
+    """The words a lattice is drawn for in typed text: its pre-tokenizer chunks, normalized."""
+    return _distinct(chunk for chunk, _ in snap.model.encode_chunks(text))
+
+
+def window_words(snap: Snapshot) -> list[str]:
+    """The words of the corpus window (its text is already normalized and, for metaspace,
+    rewritten); a window that starts inside a word leaves that partial word out."""
+    window = snap.window
+    chunks = snap.model.pre_tokenizer.split(window.text)
+    if window.start > 0 and chunks:
+        chunks = chunks[1:]
+    return _distinct(chunks)
+
+
+def _distinct(chunks) -> list[str]:
     seen: dict[str, None] = {}
-    for chunk, _ in snap.model.encode_chunks(text):
+    for chunk in chunks:
         if chunk and chunk not in seen:
             seen[chunk] = None
             if len(seen) >= MAX_WORDS:
@@ -118,8 +145,8 @@ class LatticePanel(Vertical):
     }
     """
     BINDINGS = [
-        Binding("less_than_sign", "word(-1)", "‹ word", tooltip="Lattice: the previous word"),
-        Binding("greater_than_sign", "word(1)", "word ›", tooltip="Lattice: the next word"),
+        Binding("less_than_sign", "word(-1)", "Prev word", tooltip="Lattice: the previous word"),
+        Binding("greater_than_sign", "word(1)", "Next word", tooltip="Lattice: the next word"),
     ]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
@@ -127,7 +154,7 @@ class LatticePanel(Vertical):
     encode_text: var[str] = var("")
     """The encode box's text: its words are shown instead of the corpus's when not empty."""
     selected_piece: var[int | None] = var(None)
-    """The piece under the piece table's cursor: marked, and its first word shown."""
+    """The piece under the piece table's cursor: marked wherever it is in the lattice."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -136,7 +163,8 @@ class LatticePanel(Vertical):
         self.source = ""
         self._stale = True
         self._drawn_key: tuple | None = None
-        self._go_to_piece: int | None = None  # a newly selected piece: show its first word
+        self._go_to_piece: int | None = None  # a piece the user chose: show its first word
+        self._announced: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="lattice-info")
@@ -149,23 +177,43 @@ class LatticePanel(Vertical):
         self.index = 0
         self._changed()
 
-    def watch_selected_piece(self, piece: int | None) -> None:
+    def watch_selected_piece(self) -> None:
+        self._changed()
+
+    def show_piece(self, piece: int | None) -> None:
+        """The user chose this piece in the table: show the first word that holds it."""
         self._go_to_piece = piece
         self._changed()
 
     def on_show(self) -> None:
         if self._stale:
             self.rebuild()
+        else:
+            self._announce(self.word if self.source == CORPUS else None)
+
+    def on_hide(self) -> None:
+        self._announce(None)  # the corpus stops marking the word when the lattice is not shown
+
+    def _announce(self, word: str | None) -> None:
+        if word != self._announced:
+            self._announced = word
+            self.post_message(LatticeWordShown(word))
 
     def _changed(self) -> None:
         self._stale = True
         if self.region.area:
             self.rebuild()
 
+    def on_resize(self) -> None:
+        if self.region.area and self.snapshot is not None:
+            self.call_after_refresh(self.rebuild)  # a short word spreads over the new width
+
     def action_word(self, delta: int) -> None:
-        if not self.words:
+        index = self.index + delta
+        if not 0 <= index < len(self.words):
+            self.notify(f"this is the {'first' if delta < 0 else 'last'} word of the {self.source}", timeout=3)
             return
-        self.index = max(0, min(self.index + delta, len(self.words) - 1))
+        self.index = index
         self.rebuild()
 
     @property
@@ -185,9 +233,9 @@ class LatticePanel(Vertical):
             return
         try:
             if self.encode_text:
-                self.source, self.words = "encode box", words_of(snap, self.encode_text)
+                self.source, self.words = ENCODE, encode_words(snap, self.encode_text)
             else:
-                self.source, self.words = "corpus window", words_of(snap, snap.window.text)
+                self.source, self.words = CORPUS, window_words(snap)
         except TokWorkbenchError as exc:
             info.update(Text(f"✗ {exc}", "bold red"))
             view.show(None)
@@ -197,16 +245,18 @@ class LatticePanel(Vertical):
             self._jump_to(snap, piece)
         self.index = max(0, min(self.index, len(self.words) - 1))
         word = self.word
+        self._announce(word if self.source == CORPUS else None)
         if word is None:
             info.update(Text(f"{self.source}: no words to draw. Type in the encode box, or open a corpus.", "dim"))
             view.show(None)
             return
         cut = len(word) > MAX_WORD
         lattice = lattice_of(snap, word[:MAX_WORD])
-        key = (lattice, self.selected_piece, id(palette_of(self.app)))
+        room = max(0, view.size.width - GUTTER)
+        key = (lattice, self.selected_piece, id(palette_of(self.app)), room)
         if key != self._drawn_key:
             self._drawn_key = key
-            view.show(draw_lattice(lattice, palette_of(self.app), self.selected_piece))
+            view.show(draw_lattice(lattice, palette_of(self.app), self.selected_piece, room))
         info.update(describe(lattice, self.source, self.index, len(self.words), cut))
 
     def _jump_to(self, snap: Snapshot, piece: int) -> None:
@@ -228,7 +278,7 @@ def describe(lattice: Lattice, source: str, index: int, count: int, cut: bool) -
     """The line above the lattice: which word, its best cost, and the course's start cost."""
     n = len(lattice.text)
     out = Text(no_wrap=True, overflow="ellipsis")
-    out.append(f"{source} word {index + 1}/{count} ", "dim")
+    out.append(f"{source} {index + 1}/{count} ", "dim")
     out.append(visible(lattice.text[:40]) + ("…" if n > 40 else ""), "bold")
     total = lattice.best[-1] if lattice.best else float("inf")
     out.append(f" · best {cost_label(total)} in {plural(len(lattice.path), 'piece')}")

@@ -26,9 +26,9 @@ def piece_cells(rank: int, row: PieceRow) -> tuple:
     return (
         (REMOVED, "bold") if gone else str(rank),
         (visible(row.piece), "bold strike" if gone else "bold"),
+        (loss, "bold" if gone else ("dim" if row.loss_increase is None else "")),
         f"{row.score:.3f}",
         f"{row.freq:,.1f}" if row.freq != int(row.freq) else f"{int(row.freq):,}",
-        (loss, "bold" if gone else ("dim" if row.loss_increase is None else "")),
         (str(row.id), "dim"),
     )
 
@@ -55,9 +55,9 @@ class PiecesPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield SteadyInput(placeholder="filter pieces by text…", id="piece-filter")
-        yield RowsView(
-            [("#", 5, "right"), ("piece", 18, "left"), ("score", 8, "right"), ("freq", 10, "right"),
-             ("loss if removed", 15, "right"), ("id", 6, "right")],
+        yield RowsView(  # most telling first: a narrow pane still shows what removing would cost
+            [("#", 3, "right"), ("piece", 12, "left"), ("Δloss", 10, "right"), ("score", 8, "right"),
+             ("freq", 9, "right"), ("id", 6, "right")],
             id="piece-table",
         )
 
@@ -108,12 +108,12 @@ class PiecesPanel(Vertical):
         self.border_subtitle = f"{len(rows):,} of {plural(snap.rows_in_all, 'piece')}{matching}{nxt}"
         self._announce()
 
-    def _announce(self) -> None:
+    def _announce(self, moved: bool = False) -> None:
         piece = self.selected_piece
         if piece != self._selected:
             self._selected = piece
-            self.post_message(PieceSelected(piece))
+            self.post_message(PieceSelected(piece, moved))
 
     def on_rows_view_highlighted(self, event: RowsView.Highlighted) -> None:
         event.stop()
-        self._announce()
+        self._announce(moved=True)
