@@ -28,8 +28,6 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..errors import TrainingError
 from ..inspection.segments import corpus_spans
 from ..text.chunks import ChunkCounts, count_chunks
@@ -39,6 +37,7 @@ from ..units import Units
 from . import course
 from .model import UNK, UnigramModel, build_lattice
 from .rows import Lattice, PieceRow, RoundRow
+from .state import RoundAnalysis, RoundState
 from .viterbi import UNK_PENALTY, Vocab
 
 ALGORITHMS = ("course", "em")
@@ -75,26 +74,6 @@ class UnigramConfig:
             raise TrainingError(f"--max-piece-length {self.max_piece_length!r} must be at least 1")
 
 
-@dataclass
-class _State:
-    """One round's vocabulary, in vocabulary order (characters first)."""
-
-    pieces: list[str]
-    freqs: list[float]  # course: seed frequency; em: expected count
-    scores: list[float]  # log probabilities
-
-
-@dataclass
-class _Analysis:
-    """What the current vocabulary does to the corpus, and what the next round would remove."""
-
-    loss: float
-    increases: dict[str, float]  # multi-character piece -> loss increase if removed
-    to_remove: list[str]
-    tokens: int  # total tokens over the corpus under the training segmentation
-    use: dict[str, float] = field(default_factory=dict)  # piece -> frequency shown in the table
-
-
 class UnigramLearner:
     kind = "unigram"
 
@@ -112,7 +91,7 @@ class UnigramLearner:
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
         if config.algorithm == "course":
             pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size)
-            state = _State(pieces, [float(f) for f in freqs], _course_scores(freqs))
+            state = RoundState(pieces, [float(f) for f in freqs], _course_scores(freqs))
             self._engine = None
         else:
             from .em import EmEngine
@@ -120,15 +99,15 @@ class UnigramLearner:
             state = self._engine.seed()
         self._seed_edges: list | None = None
         self.base_size = sum(1 for p in state.pieces if len(p) == 1)
-        self._states: list[_State] = [state]
-        self._analyses: list[_Analysis | None] = [None]
+        self._states: list[RoundState] = [state]
+        self._analyses: list[RoundAnalysis | None] = [None]
         self.history: list[RoundRow] = []
         first = self._analysis()
         self._seed_row = RoundRow(0, len(state.pieces), first.loss, (), first.tokens)
 
     # -- reading ---------------------------------------------------------------------------
     @property
-    def state(self) -> _State:
+    def state(self) -> RoundState:
         return self._states[-1]
 
     @property
@@ -161,13 +140,13 @@ class UnigramLearner:
     def token_bytes(self, tid: int) -> bytes:
         return self.token(tid).encode("utf-8")
 
-    def _analysis(self) -> _Analysis:
+    def _analysis(self) -> RoundAnalysis:
         found = self._analyses[-1]
         if found is None:
             found = self._analyses[-1] = self._analyze(self.state)
         return found
 
-    def _analyze(self, state: _State) -> _Analysis:
+    def _analyze(self, state: RoundState) -> RoundAnalysis:
         if self._engine is not None:
             return self._engine.analyze(state, self._floor())
         cost = {p: -s for p, s in zip(state.pieces, state.scores)}
@@ -176,7 +155,7 @@ class UnigramLearner:
         found = course.analyze(self.words, self.freqs, state.pieces, cost, self.config.prune_fraction,
                                self._seed_edges)
         tokens = sum(len(path) * f for path, f in zip(found.paths, self.freqs))
-        return _Analysis(found.loss, found.increases, found.to_remove, tokens, dict(zip(state.pieces, state.freqs)))
+        return RoundAnalysis(found.loss, found.increases, found.to_remove, tokens, dict(zip(state.pieces, state.freqs)))
 
     def _floor(self) -> int:
         return self.target if self.target is not None else 0
@@ -197,6 +176,8 @@ class UnigramLearner:
         if vocab_size < chars:
             raise TrainingError(f"vocabulary size {vocab_size} is below the number of distinct characters "
                                 f"({chars}); Unigram keeps every character")
+        if self._engine is not None and vocab_size != self.target:
+            self._analyses[-1] = None  # em's pruning keeps at least the target: ask again
         self.target = vocab_size
         n, rounds = self.vocab_size, 0
         while n > vocab_size:
@@ -302,11 +283,13 @@ class UnigramLearner:
         state = self.state
         going = set(removed)
         if self._engine is not None:
-            new = self._engine.round(state, going)
+            new = self._engine.round(state, going, self._floor())
+            kept = set(new.pieces)
+            removed = tuple(p for p in state.pieces if p not in kept)  # EM's M-step may drop more
         else:
             keep = [i for i, p in enumerate(state.pieces) if p not in going]
             freqs = [state.freqs[i] for i in keep]
-            new = _State([state.pieces[i] for i in keep], freqs, _course_scores(freqs))
+            new = RoundState([state.pieces[i] for i in keep], freqs, _course_scores(freqs))
         self._states.append(new)
         self._analyses.append(None)
         found = self._analysis()
