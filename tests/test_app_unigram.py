@@ -130,3 +130,182 @@ def test_the_loss_plot_gives_every_round_a_bar_and_keeps_the_newest_when_thinned
     assert len(rows) == 3 and rows[-1].count("▁") == 4 and rows[0].endswith("████")
     thin = bar_plot([float(v) for v in range(100)], 20, 2)
     assert max(len(r) for r in thin) <= 20 and thin[0].endswith("█")
+
+
+# -- the app, driven by keys -----------------------------------------------------------------
+
+from textual.widgets import Input  # noqa: E402
+
+from recording import RecordingApp  # noqa: E402
+from tokworkbench.core.settings import Settings  # noqa: E402
+
+SIZES = [(160, 48), (80, 24)]
+COURSE = ["This is the Hugging Face Course.", "This chapter is about tokenization.",
+          "This section shows several tokenizer algorithms.",
+          "Hopefully, you will be able to understand how they are trained and generate tokens."]
+
+
+@pytest.fixture
+def course_files(tmp_path):
+    """The Hugging Face course's four sentences, one file each."""
+    paths = []
+    for k, sentence in enumerate(COURSE):
+        path = tmp_path / f"{k}.txt"
+        path.write_text(sentence, encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def course_app(paths, target=100, **settings) -> RecordingApp:
+    return RecordingApp(paths, Settings(model="unigram", algorithm="course", split="metaspace", seed_size=300,
+                                        target=target, **settings))
+
+
+async def ready(app, pilot):
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert app.main.session is not None and app.main.session.learner.kind == "unigram"
+
+
+def cells(row) -> list[str]:
+    return [c if isinstance(c, str) else c[0] for c in row]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["160x48", "80x24"])
+async def test_a_round_removes_the_marked_pieces_and_undo_brings_them_back(course_files, size):
+    app = course_app(course_files)
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        main = app.main
+        assert main.query_one("#pieces").display and not main.query_one("#pairs").display
+        assert main.query_one("#rounds").display and not main.query_one("#merges").display
+        assert main.check_action("round", ()) is True and main.check_action("step", ()) is False
+        before = main.session.snapshot()
+        table = main.query_one("#piece-table").rows
+        marked = {cells(row)[1] for row in table if cells(row)[0] == REMOVED}
+        going = set(main.session.learner.next_step())
+        assert marked == going and marked  # the table marks exactly what the round removes
+        await pilot.press("n")
+        await pilot.pause()
+        rounds = main.query_one("#rounds")
+        assert main.session.steps == 1 and len(rounds.rows) == 2  # the seed, then round 1
+        assert set(main.snapshot.history[-1].removed) == going
+        assert cells(rounds.rows[1])[4] == str(len(going))
+        assert str(rounds.border_subtitle) == "1 round" and "· 1 round\n" in str(
+            main.query_one("#corpus-stats").render())
+        await pilot.press("u")
+        await pilot.pause()
+        assert main.session.steps == 0 and main.session.snapshot() == before
+        assert {cells(row)[1] for row in main.query_one("#piece-table").rows if cells(row)[0] == REMOVED} == going
+        await pilot.press("u")
+        await pilot.pause()
+        assert any("nothing to undo: no round has been made" in m for m in app.said)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["160x48", "80x24"])
+async def test_the_lattice_of_this_is_one_piece_with_the_course_start_cost(course_files, size):
+    app = course_app(course_files, target=300)  # the course's figure: no pruning yet
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await pilot.press("v")
+        await pilot.pause()
+        assert app.query_one("#bottom").active == "tab-lattice" and app.main.focused.id == "lattice-view"
+        app.main.query_one("#encode-input", Input).value = "This"
+        await pilot.pause()
+        panel = app.main.query_one("#lattice")
+        lines = panel.text_lines()
+        path = next(line for line in lines if line.startswith("path"))
+        assert "▁This" in path and HEAVY[0] in path and HEAVY[2] in path
+        assert path.count(HEAVY[3]) == 0  # one piece: no joint on the path
+        model = app.main.snapshot.model
+        assert [model.token_text(i) for i in model.encode("This")] == ["▁This"]
+        info = str(app.main.query_one("#lattice-info").render())
+        assert "▁This" in info and "starts at 1 (course)" in info
+        best = next(line for line in lines if line.startswith("best")).split()
+        assert best[1] == "1.0"  # position 0 costs 1, the course's quirk
+        # the corpus: its words one by one with > and <
+        app.main.query_one("#encode-input", Input).value = ""
+        app.main.query_one("#lattice-view").focus()
+        await pilot.pause()
+        assert panel.source == "corpus" and panel.word == "▁This" and app.main.lattice_word == "▁This"
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert panel.word == "▁is" and "▁is" in str(app.main.query_one("#lattice-info").render())
+        assert "of the selected word" in str(app.main.query_one("#corpus-window").render())
+        await pilot.press("less_than_sign", "less_than_sign")
+        await pilot.pause()
+        assert panel.word == "▁This" and any("first word" in m for m in app.said)
+
+
+async def test_the_piece_the_user_picks_takes_the_lattice_to_a_word_that_holds_it(course_files):
+    app = course_app(course_files)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("v")
+        table = app.main.query_one("#piece-table")
+        table.focus()
+        await pilot.press("down", "down", "down")
+        await pilot.pause()
+        piece = app.main.snapshot.next_rows[3]
+        assert app.main.selected_piece == piece.id
+        panel = app.main.query_one("#lattice")
+        assert piece.piece in panel.word
+        drawn = "\n".join(panel.text_lines())
+        assert piece.piece in drawn
+
+
+async def test_unigram_is_chosen_in_the_settings_and_the_panes_follow(course_files):
+    app = RecordingApp(course_files, Settings(split="gpt4"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.main.check_action("lattice", ()) is False  # BPE: no lattice key, no lattice tab
+        await pilot.press("n", "c")
+        await pilot.pause()
+        dialog = app.screen
+        assert dialog.query_one("#seed_size").disabled
+        dialog.query_one("#model").value = "unigram"
+        dialog.query_one("#split").value = "metaspace"
+        await pilot.pause()
+        assert not dialog.query_one("#seed_size").disabled and dialog.query_one("#units").disabled
+        dialog.query_one("#prune_fraction", Input).value = "1.5"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "between 0 and 1" in str(dialog.query_one("#settings-error").render())
+        dialog.query_one("#prune_fraction", Input).value = "0.2"
+        dialog.query_one("#target", Input).value = "60"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "1 merge will be discarded" in app.screen.question
+        await pilot.press("y")
+        await ready(app, pilot)
+        settings = app.main.session.settings
+        assert (settings.model, settings.algorithm, settings.prune_fraction, settings.target) == \
+            ("unigram", "course", 0.2, 60)
+        assert app.main.query_one("#pieces").display and not app.main.query_one("#pairs").display
+        assert app.main.focused is app.main.query_one("#piece-table")
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.main.snapshot.vocab_size <= 60
+        assert any("reached the target" in m and "rounds in this run" in m for m in app.said)
+
+
+def steady(app):
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["160x48", "80x24"])
+def test_lattice_tab_snapshot(snap_compare, size, course_files):
+    async def run_before(pilot):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("n", "v")
+        pilot.app.query_one("#encode-input", Input).value = "Hugging tokenizers"
+        await pilot.pause(0.3)
+        steady(pilot.app)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    assert snap_compare(course_app(course_files), terminal_size=size, run_before=run_before)

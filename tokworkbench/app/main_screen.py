@@ -178,8 +178,8 @@ class MainScreen(Screen):
             if tabs.active == "tab-lattice":
                 tabs.active = "tab-encode"
             tabs.hide_tab("tab-lattice")
-        if self.focused is None or not self.focused.display or not self.focused.parent.display:
-            self.set_focus(self.query_one("#piece-table" if kind == "unigram" else "#pair-table"))
+        # the kind's own table has the keys, as the pair table has them when the app opens
+        self.set_focus(self.query_one("#piece-table" if kind == "unigram" else "#pair-table"))
 
     def on_resize(self, event) -> None:
         self._check_size(event.size.width, event.size.height)

@@ -252,7 +252,9 @@ class LatticePanel(Vertical):
             return
         cut = len(word) > MAX_WORD
         lattice = lattice_of(snap, word[:MAX_WORD])
-        room = max(0, view.size.width - GUTTER)
+        # the width inside the padding, less a vertical scrollbar's: a short word fills it and
+        # never needs a horizontal scrollbar
+        room = max(0, view.scrollable_content_region.width - GUTTER - 2)
         key = (lattice, self.selected_piece, id(palette_of(self.app)), room)
         if key != self._drawn_key:
             self._drawn_key = key
