@@ -83,13 +83,12 @@ class PreTokenizer:
         text = text.replace(" ", META)
         return text if text.startswith(META) else META + text
 
-    def restore(self, text: str) -> str:
-        """Decoding's inverse of `surface` as HF's Metaspace decoder does it: ▁ back to a space,
-        and one leading space (the prepended ▁) dropped."""
-        if not self.rewrites:
-            return text
-        text = text.replace(META, " ")
-        return text[1:] if text.startswith(" ") else text
+    def restore(self, tokens: list[str]) -> str:
+        """Decoded tokens joined, undoing `surface` as HF's Metaspace decoder does: every ▁ of
+        the first token is dropped (the prepended one), every other ▁ becomes a space."""
+        if not self.rewrites or not tokens:
+            return "".join(tokens)
+        return tokens[0].replace(META, "") + "".join(tokens[1:]).replace(META, " ")
 
     def split(self, text: str) -> list[str]:
         """Chunks in order; they always join back to `text` (text between matches is kept)."""

@@ -221,7 +221,7 @@ class UnigramModel:
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         pieces = self.pieces
-        return self.pre_tokenizer.restore("".join(pieces[t][0] for t in self._checked(ids)))
+        return self.pre_tokenizer.restore([pieces[t][0] for t in self._checked(ids)])
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         return self.decode(ids).encode("utf-8")
