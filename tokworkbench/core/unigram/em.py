@@ -137,9 +137,10 @@ class Lattices:
         pid = np.concatenate(pid) if pid else np.zeros(0, np.int64)
         word = word_of[at]
         start = at - offs[word]
-        self._set(word, start, start + size, pid)
+        self.assign(word, start, start + size, pid)
 
-    def _set(self, word, start, end, pid) -> None:
+    def assign(self, word, start, end, pid) -> None:
+        """Set the edges (string, start, end, piece) and the orders the sweeps need."""
         src = self.node_off[word] + start
         dst = src + (end - start)
         order = np.lexsort((start, dst, end))
@@ -156,7 +157,7 @@ class Lattices:
         out = object.__new__(Lattices)
         out.count, out.lens, out.node_off, out.nodes = self.count, self.lens, self.node_off, self.nodes
         keep = keep_piece[self.pid]
-        out._set(self.word[keep], self.start[keep], self.end[keep], self.pid[keep])
+        out.assign(self.word[keep], self.start[keep], self.end[keep], self.pid[keep])
         return out
 
     def _blocks(self, key: np.ndarray, starts: np.ndarray):
