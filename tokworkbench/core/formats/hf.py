@@ -40,7 +40,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
 
         return unigram_from_hf(doc, max_token_bytes)
     if model.get("type") != "BPE":
-        raise ForeignModelError(f"only BPE and Unigram models are supported, not {_short(model.get('type'))}")
+        raise ForeignModelError(f"only BPE models are supported (and Unigram), not {_short(model.get('type'))}")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise ForeignModelError(f"BPE with {key} is not supported (byte-level or char-level BPE is)")
