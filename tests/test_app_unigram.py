@@ -309,3 +309,28 @@ def test_lattice_tab_snapshot(snap_compare, size, course_files):
         await pilot.pause(0.2)
 
     assert snap_compare(course_app(course_files), terminal_size=size, run_before=run_before)
+
+
+async def test_round_trips_the_byte_view_and_the_loss_plot_work_for_unigram(course_files):
+    app = course_app(course_files)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("N")
+        await pilot.pause()
+        app.main.query_one("#encode-input", Input).value = "Hugging tokenizers, 안녕"
+        await pilot.pause()
+        shown = str(app.main.query_one("#encode-result").render())
+        assert "✗ round trip differs at char 20: '안녕' → '<unk>'" in shown  # not in the corpus: <unk>
+        assert "became <unk>" in shown and "normalizer" not in shown
+        app.main.query_one("#encode-input", Input).value = "Hugging tokenizers"
+        await pilot.pause()
+        assert "✓ round trip is lossless" in str(app.main.query_one("#encode-result").render())
+        app.query_one("#bottom").active = "tab-bytes"
+        await pilot.pause()
+        assert app.main.query_one("#bytes").row_text(0)[1] == "▁"
+        app.query_one("#bottom").active = "tab-charts"
+        await pilot.pause(0.2)
+        rounds = app.main.snapshot.history
+        title = str(app.main.query_one("#curve-title").render())
+        assert f"{rounds[-1].loss:,.1f} at round {rounds[-1].round}" in title
+        assert app.main.query_one("#loss-plot").display and not app.main.query_one("#compression").display
