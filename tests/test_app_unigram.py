@@ -334,3 +334,14 @@ async def test_round_trips_the_byte_view_and_the_loss_plot_work_for_unigram(cour
         title = str(app.main.query_one("#curve-title").render())
         assert f"{rounds[-1].loss:,.1f} at round {rounds[-1].round}" in title
         assert app.main.query_one("#loss-plot").display and not app.main.query_one("#compression").display
+
+
+def test_settings_are_worded_and_reproduced_for_each_algorithm():
+    from tokworkbench.app.labels import describe_settings, train_command
+
+    course = Settings(model="unigram", algorithm="course", split="metaspace", seed_size=300, prune_fraction=0.2)
+    assert "unigram course" in describe_settings(course) and "prune 0.2" in describe_settings(course)
+    assert "--model unigram --algorithm course" in train_command(course) and "--prune-fraction 0.2" in train_command(course)
+    em = course.with_(algorithm="em")
+    assert "keep 0.75" in describe_settings(em) and "--shrinking-factor 0.75" in train_command(em)
+    assert "--units" not in train_command(em) and "--units byte" in train_command(Settings())

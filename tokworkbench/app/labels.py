@@ -19,8 +19,9 @@ def step_noun(kind: str) -> str:
 def describe_settings(s: Settings) -> str:
     split = f"/{s.pattern}/" if s.split == CUSTOM else s.split
     if s.model == "unigram":
+        pruning = f"prune {s.prune_fraction:g}" if s.algorithm == "course" else f"keep {s.shrinking_factor:g}"
         return (f"unigram {s.algorithm} · normalizer {s.normalizer} · split {split} · seed {s.seed_size:,} · "
-                f"prune {s.prune_fraction:g} · target {s.target:,}")
+                f"{pruning} · target {s.target:,}")
     return (f"{s.units.value} units · normalizer {s.normalizer} · split {split} · "
             f"tie-break {s.tie_break} · target {s.target:,}")
 
@@ -58,7 +59,12 @@ def train_command(s: Settings) -> str:
     if s.model == "unigram":
         words = ["tokworkbench", "train", "PATH...", "--model", "unigram", "--algorithm", s.algorithm,
                  "--normalize", s.normalizer, "--split", split, "--vocab-size", str(s.target),
-                 "--seed-size", str(s.seed_size), "--prune-fraction", f"{s.prune_fraction:g}"]
+                 "--seed-size", str(s.seed_size)]
+        if s.algorithm == "course":
+            words += ["--prune-fraction", f"{s.prune_fraction:g}"]
+        else:
+            words += ["--shrinking-factor", f"{s.shrinking_factor:g}", "--sub-iterations", str(s.sub_iterations),
+                      "--max-piece-length", str(s.max_piece_length)]
     else:
         words = ["tokworkbench", "train", "PATH...", "--units", s.units.value, "--normalize", s.normalizer,
                  "--split", split, "--tie-break", s.tie_break, "--vocab-size", str(s.target)]

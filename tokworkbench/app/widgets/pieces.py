@@ -100,7 +100,8 @@ class PiecesPanel(Vertical):
         rows = [r for r in snap.next_rows if isinstance(r, PieceRow)][:SHOWN]
         self._shown = rows
         self.table.set_rows([piece_cells(rank, row) for rank, row in enumerate(rows, 1)])
-        removed = sum(r.removed_next for r in rows)
+        # the round's whole list (the table holds the first few hundred rows, or those matching)
+        removed = len(snap.next_step) if isinstance(snap.next_step, tuple) else sum(r.removed_next for r in rows)
         query = self.query_one("#piece-filter", Input).value
         matching = f" matching {query}" if query else ""
         nxt = f" · {REMOVED} {removed:,} removed next" if removed else (
