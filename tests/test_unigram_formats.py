@@ -223,3 +223,16 @@ def test_real_sentencepiece_model_gives_its_ids(tmp_path):
         # ours) adds none there, so lines are compared from their first non-space character
         line = line.lstrip(" ")
         assert model.encode(line) == sp.encode(line), line
+
+
+@pytest.mark.parametrize("units", ["byte", "char"])
+def test_bpe_trains_and_decodes_with_metaspace(tmp_path, units, capsys):
+    from tokworkbench.core.bpe.trainer import TrainConfig, train
+
+    text = (SAMPLES / "03_udhr_article1.txt").read_text(encoding="utf-8")
+    trainer = train([text], TrainConfig(units=units, pre_tokenizer=META), merges=50)
+    tok = trainer.tokenizer()
+    assert tok.decode(tok.encode("All human beings")) == "All human beings"
+    assert tok.decode(tok.encode(text)) == (text[1:] if text.startswith(" ") else text)
+    with pytest.raises(ExportError, match="metaspace"):
+        check(tok, "hf")

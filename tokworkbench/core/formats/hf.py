@@ -307,6 +307,9 @@ def check_hf_specials(tok: Tokenizer) -> None:
 
 
 def check_hf(tok: Tokenizer) -> None:
+    if tok.pre_tokenizer.rewrites:
+        raise ExportError("the hf export of BPE writes a Split pattern; metaspace rewrites the text first "
+                          "(a Unigram model with metaspace exports to hf)")
     check_hf_specials(tok)
     check_hf_pattern(tok.pre_tokenizer)
 

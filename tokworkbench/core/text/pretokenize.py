@@ -90,6 +90,13 @@ class PreTokenizer:
             return "".join(tokens)
         return tokens[0].replace(META, "") + "".join(tokens[1:]).replace(META, " ")
 
+    def restore_text(self, text: str) -> str:
+        """`restore` for decoded text whose token boundaries are gone (BPE): the leading ▁
+        dropped, every other ▁ a space."""
+        if not self.rewrites:
+            return text
+        return (text[1:] if text.startswith(META) else text).replace(META, " ")
+
     def split(self, text: str) -> list[str]:
         """Chunks in order; they always join back to `text` (text between matches is kept)."""
         if self.pattern is None:
