@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tokworkbench.app.latticedraw import HEAVY, LIGHT, draw_lattice, pack_lanes
+from tokworkbench.app.latticedraw import HEAVY, LIGHT, MAX_LANES, draw_lattice, pack_lanes
 from tokworkbench.app.render import PALETTES
 from tokworkbench.app.widgets.charts import bar_plot
 from tokworkbench.app.widgets.pieces import REMOVED, piece_cells
@@ -71,7 +71,7 @@ def test_every_piece_sits_under_its_own_characters():
         assert any(span[0] in "├┼┣╋" and span[-1] in "┤┫┼╋" and edge.piece in span for span in spans), edge
     # pieces in one lane never overlap
     edges = [(i, e) for i, e in enumerate(lattice.edges) if i not in lattice.path]
-    for lane in pack_lanes(edges):
+    for lane in pack_lanes(edges)[0]:
         spans = sorted((e.start, e.end) for _, e in lane)
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
 
@@ -97,6 +97,17 @@ def test_wide_characters_long_words_and_a_word_with_no_path_draw_without_error()
     drawing = draw_lattice(long)
     assert drawing.width >= len(word) * drawing.slot
     assert all(sum(len(t) for t, _ in line) == drawing.width for line in drawing.head + drawing.lanes)
+
+
+def test_a_word_of_one_repeated_character_is_drawn_in_bounded_lanes():
+    """Such a word has a piece at nearly every span (a rule of ━ in a text file does): the
+    lanes stop at a limit, and the drawing says how many pieces it left out."""
+    word = "━" * 120
+    lattice = make_lattice(word, {"━" * k: 1.0 + k / 10 for k in range(1, 40)})
+    drawing = draw_lattice(lattice)
+    assert len(drawing.lanes) <= 1 + MAX_LANES and drawing.hidden > 0
+    drawn = sum(line.count("├") + line.count("┼") for line in map(plain, drawing.lanes[1:]))
+    assert drawn + drawing.hidden == len(lattice.edges) - len(lattice.path)  # each piece drawn once, or counted
 
 
 def test_the_selected_piece_is_marked_wherever_it_appears():

@@ -8,6 +8,7 @@ pieces are packed into as few lanes as fit, short pieces first. Above them, fixe
 characters and the best cost to reach each position.
 """
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
@@ -23,6 +24,7 @@ LIGHT = ("├", "─", "┤", "┼")  # left end, body, right end, two pieces me
 HEAVY = ("┣", "━", "┫", "╋")
 MIN_SLOT = 4
 MAX_SLOT = 12  # a short word spreads over the room it has, up to this many cells a character
+MAX_LANES = 48  # lanes of other pieces drawn; a word of one repeated character can have hundreds
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class LatticeDrawing:
     lane_labels: list[str]
     width: int
     slot: int
+    hidden: int = 0  # pieces left out because every lane was full where they go
 
 
 def cost_label(cost: float) -> str:
@@ -58,21 +61,29 @@ def slot_width(lattice: Lattice, room: int = 0) -> int:
     return max(least, min(MAX_SLOT, room // (len(lattice.text) + 1)))
 
 
-def pack_lanes(edges: list[tuple[int, LatticeEdge]]) -> list[list[tuple[int, LatticeEdge]]]:
+def pack_lanes(edges: list[tuple[int, LatticeEdge]], most: int = MAX_LANES
+               ) -> tuple[list[list[tuple[int, LatticeEdge]]], int]:
     """Greedy interval packing, shortest pieces first: pieces in one lane never overlap (they
-    may touch). Few lanes keep the picture short."""
+    may touch). Few lanes keep the picture short; at most `most` lanes, and the number of
+    pieces that found no room in them."""
     lanes: list[list[tuple[int, LatticeEdge]]] = []
-    ends: list[int] = []
+    starts: list[list[int]] = []  # each lane's piece starts, sorted: a bisect finds the neighbours
+    hidden = 0
     for item in sorted(edges, key=lambda ie: (ie[1].end - ie[1].start, ie[1].start, ie[1].end)):
         edge = item[1]
-        for k, lane in enumerate(lanes):
-            if all(edge.end <= other.start or edge.start >= other.end for _, other in lane):
-                lane.append(item)
+        for lane, at in zip(lanes, starts):
+            k = bisect_right(at, edge.start)
+            if (k == 0 or lane[k - 1][1].end <= edge.start) and (k == len(at) or edge.end <= at[k]):
+                lane.insert(k, item)
+                at.insert(k, edge.start)
                 break
         else:
-            lanes.append([item])
-            ends.append(edge.end)
-    return [sorted(lane, key=lambda ie: ie[1].start) for lane in lanes]
+            if len(lanes) < most:
+                lanes.append([item])
+                starts.append([edge.start])
+            else:
+                hidden += 1
+    return lanes, hidden
 
 
 def _lane_line(items: list[tuple[int, LatticeEdge]], slot: int, width: int, glyphs: tuple[str, str, str, str],
@@ -155,7 +166,8 @@ def draw_lattice(lattice: Lattice, palette: Palette = TRUECOLOR, selected: int |
     others = [(i, e) for i, e in enumerate(lattice.edges) if i not in on_path]
     lanes = [_lane_line(path_items, slot, width, HEAVY, style_of)] if path_items else []
     labels = ["path"] if path_items else []
-    for lane in pack_lanes(others):
+    packed, hidden = pack_lanes(others)
+    for lane in packed:
         lanes.append(_lane_line(lane, slot, width, LIGHT, style_of))
         labels.append("")
-    return LatticeDrawing([_merge(chars), _merge(best)], ["chars", "best"], lanes, labels, width, slot)
+    return LatticeDrawing([_merge(chars), _merge(best)], ["chars", "best"], lanes, labels, width, slot, hidden)

@@ -29,7 +29,7 @@ from ..render import palette_of
 from .lineview import LineView
 
 GUTTER = 6  # the row labels on the left, which stay while the lattice scrolls sideways
-MAX_WORD = 2000  # characters of one word drawn; a longer chunk is cut (and says so)
+MAX_WORD = 500  # characters of one word drawn; a longer chunk is cut (and says so)
 MAX_WORDS = 5000  # words of the window offered
 ENCODE, CORPUS = "encode", "corpus"  # where the words come from
 
@@ -259,7 +259,7 @@ class LatticePanel(Vertical):
         if key != self._drawn_key:
             self._drawn_key = key
             view.show(draw_lattice(lattice, palette_of(self.app), self.selected_piece, room))
-        info.update(describe(lattice, self.source, self.index, len(self.words), cut))
+        info.update(describe(lattice, self.source, self.index, len(self.words), cut, view.drawing.hidden))
 
     def _jump_to(self, snap: Snapshot, piece: int) -> None:
         """Show the first word that holds the piece (a word of its own text, at least)."""
@@ -276,7 +276,7 @@ class LatticePanel(Vertical):
         return self.query_one("#lattice-view", LatticeView).lines_text()
 
 
-def describe(lattice: Lattice, source: str, index: int, count: int, cut: bool) -> Text:
+def describe(lattice: Lattice, source: str, index: int, count: int, cut: bool, hidden: int = 0) -> Text:
     """The line above the lattice: which word, its best cost, and the course's start cost."""
     n = len(lattice.text)
     out = Text(no_wrap=True, overflow="ellipsis")
@@ -289,5 +289,7 @@ def describe(lattice: Lattice, source: str, index: int, count: int, cut: bool) -
     out.append(f" · {plural(len(lattice.edges), 'candidate piece')} over {plural(n, 'char')}", "dim")
     if cut:
         out.append(f" · first {MAX_WORD:,} chars", "dim")
+    if hidden:
+        out.append(f" · {hidden:,} not drawn (lanes full)", "dim")
     out.append(" · < > word", "dim")
     return out
