@@ -50,7 +50,25 @@ def hash_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
         idx = idx[lens[idx] >= length]
         h[idx] = h[idx] * _BASE + codes[offs[idx] + length - 1]
         prefixes.append(h[idx])
-    return h, np.unique(np.concatenate(prefixes)) if prefixes else np.zeros(0, dtype=np.uint64)
+    return h, _sorted_unique(np.concatenate(prefixes)) if prefixes else np.zeros(0, dtype=np.uint64)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique by sorting (numpy's hashing unique is slower on these arrays)."""
+    values = np.sort(values)
+    return values[_run_starts(values)]
+
+
+def _group(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Like np.unique(values, return_index=True, return_inverse=True), by one stable sort."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = _run_starts(ordered)
+    uniq = ordered[starts]
+    first = order[starts]
+    inverse = np.empty(len(values), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return uniq, first, inverse
 
 
 def _extend(codes: np.ndarray, ends: np.ndarray, pos: np.ndarray, h: np.ndarray, length: int):
@@ -60,9 +78,32 @@ def _extend(codes: np.ndarray, ends: np.ndarray, pos: np.ndarray, h: np.ndarray,
     return pos, h * _BASE + codes[pos + length - 1]
 
 
-def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: int) -> tuple[list[str], np.ndarray]:
+META_CLASS = -1
+
+
+def char_class(ch: str) -> int | str:
+    """SentencePiece's rule that a piece keeps to one Unicode script, roughly: a letter or mark
+    belongs to the script its Unicode name starts with (Hiragana, Katakana and CJK count as Han,
+    as there), a digit to the digits, anything else (punctuation, symbols, spaces) to Common; ▁
+    is only allowed first and belongs to none."""
+    import unicodedata
+
+    if ch == "\u2581":
+        return META_CLASS
+    category = unicodedata.category(ch)
+    if category == "Nd":
+        return "digit"
+    if category[0] in "LM":
+        word = unicodedata.name(ch, "UNNAMED").split(" ")[0]
+        return "HAN" if word in ("CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA") else word
+    return "common"
+
+
+def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: int,
+                by_script: bool = True) -> tuple[list[str], np.ndarray]:
     """The seed vocabulary (characters first, by frequency) and its SentencePiece scores
-    (frequency for a character, frequency x length for a longer piece)."""
+    (frequency for a character, frequency x length for a longer piece). With `by_script`, a
+    longer piece keeps to one script (`char_class`) and has ▁ only first, as SentencePiece's."""
     joined = "".join(words)
     codes, lens, offs = _codes(words)
     ends = np.repeat(offs + lens, lens)
@@ -75,11 +116,27 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
     found_h, found_score, found_pos, found_len = [], [], [], []
     pos = np.arange(len(codes), dtype=np.int64)
     h = np.zeros(len(codes), dtype=np.uint64)
+    if by_script:
+        names: dict = {META_CLASS: META_CLASS}
+        table = np.array([names.setdefault(char_class(chr(int(c) - 1)), len(names)) for c in chars], dtype=np.int64)
+        cls = table[inverse]
     for length in range(1, max_len + 1):
-        pos, h = _extend(codes, ends, pos, h, length)
+        ok = pos + length <= ends[pos]
+        pos, h = pos[ok], h[ok]
+        at = pos + length - 1
+        h = h * _BASE + codes[at]
+        if by_script:
+            new = cls[at]
+            if length == 1:
+                base = new
+            else:  # a substring that mixes scripts or holds a later ▁ never grows into a piece
+                base = base[ok]
+                good = (new != META_CLASS) & ((base == META_CLASS) | (new == base))
+                pos, h, base, new = pos[good], h[good], base[good], new[good]
+                base = np.where(base == META_CLASS, new, base)
         if not len(pos):
             break
-        uniq, first_at, inv = np.unique(h, return_index=True, return_inverse=True)
+        uniq, first_at, inv = _group(h)
         count = np.bincount(inv, weights=weight[pos])
         often = count >= 2
         if length >= 2:
@@ -89,6 +146,8 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
             found_h.append(uniq[often])
         keep = often[inv]  # a substring seen once cannot grow into one seen twice
         pos, h = pos[keep], h[keep]
+        if by_script:
+            base = base[keep]
     room = max(0, seed_size - len(pieces))
     if found_score and room:
         score = np.concatenate(found_score)
@@ -113,8 +172,10 @@ class Lattices:
         self.lens = lens
         self.node_off = offs + np.arange(len(strings))
         self.nodes = int(len(codes) + len(strings))
-        order = np.argsort(piece_hashes, kind="stable")
-        sorted_h = piece_hashes[order]
+        # one look-up a position: the prefix table says both "a piece starts so" and which piece
+        piece_at = np.full(len(prefix_hashes), -1, dtype=np.int64)
+        if len(prefix_hashes):
+            piece_at[np.searchsorted(prefix_hashes, piece_hashes)] = np.arange(len(piece_hashes))
         ends = np.repeat(offs + lens, lens)
         word_of = np.repeat(np.arange(len(strings)), lens)
         pos = np.arange(len(codes), dtype=np.int64)
@@ -122,42 +183,52 @@ class Lattices:
         at, size, pid = [], [], []
         for length in range(1, max_len + 1):
             pos, h = _extend(codes, ends, pos, h, length)
-            if not len(pos) or not len(sorted_h):
+            if not len(pos) or not len(prefix_hashes):
                 break
-            j = np.minimum(np.searchsorted(sorted_h, h), len(sorted_h) - 1)
-            hit = sorted_h[j] == h
+            k = np.minimum(np.searchsorted(prefix_hashes, h), len(prefix_hashes) - 1)
+            going = prefix_hashes[k] == h
+            pos, h, k = pos[going], h[going], k[going]
+            piece = piece_at[k]
+            hit = piece >= 0
             at.append(pos[hit])
             size.append(np.full(int(hit.sum()), length))
-            pid.append(order[j[hit]])
-            k = np.minimum(np.searchsorted(prefix_hashes, h), max(0, len(prefix_hashes) - 1))
-            going = prefix_hashes[k] == h if len(prefix_hashes) else np.zeros(len(h), bool)
-            pos, h = pos[going], h[going]
+            pid.append(piece[hit])
         at = np.concatenate(at) if at else np.zeros(0, np.int64)
         size = np.concatenate(size) if size else np.zeros(0, np.int64)
         pid = np.concatenate(pid) if pid else np.zeros(0, np.int64)
+        # each length's positions are ascending: a stable sort merges the runs into text order
+        by_pos = np.argsort(at, kind="stable")
+        at, size, pid = at[by_pos], size[by_pos], pid[by_pos]
         word = word_of[at]
         start = at - offs[word]
         self.assign(word, start, start + size, pid)
 
     def assign(self, word, start, end, pid) -> None:
-        """Set the edges (string, start, end, piece) and the orders the sweeps need."""
+        """Set the edges (string, start, end, piece), given in text order, and the orders the
+        sweeps need: stable sorts by end (forward) and by start, descending (backward), keep
+        text order inside each, which is (string, start) order."""
         src = self.node_off[word] + start
         dst = src + (end - start)
-        order = np.lexsort((start, dst, end))
+        order = np.argsort(_narrow(end), kind="stable")
         self.word, self.start, self.end = word[order], start[order], end[order]
         self.src, self.dst, self.pid = src[order], dst[order], pid[order]
-        self.group_start = np.r_[True, self.dst[1:] != self.dst[:-1]] if len(self.dst) else np.zeros(0, bool)
-        # backward order: by start, descending, then source node
-        self.back = np.lexsort((self.src, -self.start))
-        b_src = self.src[self.back]
-        self.back_group_start = np.r_[True, b_src[1:] != b_src[:-1]] if len(b_src) else np.zeros(0, bool)
+        self.group_start = _run_starts(self.dst)
+        self.back = np.argsort(_narrow(-start), kind="stable")
+        self.back = _compose(order, self.back)
+        self.back_group_start = _run_starts(self.src[self.back])
 
     def restricted(self, keep_piece: np.ndarray) -> "Lattices":
-        """The same lattices with only the edges of pieces where `keep_piece[pid]` is true."""
+        """The same lattices with only the edges of pieces where `keep_piece[pid]` is true
+        (a filter keeps both sweep orders: nothing is sorted again)."""
         out = object.__new__(Lattices)
         out.count, out.lens, out.node_off, out.nodes = self.count, self.lens, self.node_off, self.nodes
         keep = keep_piece[self.pid]
-        out.assign(self.word[keep], self.start[keep], self.end[keep], self.pid[keep])
+        remap = np.cumsum(keep) - 1
+        out.word, out.start, out.end = self.word[keep], self.start[keep], self.end[keep]
+        out.src, out.dst, out.pid = self.src[keep], self.dst[keep], self.pid[keep]
+        out.back = remap[self.back[keep[self.back]]]
+        out.group_start = _run_starts(out.dst)
+        out.back_group_start = _run_starts(out.src[out.back])
         return out
 
     def _blocks(self, key: np.ndarray, starts: np.ndarray):
@@ -220,6 +291,28 @@ class Lattices:
         return edges, best[self.end_nodes]
 
 
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """Small integers as int16 where they fit: numpy sorts those by radix, stably, in linear time."""
+    if len(values) and -32768 <= values.min() and values.max() < 32768:
+        return values.astype(np.int16)
+    return values
+
+
+def _compose(order: np.ndarray, back_in_text_order: np.ndarray) -> np.ndarray:
+    """`back_in_text_order` indexes the text-order edges; the same permutation as indices into
+    the forward order (`order[k]` is the text-order index of forward edge k)."""
+    where = np.empty_like(order)
+    where[order] = np.arange(len(order))
+    return where[back_in_text_order]
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """True where a run of equal values starts."""
+    if not len(values):
+        return np.zeros(0, bool)
+    return np.r_[True, values[1:] != values[:-1]]
+
+
 def _segment_logsumexp(v: np.ndarray, g: np.ndarray) -> np.ndarray:
     top = np.maximum.reduceat(v, g)
     sizes = np.diff(np.r_[g, len(v)])
@@ -260,6 +353,7 @@ class EmEngine:
         hashes, prefixes = hash_strings(pieces)
         self.hashes = hashes
         self.lattices = Lattices(words, hashes, prefixes, config.max_piece_length)
+        self._last: tuple[np.ndarray, Lattices] | None = None
         self.words = words
 
     # -- the learner's calls -----------------------------------------------------------------
@@ -288,10 +382,18 @@ class EmEngine:
 
     # -- internals -------------------------------------------------------------------------
     def _restricted(self, ids: np.ndarray) -> tuple[Lattices, np.ndarray]:
-        """The corpus lattices over pieces `ids` (seed indices), and seed index -> position in ids."""
+        """The corpus lattices over pieces `ids` (seed indices), and seed index -> position in ids.
+        Cut from the last one made when its pieces include these (the vocabulary shrinks round
+        by round), else from the seed's."""
         local = np.full(len(self.seed_strings), -1, dtype=np.int64)
         local[ids] = np.arange(len(ids))
-        return self.lattices.restricted(local >= 0), local
+        wanted = local >= 0
+        base = self.lattices
+        if self._last is not None and self._last[0][ids].all():
+            base = self._last[1]
+        lat = base.restricted(wanted)
+        self._last = (wanted, lat)
+        return lat, local
 
     def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int) -> RoundState:
         expected = np.zeros(len(ids))
