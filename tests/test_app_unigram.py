@@ -356,3 +356,40 @@ def test_settings_are_worded_and_reproduced_for_each_algorithm():
     em = course.with_(algorithm="em")
     assert "keep 0.75" in describe_settings(em) and "--shrinking-factor 0.75" in train_command(em)
     assert "--units" not in train_command(em) and "--units byte" in train_command(Settings())
+
+
+async def test_a_click_on_a_corpus_word_shows_its_lattice_and_history_rows_rewind(course_files, tmp_path):
+    app = course_app(course_files)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        app.main.query_one("#encode-input", Input).value = "typed text"
+        await pilot.pause()
+        text = app.main.query_one("#corpus-text")
+        window = app.main.snapshot.window.text
+        assert window.startswith("▁This▁is▁the▁Hugging")
+        at = window.index("▁Face") - 1  # the last g of Hugging: one cell further is "▁Face"
+        await pilot.click(text, offset=(at + 1, 0))  # + the view's left padding; one cell a character here
+        await pilot.pause()
+        panel = app.main.query_one("#lattice")
+        assert app.query_one("#bottom").active == "tab-lattice"
+        assert panel.source == "corpus" and panel.word == "▁Hugging" and app.main.lattice_word == "▁Hugging"
+        assert text.offset_at(at, 0) == at and text.offset_at(len(window) + 5, 0) is None
+        # three rounds, then enter on the seed row of the rounds table undoes them all
+        await pilot.press("n", "n", "n")
+        rounds = app.main.query_one("#rounds")
+        rounds.focus()
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        assert "Undo 3 rounds, back to the seed vocabulary?" in app.screen.question
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.main.session.steps == 0 and len(rounds.rows) == 1
+        # saved as a Unigram model file
+        await pilot.press("n", "s")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(tmp_path / "u.json")
+        await pilot.press("enter")
+        await pilot.pause()
+        import json
+        saved = json.loads((tmp_path / "u.json").read_text(encoding="utf-8"))
+        assert saved["model"] == "unigram" and any("saved 1 round to" in m for m in app.said)

@@ -299,6 +299,12 @@ class MainScreen(Screen):
         if message.moved:
             self.query_one(LatticePanel).show_piece(message.piece)
 
+    def on_corpus_clicked(self, message: msg.CorpusClicked) -> None:
+        """Unigram: a click on a corpus word shows its lattice."""
+        if self.kind == "unigram" and self.snapshot is not None:
+            if self.query_one(LatticePanel).show_corpus_word(message.offset):
+                self.query_one("#bottom", TabbedContent).active = "tab-lattice"
+
     def on_lattice_word_shown(self, message: msg.LatticeWordShown) -> None:
         self.lattice_word = message.word
 

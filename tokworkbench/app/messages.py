@@ -75,5 +75,10 @@ class PieceSelected(Message):
 
 
 @dataclass
+class CorpusClicked(Message):
+    offset: int  # char offset in the corpus window's text
+
+
+@dataclass
 class LatticeWordShown(Message):
     word: str | None  # the corpus word the lattice shows (None: none, or the encode box's)

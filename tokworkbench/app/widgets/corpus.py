@@ -11,7 +11,7 @@ from ...core.inspection.segments import pair_occurrences
 from ...core.snapshot import Snapshot
 from ...core.text.corpus import CorpusStats
 from ..labels import plural, step_noun
-from ..messages import DocumentSelected
+from ..messages import CorpusClicked, DocumentSelected
 from ..render import palette_of, style_runs
 from .tokentext import TokenText
 
@@ -154,6 +154,10 @@ class CorpusPane(Vertical):
         self.query_one("#corpus-stats", Static).update(line, layout=False)
         self.query_one("#corpus-text", TokenText).set_runs(self._styled)
         self.query_one("#corpus-window", Static).update(Text(where), layout=False)
+
+    def on_token_text_clicked(self, event: TokenText.Clicked) -> None:
+        event.stop()
+        self.post_message(CorpusClicked(event.offset))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

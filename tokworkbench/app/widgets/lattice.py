@@ -64,6 +64,17 @@ def window_words(snap: Snapshot) -> list[str]:
     return _distinct(chunks)
 
 
+def word_at(snap: Snapshot, offset: int) -> str | None:
+    """The pre-tokenizer chunk of the corpus window that holds character `offset`."""
+    chunks = snap.model.pre_tokenizer.split(snap.window.text)
+    pos = len(snap.window.text) - sum(map(len, chunks))  # metaspace's ▁ before a partial first word
+    for chunk in chunks:
+        if pos <= offset < pos + len(chunk):
+            return chunk
+        pos += len(chunk)
+    return None
+
+
 def _distinct(chunks) -> list[str]:
     seen: dict[str, None] = {}
     for chunk in chunks:
@@ -165,6 +176,7 @@ class LatticePanel(Vertical):
         self._drawn_key: tuple | None = None
         self._go_to_piece: int | None = None  # a piece the user chose: show its first word
         self._announced: str | None = None
+        self._corpus_first = False  # a corpus word was clicked: it wins over the encode box's
 
     def compose(self) -> ComposeResult:
         yield Static("", id="lattice-info")
@@ -175,10 +187,26 @@ class LatticePanel(Vertical):
 
     def watch_encode_text(self) -> None:
         self.index = 0
+        self._corpus_first = False
         self._changed()
 
     def watch_selected_piece(self) -> None:
         self._changed()
+
+    def show_corpus_word(self, offset: int) -> bool:
+        """Show the word at `offset` of the corpus window (a click there); False when the
+        offset falls in no word (past the text)."""
+        snap = self.snapshot
+        if snap is None:
+            return False
+        word = word_at(snap, offset)
+        words = window_words(snap)
+        if word not in words:  # past the text, or the partial word a window starts inside
+            return False
+        self._corpus_first = True
+        self.index = words.index(word)
+        self._changed()
+        return True
 
     def show_piece(self, piece: int | None) -> None:
         """The user chose this piece in the table: show the first word that holds it."""
@@ -232,7 +260,7 @@ class LatticePanel(Vertical):
             view.show(None)
             return
         try:
-            if self.encode_text:
+            if self.encode_text and not self._corpus_first:
                 self.source, self.words = ENCODE, encode_words(snap, self.encode_text)
             else:
                 self.source, self.words = CORPUS, window_words(snap)
@@ -241,7 +269,7 @@ class LatticePanel(Vertical):
             view.show(None)
             return
         piece, self._go_to_piece = self._go_to_piece, None
-        if piece is not None and not self.encode_text:
+        if piece is not None and self.source == CORPUS:
             self._jump_to(snap, piece)
         self.index = max(0, min(self.index, len(self.words) - 1))
         word = self.word
