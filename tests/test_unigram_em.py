@@ -146,3 +146,18 @@ def test_hash_prefixes_cover_every_prefix():
         h, _ = hash_strings([word])
         assert h[0] in prefixes
     assert len(set(hashes.tolist())) == 3
+
+
+def test_seed_edges_are_the_lattice_lookups_find(texts):
+    from tokworkbench.core.text.chunks import count_chunks
+    from tokworkbench.core.text.pretokenize import parse_split
+
+    table = count_chunks(texts[:2], "none", parse_split("metaspace"))
+    found: list = []
+    pieces, _ = seed_pieces(table.chunks, table.counts, 3000, 8, edges=found)
+    hashes, prefixes = hash_strings(pieces)
+    looked_up = Lattices(table.chunks, hashes, prefixes, 8)
+    given = Lattices(table.chunks, hashes, prefixes, 8, found)
+    for name in ("word", "start", "end", "pid", "back"):
+        assert np.array_equal(getattr(looked_up, name), getattr(given, name)), name
+    assert len(given.pid) > len(table.chunks)

@@ -100,10 +100,12 @@ def char_class(ch: str) -> int | str:
 
 
 def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: int,
-                by_script: bool = True) -> tuple[list[str], np.ndarray]:
+                by_script: bool = True, edges: list | None = None) -> tuple[list[str], np.ndarray]:
     """The seed vocabulary (characters first, by frequency) and its SentencePiece scores
     (frequency for a character, frequency x length for a longer piece). With `by_script`, a
-    longer piece keeps to one script (`char_class`) and has ▁ only first, as SentencePiece's."""
+    longer piece keeps to one script (`char_class`) and has ▁ only first, as SentencePiece's.
+    Given a list as `edges`, appends (text position, length, piece id) arrays: every occurrence
+    of every seed piece in the words, found on the way (the corpus lattice, with no look-up)."""
     joined = "".join(words)
     codes, lens, offs = _codes(words)
     ends = np.repeat(offs + lens, lens)
@@ -114,6 +116,7 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
     pieces = [joined[first[i]] for i in corder]
     scores = [char_freq[corder]]
     found_h, found_score, found_pos, found_len = [], [], [], []
+    seen = []  # per length: (positions, candidate index of each, or -1)
     pos = np.arange(len(codes), dtype=np.int64)
     h = np.zeros(len(codes), dtype=np.uint64)
     if by_script:
@@ -140,6 +143,10 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
         count = np.bincount(inv, weights=weight[pos])
         often = count >= 2
         if length >= 2:
+            if edges is not None:
+                first_candidate = sum(len(f) for f in found_score)
+                candidate = np.where(often, np.cumsum(often) - 1 + first_candidate, -1)
+                seen.append((pos, candidate[inv], length))
             found_score.append(count[often] * length)
             found_pos.append(pos[first_at[often]])
             found_len.append(np.full(int(often.sum()), length))
@@ -156,6 +163,18 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
         best = np.argsort(-score, kind="stable")[:room]
         pieces += [joined[a : a + n] for a, n in zip(at[best].tolist(), size[best].tolist())]
         scores.append(score[best])
+    else:
+        best = np.zeros(0, np.int64)
+    if edges is not None:
+        rank = np.empty(len(corder), dtype=np.int64)
+        rank[corder] = np.arange(len(corder))
+        edges.append((np.arange(len(codes), dtype=np.int64), np.ones(len(codes), np.int64), rank[inverse]))
+        piece_of = np.full(sum(len(f) for f in found_score), -1, dtype=np.int64)
+        piece_of[best] = len(corder) + np.arange(len(best))
+        for at_pos, candidate, length in seen:
+            pid = np.where(candidate >= 0, piece_of[np.maximum(candidate, 0)], -1)
+            hit = pid >= 0
+            edges.append((at_pos[hit], np.full(int(hit.sum()), length), pid[hit]))
     return pieces, np.concatenate(scores)
 
 
@@ -166,18 +185,24 @@ class Lattices:
     Edges are kept sorted by (end, destination node, start): the order forward and Viterbi
     sweep, and the tie rule's (an earlier start first)."""
 
-    def __init__(self, strings: list[str], piece_hashes: np.ndarray, prefix_hashes: np.ndarray, max_len: int):
+    def __init__(self, strings: list[str], piece_hashes: np.ndarray, prefix_hashes: np.ndarray, max_len: int,
+                 found: list | None = None):
+        """Edges found by hashing every substring up to `max_len` and looking it up among the
+        pieces, or given as `found`: (text position, length, piece) arrays (`seed_pieces`)."""
         codes, lens, offs = _codes(strings)
         self.count = len(strings)
         self.lens = lens
         self.node_off = offs + np.arange(len(strings))
         self.nodes = int(len(codes) + len(strings))
+        word_of = np.repeat(np.arange(len(strings)), lens)
+        if found is not None:
+            self._place([a for a, _, _ in found], [n for _, n, _ in found], [p for _, _, p in found], word_of, offs)
+            return
         # one look-up a position: the prefix table says both "a piece starts so" and which piece
         piece_at = np.full(len(prefix_hashes), -1, dtype=np.int64)
         if len(prefix_hashes):
             piece_at[np.searchsorted(prefix_hashes, piece_hashes)] = np.arange(len(piece_hashes))
         ends = np.repeat(offs + lens, lens)
-        word_of = np.repeat(np.arange(len(strings)), lens)
         pos = np.arange(len(codes), dtype=np.int64)
         h = np.zeros(len(codes), dtype=np.uint64)
         at, size, pid = [], [], []
@@ -193,6 +218,9 @@ class Lattices:
             at.append(pos[hit])
             size.append(np.full(int(hit.sum()), length))
             pid.append(piece[hit])
+        self._place(at, size, pid, word_of, offs)
+
+    def _place(self, at: list, size: list, pid: list, word_of: np.ndarray, offs: np.ndarray) -> None:
         at = np.concatenate(at) if at else np.zeros(0, np.int64)
         size = np.concatenate(size) if size else np.zeros(0, np.int64)
         pid = np.concatenate(pid) if pid else np.zeros(0, np.int64)
@@ -345,14 +373,15 @@ class EmEngine:
     def __init__(self, words: list[str], freqs: list[int], config):
         self.config = config
         self.weight = np.asarray(freqs, dtype=np.float64)
+        found: list = []
         pieces, scores = seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
-                                     config.max_piece_length)
+                                     config.max_piece_length, edges=found)
         self.seed_strings = pieces
         self.single = np.fromiter((len(p) == 1 for p in pieces), dtype=bool, count=len(pieces))
         self.seed_scores = np.log(scores) - math.log(scores.sum())
         hashes, prefixes = hash_strings(pieces)
         self.hashes = hashes
-        self.lattices = Lattices(words, hashes, prefixes, config.max_piece_length)
+        self.lattices = Lattices(words, hashes, prefixes, config.max_piece_length, found)
         self._last: tuple[np.ndarray, Lattices] | None = None
         self.words = words
 
