@@ -344,7 +344,10 @@ async def test_round_trips_the_byte_view_and_the_loss_plot_work_for_unigram(cour
         rounds = app.main.snapshot.history
         title = str(app.main.query_one("#curve-title").render())
         assert f"{rounds[-1].loss:,.1f} at round {rounds[-1].round}" in title
-        assert app.main.query_one("#loss-plot").display and not app.main.query_one("#compression").display
+        plot = app.main.query_one("#loss-plot")
+        assert plot.display and not app.main.query_one("#compression").display
+        assert plot.values == [r.loss for r in rounds] and len(rounds) == 11  # the seed and ten rounds
+        assert str(plot.render()).count("\n") == plot.size.height - 1  # as tall as it is drawn
 
 
 def test_settings_are_worded_and_reproduced_for_each_algorithm():

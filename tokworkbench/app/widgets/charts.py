@@ -5,6 +5,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
+from textual.widget import Widget
 from textual.widgets import Label, Sparkline, Static
 
 from ...core.snapshot import Snapshot
@@ -46,7 +47,7 @@ class ChartsPanel(Horizontal):
         with Vertical(id="curve-box"):
             yield Label("", id="curve-title")
             yield Sparkline([], id="compression")
-            yield Static("", id="loss-plot")
+            yield LossPlot(id="loss-plot")
             yield Label("", id="curve-axis", classes="hint")
         yield Static("", id="lengths")
 
@@ -61,7 +62,7 @@ class ChartsPanel(Horizontal):
 
     def _draw(self, snap: Snapshot) -> None:
         self.query_one("#compression", Sparkline).display = snap.kind != "unigram"
-        self.query_one("#loss-plot", Static).display = snap.kind == "unigram"
+        self.query_one("#loss-plot", LossPlot).display = snap.kind == "unigram"
         if snap.kind == "unigram":
             return self._draw_rounds(snap)
         unit = snap.units.plural
@@ -75,29 +76,37 @@ class ChartsPanel(Horizontal):
         self.query_one("#curve-axis", Label).update(f"step 1{' ' * 6}…{' ' * 6}step {snap.steps:,}" if curve else "")
         self.query_one("#lengths", Static).update(_histogram(snap.token_lengths, unit))
 
-
     def _draw_rounds(self, snap: Snapshot) -> None:
         """Unigram: the corpus loss after each round (round 0 is the seed), as bars."""
         rounds = [r for r in snap.history if isinstance(r, RoundRow)]
         title = self.query_one("#curve-title", Label)
-        box = self.query_one("#loss-plot", Static)
+        self.query_one("#loss-plot", LossPlot).show([r.loss for r in rounds])
         if not rounds:
             title.update("corpus loss after each round: no rounds yet")
-            box.update("")
         else:
             first, last = rounds[0], rounds[-1]
             title.update(f"corpus loss by round: {first.loss:,.1f} at round {first.round} → {last.loss:,.1f} "
                          f"at round {last.round} (vocab {last.vocab_size:,})")
-            width = max(8, (box.size.width or 40))
-            height = max(2, (box.size.height or 4))
-            box.update(Text("\n".join(bar_plot([r.loss for r in rounds], width, height)), "cyan"))
         self.query_one("#curve-axis", Label).update(
             f"round {rounds[0].round}{' ' * 6}…{' ' * 6}round {rounds[-1].round}" if rounds else "")
         self.query_one("#lengths", Static).update(_histogram(snap.token_lengths, snap.units.plural))
 
-    def on_resize(self) -> None:
-        if self.snapshot is not None and self.region.area:
-            self._draw(self.snapshot)
+
+class LossPlot(Widget):
+    """Bars of the corpus loss by round, as tall and wide as the widget is (drawn at its size)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.values: list[float] = []
+
+    def show(self, values: list[float]) -> None:
+        if values != self.values:
+            self.values = values
+            self.refresh()
+
+    def render(self) -> Text:
+        width, height = max(1, self.size.width), max(1, self.size.height)
+        return Text("\n".join(bar_plot(self.values, width, height)), "cyan")
 
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
