@@ -68,7 +68,7 @@ def test_every_piece_sits_under_its_own_characters():
         assert ch in chars[k * slot + 1:(k + 1) * slot]
     for edge in lattice.edges:  # a bracket from position start to position end, the piece inside
         spans = [lane[edge.start * slot:edge.end * slot + 1] for lane in lanes]
-        assert any(span[0] in "├┼┣╋" and span[-1] in "┤┫┼╋" and edge.piece in span for span in spans), edge
+        assert any(s[0] in "├┼┣╋" and s[-1] in "┤┫┼╋" and edge.piece in s for s in spans), edge
     # pieces in one lane never overlap
     edges = [(i, e) for i, e in enumerate(lattice.edges) if i not in lattice.path]
     for lane in pack_lanes(edges)[0]:
@@ -355,7 +355,8 @@ def test_settings_are_worded_and_reproduced_for_each_algorithm():
 
     course = Settings(model="unigram", algorithm="course", split="metaspace", seed_size=300, prune_fraction=0.2)
     assert "unigram course" in describe_settings(course) and "prune 0.2" in describe_settings(course)
-    assert "--model unigram --algorithm course" in train_command(course) and "--prune-fraction 0.2" in train_command(course)
+    command = train_command(course)
+    assert "--model unigram --algorithm course" in command and "--prune-fraction 0.2" in command
     em = course.with_(algorithm="em")
     assert "keep 0.75" in describe_settings(em) and "--shrinking-factor 0.75" in train_command(em)
     assert "--units" not in train_command(em) and "--units byte" in train_command(Settings())

@@ -70,7 +70,8 @@ class MainScreen(Screen):
         Binding("u,backspace", "undo", "Undo", tooltip="Undo the last merge (or round) exactly"),
         Binding("question_mark", "help", "Help", tooltip="All keys", priority=True),
         Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)", priority=True),
-        Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break", priority=True),
+        Binding("c", "settings", "Settings", priority=True,
+                tooltip="Model (BPE or Unigram), units, normalizer, pre-tokenizer, tie-break"),
         Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size", priority=True),
         Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary (Unigram: the seed)", priority=True),
         Binding("o", "open", "Open", tooltip="Open corpus files or folders", priority=True),
@@ -81,7 +82,7 @@ class MainScreen(Screen):
         Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table (Unigram: the piece table)",
                 priority=True),
         Binding("v", "lattice", "Lattice", priority=True,
-                tooltip="Unigram: show the Viterbi lattice of a word (the encode box's, else the corpus window's)"),
+                tooltip="Unigram: the Viterbi lattice of a word (of the encode box, else the corpus)"),
         Binding("comma", "document(-1)", "Prev doc", show=False, tooltip="Show the previous document"),
         Binding("full_stop", "document(1)", "Next doc", show=False, tooltip="Show the next document"),
         Binding("left_square_bracket", "window(-1)", "Prev window", show=False,
@@ -607,7 +608,8 @@ class MainScreen(Screen):
                 def write() -> None:
                     with self.reporting("Not exported"):
                         if fmt == HISTORY:
-                            notes = [f"wrote {plural(session.steps, step_noun(self.kind))} to {session.export_history(path)}"]
+                            written = session.export_history(path)
+                            notes = [f"wrote {plural(session.steps, step_noun(self.kind))} to {written}"]
                         else:
                             notes = session.export(fmt, path)
                         self.last_folder = Path(path).parent.resolve()
