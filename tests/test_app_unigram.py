@@ -397,3 +397,34 @@ async def test_a_click_on_a_corpus_word_shows_its_lattice_and_history_rows_rewin
         import json
         saved = json.loads((tmp_path / "u.json").read_text(encoding="utf-8"))
         assert saved["model"] == "unigram" and any("saved 1 round to" in m for m in app.said)
+
+
+async def test_the_settings_offer_each_algorithms_own_pruning_option(course_files):
+    app = course_app(course_files)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        dialog = app.screen
+        assert not dialog.query_one("#prune_fraction").disabled and dialog.query_one("#shrinking_factor").disabled
+        dialog.query_one("#algorithm").value = "em"
+        await pilot.pause()
+        assert dialog.query_one("#prune_fraction").disabled and not dialog.query_one("#shrinking_factor").disabled
+        dialog.query_one("#shrinking_factor", Input).value = "0.5"
+        dialog.query_one("#target", Input).value = "40"  # em stops at the target; its seed here is 57
+        await pilot.press("ctrl+s")
+        await ready(app, pilot)
+        settings = app.main.session.settings
+        assert (settings.algorithm, settings.shrinking_factor) == ("em", 0.5)
+        assert "keep 0.5" in app.sub_title
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.main.session.steps == 1 and len(app.main.query_one("#rounds").rows) == 2
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        steps = app.main.session.steps
+        assert app.main.snapshot.base_size < app.main.snapshot.vocab_size <= 40
+        await pilot.press("n")  # em stops at the target, pieces left or not, and says so
+        await pilot.pause()
+        assert app.main.session.steps == steps and "where em stops" in app.said[-1]

@@ -91,12 +91,12 @@ to reach each position.
 In course mode a word starts at cost 1, not 0, as the Hugging Face course computes it."""
 
 
-def why_not(action: str, running: bool, loading: bool, kind: str = "bpe") -> str:
-    """Why a dimmed key cannot act now, in a few words."""
+def why_not(action: str, running: bool, loading: bool, kind: str = "bpe", exhausted: str = "") -> str:
+    """Why a dimmed key cannot act now, in a few words (`exhausted`: why no step is left)."""
     if running:
         return "a run is going: escape cancels it"
     if loading:
         return "the corpus is still loading"
     if action in ("undo", "reset"):
         return f"nothing to undo: no {step_noun(kind)} has been made"
-    return nothing_left(kind)
+    return exhausted or nothing_left(kind)

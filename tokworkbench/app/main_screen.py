@@ -260,15 +260,15 @@ class MainScreen(Screen):
         self.app.sub_title = describe_settings(session.settings)
         self.selected_piece = self.selected_pair = None
         self._show_kind(session.learner.kind)
-        self.refresh_snapshot()
-        self.refresh_bindings()
-        if not quietly:
-            self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
-        try:
+        try:  # before the first snapshot: a Unigram learner takes the target from here (em stops at it)
             session.learner.steps_for_vocab(session.settings.target)
         except TokWorkbenchError as exc:
             self.notify(f"{exc}; press t to set a target that r can reach", title="Target too small",
                         severity="warning", timeout=10)
+        self.refresh_snapshot()
+        self.refresh_bindings()
+        if not quietly:
+            self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
 
     def on_load_failed(self, message: msg.LoadFailed) -> None:
         self.loading = False
@@ -392,13 +392,21 @@ class MainScreen(Screen):
         for binding in self.BINDINGS:
             if event.key in binding.key.split(",") and self.check_action(binding.action, ()) is None:
                 event.stop()
-                self.notify(why_not(binding.action, self.running, self.loading or self.session is None, self.kind),
+                self.notify(why_not(binding.action, self.running, self.loading or self.session is None,
+                                    self.kind, self._nothing_left()),
                             title=f"{binding.description} can't act now", timeout=4)
                 return
 
+    def _nothing_left(self) -> str:
+        """Why no step is left: Unigram's em also stops at the target, with pieces still to prune."""
+        snap = self.snapshot
+        if self.kind == "unigram" and snap is not None and snap.base_size < snap.vocab_size <= snap.target:
+            return f"the vocabulary ({snap.vocab_size:,}) is at the target, where em stops: t sets a smaller one"
+        return nothing_left(self.kind)
+
     def action_step(self) -> None:
         if self.session.step() is None:
-            self.notify(nothing_left(self.kind))
+            self.notify(self._nothing_left())
         self.refresh_snapshot()
 
     def action_round(self) -> None:
@@ -408,7 +416,7 @@ class MainScreen(Screen):
     def action_step_ten(self) -> None:
         done = self.session.step_many(10)
         if done < 10:
-            self.notify(f"made {plural(done, step_noun(self.kind))}: {nothing_left(self.kind)}")
+            self.notify(f"made {plural(done, step_noun(self.kind))}: {self._nothing_left()}")
         self.refresh_snapshot()
 
     def action_undo(self) -> None:

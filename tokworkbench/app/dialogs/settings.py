@@ -21,7 +21,8 @@ MODEL_CHOICES = {"bpe": "BPE (merges, one a step)", "unigram": "Unigram LM (prun
 ALGORITHM_CHOICES = {"course": "course (the Hugging Face course, exactly; starts at cost 1)",
                      "em": "em (SentencePiece: EM, then pruning)"}
 BPE_ONLY = ("#units", "#tie_break")
-UNIGRAM_ONLY = ("#algorithm", "#seed_size", "#prune_fraction")
+UNIGRAM_ONLY = ("#algorithm", "#seed_size")
+FOR_ALGORITHM = {"#prune_fraction": "course", "#shrinking_factor": "em"}  # each algorithm's pruning option
 
 
 class SettingsDialog(Dialog):
@@ -81,6 +82,8 @@ class SettingsDialog(Dialog):
                     yield SteadyInput(str(s.seed_size), id="seed_size", type="integer")
                     yield Label("prune fraction")
                     yield SteadyInput(f"{s.prune_fraction:g}", id="prune_fraction", type="number")
+                    yield Label("em keeps")
+                    yield SteadyInput(f"{s.shrinking_factor:g}", id="shrinking_factor", type="number")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
                 yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
@@ -95,20 +98,27 @@ class SettingsDialog(Dialog):
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
-        self._enable_for(self.settings.model)
+        self._enable()
 
-    def _enable_for(self, kind: str) -> None:
-        """Only the options of the chosen kind can be edited (Unigram works on characters)."""
+    def _enable(self) -> None:
+        """Only the options of the chosen kind and algorithm can be edited (Unigram works on
+        characters; course prunes a fraction, em keeps one)."""
+        kind = self.query_one("#model", Select).value
+        algorithm = self.query_one("#algorithm", Select).value
         for selector in BPE_ONLY:
             self.query_one(selector).disabled = kind == "unigram"
         for selector in UNIGRAM_ONLY:
             self.query_one(selector).disabled = kind != "unigram"
+        for selector, used_by in FOR_ALGORITHM.items():
+            self.query_one(selector).disabled = kind != "unigram" or algorithm != used_by
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "tie_break":
             self.query_one("#tie-break-rule", Label).update(TIE_BREAK_RULES[event.value])
+        elif event.select.id == "algorithm":
+            self._enable()
         elif event.select.id == "model":
-            self._enable_for(event.value)
+            self._enable()
             seed = self.query_one("#seed_size", Input)
             if event.value == "unigram" and self.chars and seed.value.isdigit() and int(seed.value) < self.chars:
                 seed.value = str(-(-2 * self.chars // 100) * 100)  # room for substrings beside the characters
@@ -135,14 +145,17 @@ class SettingsDialog(Dialog):
                 seed_size = int(self.query_one("#seed_size", Input).value)
             except ValueError:
                 return self.show_error("#settings-error", "seed size must be a whole number")
-            try:
-                fraction = float(self.query_one("#prune_fraction", Input).value)
-            except ValueError:
-                return self.show_error("#settings-error", "prune fraction must be a number, e.g. 0.1")
-            if not 0 < fraction < 1:
-                return self.show_error("#settings-error", "prune fraction must be between 0 and 1, e.g. 0.1")
+            fractions = {}
+            for name, field, example in (("prune fraction", "prune_fraction", "0.1"),
+                                         ("em keeps", "shrinking_factor", "0.75")):
+                try:
+                    fractions[field] = float(self.query_one(f"#{field}", Input).value)
+                except ValueError:
+                    return self.show_error("#settings-error", f"{name} must be a number, e.g. {example}")
+                if not 0 < fractions[field] < 1:
+                    return self.show_error("#settings-error", f"{name} must be between 0 and 1, e.g. {example}")
             changes = dict(model=kind, algorithm=self.query_one("#algorithm", Select).value,
-                           seed_size=seed_size, prune_fraction=fraction)
+                           seed_size=seed_size, **fractions)
         settings = self.settings.with_(
             units=Units.CHAR if kind == "unigram" else Units(self.query_one("#units", Select).value),
             normalizer=self.query_one("#normalizer", Select).value,
