@@ -18,8 +18,8 @@ from ..widgets.steady_input import SteadyInput
 
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
 MODEL_CHOICES = {"bpe": "BPE (merges, one a step)", "unigram": "Unigram LM (pruning rounds, one a step)"}
-ALGORITHM_CHOICES = {"course": "course (the Hugging Face course, exactly; starts at cost 1)",
-                     "em": "em (SentencePiece: EM, then pruning)"}
+ALGORITHM_CHOICES = {"course": "course (the HF course's, exactly; start cost 1)",
+                     "em": "em (SentencePiece's: EM, then pruning)"}
 BPE_ONLY = ("#units", "#tie_break")
 UNIGRAM_ONLY = ("#algorithm", "#seed_size")
 FOR_ALGORITHM = {"#prune_fraction": "course", "#shrinking_factor": "em"}  # each algorithm's pruning option
@@ -33,6 +33,9 @@ class SettingsDialog(Dialog):
     SettingsDialog #settings-body {
         height: auto;
         max-height: 50vh;  /* leaves the title, the error line and the buttons on an 80x24 screen */
+    }
+    SettingsDialog.-tall #settings-body {
+        max-height: 70vh;  /* 40 lines or more: every field without scrolling */
     }
     SettingsDialog #tie-break-rule {
         margin-top: 1;
@@ -99,6 +102,10 @@ class SettingsDialog(Dialog):
 
     def on_mount(self) -> None:
         self._enable()
+        self.set_class(self.app.size.height >= 40, "-tall")
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.height >= 40, "-tall")
 
     def _enable(self) -> None:
         """Only the options of the chosen kind and algorithm can be edited (Unigram works on
