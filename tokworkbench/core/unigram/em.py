@@ -14,7 +14,8 @@
 - Pruning: Viterbi-segment the corpus; a piece no best path uses, or whose own best segmentation
   is not itself, can go at once; for the others the loss of removing a piece is estimated with
   its alternative (its best segmentation without itself) taking over its count, and the pieces
-  with the smallest loss go, keeping max(target, shrinking_factor x size).
+  with the smallest loss go, keeping max(1.1 x target, shrinking_factor x size). Once at 1.1 x
+  the target, a last round keeps the target's best-scored pieces (SentencePiece's finalization).
 - One round: prune, then `sub_iterations` EM iterations; round 0 is the seed after its EM.
 
 The lattice of all words is one set of flat arrays (an edge per piece occurrence); forward,
@@ -29,6 +30,7 @@ from .state import RoundAnalysis, RoundState
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
 EXPECTED_MIN = 0.5  # SentencePiece's kExpectedFrequencyThreshold
+FINAL_MARGIN = 1.1  # prune to 1.1 x the target, then keep the target's best-scored pieces (as SentencePiece)
 
 
 def _codes(strings: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -404,7 +406,13 @@ class EmEngine:
         tokens = int(round(float(self.weight[lat.word[path]].sum())))
         loss = -float(np.dot(self.weight, best))
         increases, order = self._prune_order(ids, scores, used)
-        keep = max(floor, int(self.single[ids].sum()), int(n * self.config.shrinking_factor))
+        chars = int(self.single[ids].sum())
+        desired = int(floor * FINAL_MARGIN)
+        if n > desired:
+            keep = max(desired, chars, int(n * self.config.shrinking_factor))
+        else:  # SentencePiece's finalization: the pieces with the best scores make the target
+            keep = max(floor, chars)
+            order = np.flatnonzero(~self.single[ids])[::-1]  # pieces are kept in score order, best first
         going = [state.pieces[i] for i in order[: max(0, n - keep)]] if n > floor else []
         return RoundAnalysis(loss, {state.pieces[i]: v for i, v in increases.items()}, going, tokens,
                              dict(zip(state.pieces, state.freqs)))

@@ -35,6 +35,7 @@ from ..text.normalize import check_normalizer
 from ..text.pretokenize import PreTokenizer, pre_tokenizer
 from ..units import Units
 from . import course
+from .em import FINAL_MARGIN
 from .model import UNK, UnigramModel, build_lattice
 from .rows import Lattice, PieceRow, RoundRow
 from .state import RoundAnalysis, RoundState
@@ -183,8 +184,10 @@ class UnigramLearner:
         while n > vocab_size:
             if self.config.algorithm == "course":
                 n -= min(max(1, int(n * self.config.prune_fraction)), n - chars)
+            elif n > int(vocab_size * FINAL_MARGIN):  # em: EM's M-step may drop more, never fewer
+                n = max(int(vocab_size * FINAL_MARGIN), chars, min(n - 1, int(n * self.config.shrinking_factor)))
             else:
-                n = max(vocab_size, chars, min(n - 1, int(n * self.config.shrinking_factor)))
+                n = max(vocab_size, chars)
             rounds += 1
             if n <= chars:
                 break
