@@ -428,3 +428,31 @@ async def test_the_settings_offer_each_algorithms_own_pruning_option(course_file
         await pilot.press("n")  # em stops at the target, pieces left or not, and says so
         await pilot.pause()
         assert app.main.session.steps == steps and "where em stops" in app.said[-1]
+
+
+async def test_the_piece_filter_searches_every_piece_and_escape_clears_it(course_files):
+    app = course_app(course_files)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("slash", "i", "n", "g")
+        await pilot.pause()
+        assert app.main.query_one("#piece-filter", Input).value == "ing"
+        rows = app.main.snapshot.next_rows
+        assert rows and all("ing" in r.piece for r in rows)
+        assert len(rows) < app.main.session.learner.vocab_size
+        assert "matching ing" in str(app.main.query_one("#pieces").border_subtitle)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.main.query_one("#piece-filter", Input).value == "" and app.main.focused.id == "piece-table"
+        assert len(app.main.snapshot.next_rows) == app.main.snapshot.rows_in_all > len(rows)
+
+
+async def test_without_colour_the_path_is_drawn_in_reverse_video(course_files, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = course_app(course_files)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("v")
+        await pilot.pause()
+        drawing = app.main.query_one("#lattice-view").drawing
+        assert {style for text, style in drawing.lanes[0] if text.strip()} == {PALETTES["none"].path}
