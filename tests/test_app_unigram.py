@@ -456,3 +456,25 @@ async def test_without_colour_the_path_is_drawn_in_reverse_video(course_files, m
         await pilot.pause()
         drawing = app.main.query_one("#lattice-view").drawing
         assert {style for text, style in drawing.lanes[0] if text.strip()} == {PALETTES["none"].path}
+
+
+async def test_a_long_word_scrolls_sideways_and_a_very_long_one_is_cut_and_says_so(course_files):
+    app = course_app(course_files)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("v")
+        app.main.query_one("#encode-input", Input).value = "tokenization" * 5
+        await pilot.pause()
+        view = app.main.query_one("#lattice-view")
+        view.focus()
+        assert view.max_scroll_x > 0 and view.scroll_x == 0
+        await pilot.press("right", "right", "right")
+        await pilot.pause()
+        assert view.scroll_x > 0
+        shown = view.render_line(2).text  # the path row, scrolled: the labels stay at the left
+        assert shown.startswith("path") and set(shown[6:].strip()) & set(HEAVY)
+        app.main.query_one("#encode-input", Input).value = "ab" * 300
+        await pilot.pause()
+        info = str(app.main.query_one("#lattice-info").render())
+        assert "first 500 chars" in info and view.scroll_x == 0
+        assert len(view.drawing.head[0][0][0]) > 0 and view.drawing.width >= 500 * view.drawing.slot

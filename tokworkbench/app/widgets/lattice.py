@@ -285,6 +285,8 @@ class LatticePanel(Vertical):
         room = max(0, view.scrollable_content_region.width - GUTTER - 2)
         key = (lattice, self.selected_piece, id(palette_of(self.app)), room)
         if key != self._drawn_key:
+            if self._drawn_key is None or self._drawn_key[0].text != lattice.text:
+                view.scroll_home(animate=False)  # another word starts at its beginning
             self._drawn_key = key
             view.show(draw_lattice(lattice, palette_of(self.app), self.selected_piece, room))
         info.update(describe(lattice, self.source, self.index, len(self.words), cut, view.drawing.hidden))
