@@ -41,7 +41,7 @@ from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
 from .core.bpe.trainer import TrainConfig, Trainer, train
 from .core.formats.historycsv import write_history_csv, write_rounds_csv
-from .core.unigram.learner import ALGORITHMS, UnigramConfig, UnigramLearner
+from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
 from .core.unigram.model import UNK
 from .core.unigram.sampling import unigram_nbest, unigram_sample
 from .core.inspection.escape import quote
@@ -182,9 +182,9 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
                      help="bpe (the default) or unigram")
     uni.add_argument("--algorithm", choices=ALGORITHMS, default="course",
                      help="course: the HF course's pruning, step by step; em: SentencePiece-style EM (default: course)")
-    uni.add_argument("--seed-size", type=int, default=300, metavar="N",
-                     help="course: seed pieces, characters included (default: 300); em: seed pieces before "
-                     "the first prune (default here: 300, give e.g. 1000000 for a real corpus)")
+    uni.add_argument("--seed-size", type=int, default=None, metavar="N",
+                     help="seed pieces, characters included (default: 300 for course, 1000000 for em, "
+                     "SentencePiece's default)")
     uni.add_argument("--prune-fraction", type=float, default=0.1, metavar="F",
                      help="course: share of the vocabulary one round removes (default: 0.1)")
     uni.add_argument("--shrinking-factor", type=float, default=0.75, metavar="F",
@@ -300,15 +300,21 @@ def app_settings(args) -> Settings:
 
 
 def _unigram_settings(args) -> dict:
-    return {"model": args.model_kind, "algorithm": args.algorithm, "seed_size": args.seed_size,
+    return {"model": args.model_kind, "algorithm": args.algorithm, "seed_size": _seed_size(args),
             "prune_fraction": args.prune_fraction, "shrinking_factor": args.shrinking_factor,
             "sub_iterations": args.sub_iterations, "max_piece_length": args.max_piece_length}
+
+
+def _seed_size(args) -> int:
+    if args.seed_size is not None:
+        return args.seed_size
+    return EM_SEED_SIZE if args.algorithm == "em" else 300
 
 
 def _unigram_config(args, normalizer: str, pre) -> UnigramConfig:
     if args.special:
         raise TrainingError("a Unigram model's one special token is <unk> (id 0); --special is for BPE")
-    return UnigramConfig(normalizer, pre, args.algorithm, args.seed_size, args.prune_fraction,
+    return UnigramConfig(normalizer, pre, args.algorithm, _seed_size(args), args.prune_fraction,
                          args.shrinking_factor, args.sub_iterations, args.max_piece_length)
 
 

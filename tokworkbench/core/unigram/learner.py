@@ -42,6 +42,7 @@ from .state import RoundAnalysis, RoundState
 from .viterbi import UNK_PENALTY, Vocab
 
 ALGORITHMS = ("course", "em")
+EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
 
 
 @dataclass(frozen=True)
