@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TrainingError
-from .viterbi import Vocab, best_costs, segment
+from .viterbi import Vocab, best_costs, best_costs_indexed, segment
 
 COURSE_START_COST = 1.0
 
@@ -65,9 +65,11 @@ class Analysis:
 
 
 def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[str, float],
-            prune_fraction: float, seed_edges: list | None = None) -> Analysis:
-    """`seed_edges` (from `seed_lattices`) spares scanning every word for pieces again: the
-    vocabulary only shrinks, so a round's edges are the seed's that are still in it."""
+            prune_fraction: float, seed: "SeedLattices | None" = None) -> Analysis:
+    """`seed` (`seed_lattices`) spares scanning every word for pieces again: the vocabulary only
+    shrinks, so a round's edges are the seed's whose piece still has a cost."""
+    if seed is not None:
+        return _analyze_seeded(words, freqs, pieces, cost, prune_fraction, seed)
     vocab = Vocab(cost)
     n = len(words)
     contrib = np.empty(n, dtype=np.float64)
@@ -75,10 +77,7 @@ def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[st
     tables = []
     users: dict[str, list[int]] = {}
     for w, (word, f) in enumerate(zip(words, freqs)):
-        if seed_edges is None:
-            ends = vocab.edges(word)
-        else:
-            ends = [[(a, p, cost[p]) for a, p, _ in at if p in cost] for at in seed_edges[w]]
+        ends = vocab.edges(word)
         best, back = best_costs(ends, COURSE_START_COST)
         path = segment(len(word), back)
         paths.append(path)
@@ -104,12 +103,64 @@ def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[st
             new_best, _ = best_costs(ends, COURSE_START_COST, piece, word.find(piece), best, back)
             changed[w] = freqs[w] * new_best[len(word)]
         increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
+    return _finish(loss, increases, paths, pieces, prune_fraction)
+
+
+def _finish(loss, increases, paths, pieces, prune_fraction) -> Analysis:
     ranked = sorted(increases.items(), key=lambda kv: kv[1])  # stable: vocabulary order among ties
     count = max(1, int(len(pieces) * prune_fraction))
     return Analysis(loss, increases, paths, [p for p, _ in ranked[:count]])
 
 
-def seed_lattices(words: list[str], cost: dict[str, float]) -> list:
-    """Each word's edges under the seed vocabulary (see `analyze`)."""
+@dataclass
+class SeedLattices:
+    """Each word's edges under the seed vocabulary, as (start, seed piece index) per end."""
+
+    index: dict[str, int]  # seed piece -> index
+    edges: list[list[list[tuple[int, int]]]]
+
+
+def seed_lattices(words: list[str], cost: dict[str, float]) -> SeedLattices:
     vocab = Vocab(cost)
-    return [vocab.edges(word) for word in words]
+    index = {p: i for i, p in enumerate(cost)}
+    return SeedLattices(index, [[[(a, index[p]) for a, p, _ in at] for at in vocab.edges(word)] for word in words])
+
+
+def _analyze_seeded(words, freqs, pieces, cost, prune_fraction, seed: SeedLattices) -> Analysis:
+    """`analyze` over the seed's edges, a piece's cost looked up by its seed index."""
+    costs: list = [None] * len(seed.index)
+    for p, c in cost.items():
+        costs[seed.index[p]] = c
+    n = len(words)
+    contrib = np.empty(n, dtype=np.float64)
+    paths: list[list[tuple[int, int]]] = []
+    tables = []
+    users: dict[str, list[int]] = {}
+    for w, (word, f) in enumerate(zip(words, freqs)):
+        ends = seed.edges[w]
+        best, back = best_costs_indexed(ends, costs, COURSE_START_COST)
+        path = segment(len(word), back)
+        paths.append(path)
+        tables.append((best, back))
+        contrib[w] = f * best[len(word)]
+        for a, b in path:
+            if b - a > 1:
+                users.setdefault(word[a:b], []).append(w)
+    loss = float(np.add.accumulate(contrib)[-1]) if n else 0.0
+    increases: dict[str, float] = {}
+    for piece in pieces:
+        if len(piece) == 1:
+            continue
+        using = users.get(piece)
+        if not using:
+            increases[piece] = loss - loss
+            continue
+        changed = contrib.copy()
+        k = seed.index[piece]
+        for w in dict.fromkeys(using):
+            word = words[w]
+            best, back = tables[w]
+            new_best, _ = best_costs_indexed(seed.edges[w], costs, COURSE_START_COST, k, word.find(piece), best, back)
+            changed[w] = freqs[w] * new_best[len(word)]
+        increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
+    return _finish(loss, increases, paths, pieces, prune_fraction)

@@ -99,7 +99,7 @@ class UnigramLearner:
             from .em import EmEngine
             self._engine = EmEngine(self.words, self.freqs, config)
             state = self._engine.seed()
-        self._seed_edges: list | None = None
+        self._seed_edges: course.SeedLattices | None = None
         self.base_size = sum(1 for p in state.pieces if len(p) == 1)
         self._states: list[RoundState] = [state]
         self._analyses: list[RoundAnalysis | None] = [None]

@@ -87,6 +87,37 @@ def best_costs(ends: Edges, start_cost: float = 0.0, skip: str | None = None, lo
     return best, back
 
 
+def best_costs_indexed(ends: list[list[tuple[int, int]]], costs: list, start_cost: float, skip: int = -1,
+                       lo: int = 0, best: list[float] | None = None,
+                       back: list[int] | None = None) -> tuple[list[float], list[int]]:
+    """`best_costs` over edges (start, piece index) with the costs in a list, None for a piece
+    no longer in the vocabulary: the edges of a shrinking vocabulary never need rebuilding.
+    The same additions in the same order, so the same floats."""
+    n = len(ends) - 1
+    if best is None or back is None or lo == 0:
+        best = [INF] * (n + 1)
+        back = [-1] * (n + 1)
+        best[0] = start_cost
+        lo = 0
+    else:
+        best = best[: lo + 1] + [INF] * (n - lo)
+        back = back[: lo + 1] + [-1] * (n - lo)
+    for end in range(lo + 1, n + 1):
+        top, at = INF, -1
+        for start, k in ends[end]:
+            c = costs[k]
+            if c is None or k == skip:
+                continue
+            here = best[start]
+            if here == INF:
+                continue
+            cand = c + here
+            if at < 0 or cand < top:
+                top, at = cand, start
+        best[end], back[end] = top, at
+    return best, back
+
+
 def segment(n: int, back: list[int]) -> list[tuple[int, int]]:
     """The best path's pieces as (start, end), left to right."""
     out = []
