@@ -8,6 +8,7 @@ errors exit 2 with the usage, as argparse does). Outputs are checked before any 
 import argparse
 import glob
 import json
+import math
 import os
 import sys
 import time
@@ -39,9 +40,12 @@ from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
 from .core.bpe.trainer import TrainConfig, Trainer, train
-from .core.formats.historycsv import write_history_csv
+from .core.formats.historycsv import write_history_csv, write_rounds_csv
+from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
+from .core.unigram.model import UNK
+from .core.unigram.sampling import unigram_nbest, unigram_sample
 from .core.inspection.escape import quote
-from .core.settings import CUSTOM, DEFAULT_TARGET, Settings
+from .core.settings import CUSTOM, DEFAULT_TARGET, MODELS, Settings
 from .core.inspection.roundtrip import parse_ids
 from .engines.remote import is_url
 from .core.models.roles import decode as decode_ids, encode_document, with_roles
@@ -50,7 +54,7 @@ from .commands import MODULES as COMMAND_MODULES
 from .commands.common import add_role_options, roles_from
 
 PROG = "tokworkbench"
-SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,regex:PATTERN}"
+SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,metaspace,regex:PATTERN}"
 MAX_STDIN_BYTES = 1 << 30  # encode -f - reads standard input up to this
 
 
@@ -65,11 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     app = sub.add_parser("app", help="open the workbench (the default)")
     _workbench_options(app)
 
-    tr = sub.add_parser("train", help="train a BPE model on files or folders")
+    tr = sub.add_parser("train", help="train a BPE or Unigram model on files or folders")
     _training_options(tr)
     size = tr.add_mutually_exclusive_group(required=True)
     size.add_argument("--vocab-size", type=int, metavar="N", help="target vocabulary size, specials included")
-    size.add_argument("--merges", type=int, metavar="N", help="number of merges")
+    size.add_argument("--merges", type=int, metavar="N", help="number of merges (Unigram: of pruning rounds)")
     tr.add_argument("--replace-invalid", action="store_true", help="replace bytes that are not UTF-8 with U+FFFD")
     tr.add_argument("-o", "--output", required=True, metavar="MODEL.json")
     tr.add_argument("--from-counts", metavar="COUNTS", help="train from a count file (`tokworkbench count`) "
@@ -99,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--allow-special", action="store_true", help="encode special-token strings as special ids")
     enc.add_argument("--add-special", action="store_true",
                      help="encode as a document: BOS + text + EOS (each once) where the model has those roles")
+    enc.add_argument("--nbest", type=int, metavar="K", help="Unigram: the K best segmentations, best first")
+    enc.add_argument("--sample", action="store_true",
+                     help="Unigram: draw a segmentation (subword regularization), p(path)^ALPHA")
+    enc.add_argument("--alpha", type=float, default=0.1, help="Unigram --sample smoothing (default: 0.1)")
+    enc.add_argument("--seed", type=int, help="Unigram --sample: random seed, for a repeatable draw")
     _model_options(enc)
 
     dec = sub.add_parser("decode", help="decode ids with a model")
@@ -144,9 +153,10 @@ def _workbench_options(parser: argparse.ArgumentParser) -> None:
     _training_options(parser)
     parser.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
                         help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
-    parser.add_argument("-m", "--model", metavar="NAME|FILE",
+    parser.add_argument("-m", "--inspect", metavar="NAME|FILE", dest="model",
                         help="inspect a tokenizer instead of training one: a preset (cl100k_base, o200k_base, "
-                        "gpt2) or any model file this tool reads; --split and --special NAME=ID then apply to it")
+                        "gpt2) or any model file this tool reads; --split and --special NAME=ID then apply to it "
+                        "(--model bpe|unigram is the kind a training session learns)")
     parser.set_defaults(split=None)  # gpt4 for training; with -m, a preset or companion brings its own
 
 
@@ -183,6 +193,20 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--normalize", choices=NORMALIZERS, default="none")
     parser.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
     parser.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens, e.g. '<|endoftext|>'")
+    uni = parser.add_argument_group("Unigram", "with --model unigram (units are characters; <unk> is id 0)")
+    uni.add_argument("--model", choices=MODELS, default="bpe", dest="model_kind",
+                     help="bpe (the default) or unigram")
+    uni.add_argument("--algorithm", choices=ALGORITHMS, default="course",
+                     help="course: the HF course's pruning, step by step; em: SentencePiece-style EM (default: course)")
+    uni.add_argument("--seed-size", type=int, default=None, metavar="N",
+                     help="seed pieces, characters included (default: 300 for course, 1000000 for em, "
+                     "SentencePiece's default)")
+    uni.add_argument("--prune-fraction", type=float, default=0.1, metavar="F",
+                     help="course: share of the vocabulary one round removes (default: 0.1)")
+    uni.add_argument("--shrinking-factor", type=float, default=0.75, metavar="F",
+                     help="em: share of the vocabulary one round keeps (default: 0.75)")
+    uni.add_argument("--sub-iterations", type=int, default=2, metavar="N", help="em: EM iterations a round (default: 2)")
+    uni.add_argument("--max-piece-length", type=int, default=16, metavar="N", help="em: longest piece (default: 16)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,16 +322,38 @@ def app_settings(args) -> Settings:
     split, pattern = (CUSTOM, pre.pattern) if pre.name == "custom" else (pre.name, None)
     settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,
                         tie_break=args.tie_break, target=args.target,
-                        special_tokens=() if getattr(args, "model", None) else tuple(args.special))
+                        special_tokens=() if getattr(args, "model", None) else tuple(args.special),
+                        **_unigram_settings(args))
     settings.config()
     if args.target < 1:
         raise TrainingError(f"--target {args.target} makes no sense; a vocabulary has at least the base units")
     return settings
 
 
+def _unigram_settings(args) -> dict:
+    return {"model": args.model_kind, "algorithm": args.algorithm, "seed_size": _seed_size(args),
+            "prune_fraction": args.prune_fraction, "shrinking_factor": args.shrinking_factor,
+            "sub_iterations": args.sub_iterations, "max_piece_length": args.max_piece_length}
+
+
+def _seed_size(args) -> int:
+    if args.seed_size is not None:
+        return args.seed_size
+    return EM_SEED_SIZE if args.algorithm == "em" else 300
+
+
+def _unigram_config(args, normalizer: str, pre) -> UnigramConfig:
+    if args.special:
+        raise TrainingError("a Unigram model's one special token is <unk> (id 0); --special is for BPE")
+    return UnigramConfig(normalizer, pre, args.algorithm, _seed_size(args), args.prune_fraction,
+                         args.shrinking_factor, args.sub_iterations, args.max_piece_length)
+
+
 def cmd_train(args) -> int:
     if args.from_counts:
         return _train_from_counts(args)
+    if args.model_kind == "unigram":
+        return _train_unigram(args)
     config = TrainConfig(
         units=args.units,
         normalizer=args.normalize or "none",
@@ -346,6 +392,8 @@ def _train_from_counts(args) -> int:
     if args.normalize is not None and args.normalize != normalizer:
         raise CountFileError(f"--normalize {args.normalize} conflicts with {args.from_counts}, which was counted "
                              f"with --normalize {normalizer}; leave --normalize out")
+    if args.model_kind == "unigram":
+        return _run_unigram(args, _unigram_config(args, normalizer, pre), [], counted, Skipped(), started)
     config = TrainConfig(units=args.units, normalizer=normalizer, pre_tokenizer=pre, tie_break=args.tie_break,
                          special_tokens=_train_specials(args))
     progress = _Progress() if sys.stderr.isatty() else None
@@ -381,6 +429,44 @@ def _finish_training(args, trainer, report: Skipped, started: float, progress) -
         f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token) "
         f"in {elapsed:.2f}s; wrote {args.output}"
     )
+    return 0
+
+
+def _train_unigram(args) -> int:
+    config = _unigram_config(args, args.normalize or "none", parse_split(args.split or "metaspace"))
+    paths = args.paths or sample_paths()
+    check_output(args.output, [f for f, _ in list_files(paths)])  # before the run, not after it
+    _stdout()
+    errors = "replace" if args.replace_invalid else "strict"
+    report = Skipped()
+    started = time.perf_counter()
+    docs = (d.text for d in iter_documents(paths, errors, [], report=report))
+    return _run_unigram(args, config, docs, None, report, started)
+
+
+def _run_unigram(args, config: UnigramConfig, docs, counted, report: Skipped, started: float) -> int:
+    """Seed, then prune round by round to --vocab-size (or for --merges rounds), and save."""
+    with collector_paused():
+        learner = UnigramLearner(docs, config, counted=counted)
+        require_text(learner.chars)
+        if args.vocab_size is not None:
+            learner.steps_for_vocab(args.vocab_size)  # a size below the characters fails before any round
+        for line in report.lines():
+            print(f"{PROG}: {line}", file=sys.stderr)
+        seeded = learner.vocab_size
+        progress = _Progress("rounds") if sys.stderr.isatty() else None
+        todo = learner.steps_for_vocab(args.vocab_size) if args.vocab_size is not None else args.merges
+        for row in learner.run(vocab_size=args.vocab_size, merges=args.merges):
+            if progress:
+                progress.update(row.round, todo)
+    if progress:
+        progress.close()
+    model = learner.model()
+    modelfile.save(model, args.output, learner.corpus_summary())
+    elapsed = time.perf_counter() - started
+    _emit(f"trained {len(learner.history)} rounds ({config.algorithm}), {seeded} -> {learner.vocab_size} pieces "
+          f"+ <unk>, loss {learner.loss:.6g}, {learner.initial_tokens:,} -> {learner.total_tokens:,} tokens "
+          f"({learner.compression:.3f} chars/token) in {elapsed:.2f}s; wrote {args.output}")
     return 0
 
 
@@ -487,16 +573,49 @@ def cmd_encode(args) -> int:
     else:
         text = args.text
     allowed = "all" if args.allow_special else ()
+    if args.nbest is not None or args.sample:
+        return _encode_unigram_options(args, tok, text)
     if args.add_special and not (tok.roles.bos or tok.roles.eos):
         print(f"{PROG}: note: {args.model} gives no token the bos or eos role; --add-special adds nothing",
               file=sys.stderr)
     ids = encode_document(tok, text, allowed) if args.add_special else tok.encode(text, allowed_special=allowed)
+    if args.format == "json" and tok.kind == "unigram":
+        scores = [tok.score(i) for i in ids]
+        _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": math.fsum(scores),
+                          "scores": scores}, ensure_ascii=False))
+        return 0
     if args.format == "ids":
         _emit(" ".join(map(str, ids)))
     elif args.format == "tokens":
         _emit(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
     else:
         _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids]}, ensure_ascii=False))
+    return 0
+
+
+def _encode_unigram_options(args, tok, text: str) -> int:
+    """--nbest K and --sample: Unigram's other segmentations (ordinary text: no special tokens)."""
+    if tok.kind != "unigram":
+        raise TrainingError("--nbest and --sample are for Unigram models; BPE has one segmentation")
+    if args.nbest is not None and args.sample:
+        raise TrainingError("give --nbest or --sample, not both")
+    if args.nbest is not None:
+        if not 1 <= args.nbest <= 1000:
+            raise TrainingError(f"--nbest {args.nbest} must be between 1 and 1000")
+        found = unigram_nbest(tok, text, args.nbest)
+    else:
+        if not (math.isfinite(args.alpha) and args.alpha > 0):
+            raise TrainingError(f"--alpha {args.alpha} must be a positive number")
+        found = [(unigram_sample(tok, text, args.alpha, args.seed), None)]
+    for ids, score in found:
+        if args.format == "ids":
+            _emit(" ".join(map(str, ids)))
+        elif args.format == "tokens":
+            _emit(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
+        else:
+            total = math.fsum(tok.score(i) for i in ids) if score is None else score
+            _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": total},
+                             ensure_ascii=False))
     return 0
 
 
@@ -540,6 +659,8 @@ def cmd_inspect(args) -> int:
     if args.history_csv:
         check_output(args.history_csv, model_inputs(args.model))
     tok = _load(args, args.model)
+    if tok.kind == "unigram":
+        return _inspect_unigram(args, tok)
     if tok.kind != "bpe":
         return _inspect_other(args, tok)
     pre = tok.pre_tokenizer
@@ -577,6 +698,36 @@ def cmd_inspect(args) -> int:
     return 0
 
 
+def _inspect_unigram(args, tok) -> int:
+    pre = tok.pre_tokenizer
+    lines = [
+        f"model        {args.model}",
+        "kind         unigram" + (f" ({tok.algorithm})" if tok.algorithm else ""),
+        "units        char",
+        f"normalizer   {tok.normalizer}",
+        f"pre-tokenizer {pre.name}" + (f"  {pre.pattern}" if pre.name == "custom" else ""),
+        f"vocabulary   {tok.vocab_size} = 1 <unk> + {tok.base_size} single characters + "
+        f"{tok.vocab_size - 1 - tok.base_size} longer pieces",
+    ]
+    if tok.start_cost:
+        lines.append(f"note         trained with the course's Viterbi, which starts each word at cost {tok.start_cost:g}")
+    if tok.history:
+        first, last = tok.history[0], tok.history[-1]
+        lines.append(f"training     {len(tok.history) - 1} rounds, {first.vocab_size} -> {last.vocab_size} pieces, "
+                     f"loss {first.loss:.6g} -> {last.loss:.6g}")
+    ranked = sorted(range(1, tok.vocab_size), key=lambda i: -tok.pieces[i][1])
+    lines.append("likeliest pieces")
+    lines += [f"  {i:>7}  {quote(tok.pieces[i][0])}  {tok.pieces[i][1]:.4f}" for i in ranked[:10]]
+    lines.append("special tokens")
+    lines.append(f"  {0:>7}  {UNK}")
+    if args.history_csv:
+        if not tok.history:
+            raise TrainingError(f"{args.model} records no training history to write")
+        rounds = tok.history
+        written = write_rounds_csv(args.history_csv, rounds, 0)  # the corpus length is not in the model
+        lines.append(f"wrote {len(rounds):,} rounds to {written}")
+
+
 def _inspect_other(args, tok) -> int:
     """A kind without merges (a fixed vocabulary): its tokens, specials and roles."""
     if args.history_csv:
@@ -611,8 +762,9 @@ def _merge_lines(tok, ranks) -> list[str]:
 class _Progress:
     """A one-line progress bar on stderr, redrawn at most ten times a second."""
 
-    def __init__(self):
+    def __init__(self, what: str = "merges"):
         self.start = self.last = time.perf_counter()
+        self.what = what
 
     def update(self, done: int, total: int) -> None:
         now = time.perf_counter()
@@ -623,7 +775,7 @@ class _Progress:
         width = 30
         filled = int(width * done / total)
         rate = done / max(now - self.start, 1e-9)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} merges {rate:,.0f}/s")
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {self.what} {rate:,.1f}/s")
         sys.stderr.flush()
 
     def close(self) -> None:

@@ -29,7 +29,12 @@ def app_command(args) -> str:
     words += [f"--units={args.units}", f"--normalize={args.normalize}", f"--tie-break={args.tie_break}",
               f"--target={args.target}"]
     words += [f"--split={args.split}"] if args.split else []  # unset: gpt4, or a -m model's own
-    words += [f"--model={args.model}"] if args.model else []
+    words += [f"--inspect={args.model}"] if args.model else []
+    if getattr(args, "model_kind", "bpe") != "bpe":  # the Unigram options only mean something then
+        words += [f"--model={args.model_kind}", f"--algorithm={args.algorithm}",
+                  f"--prune-fraction={args.prune_fraction}", f"--shrinking-factor={args.shrinking_factor}",
+                  f"--sub-iterations={args.sub_iterations}", f"--max-piece-length={args.max_piece_length}"]
+        words += [f"--seed-size={args.seed_size}"] if args.seed_size is not None else []
     if len(args.special) == 1:
         words.append(f"--special={args.special[0]}")
     elif args.special:  # the command line took them as one list, so they read back as one

@@ -11,8 +11,17 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
+def step_noun(kind: str) -> str:
+    """What one step is called: a BPE merge, a Unigram pruning round."""
+    return "round" if kind == "unigram" else "merge"
+
+
 def describe_settings(s: Settings) -> str:
     split = f"/{s.pattern}/" if s.split == CUSTOM else s.split
+    if s.model == "unigram":
+        pruning = f"prune {s.prune_fraction:g}" if s.algorithm == "course" else f"keep {s.shrinking_factor:g}"
+        return (f"unigram {s.algorithm} · normalizer {s.normalizer} · split {split} · seed {s.seed_size:,} · "
+                f"{pruning} · target {s.target:,}")
     return (f"{s.units.value} units · normalizer {s.normalizer} · split {split} · "
             f"tie-break {s.tie_break} · target {s.target:,}")
 
@@ -23,23 +32,42 @@ FINISHED = {
     FinishReason.CANCELLED: "cancelled",
     FinishReason.EXHAUSTED: "no pair left to merge",
 }
+NOTHING_LEFT = {"bpe": "no pair is left to merge: every chunk is one token",
+                "unigram": "nothing is left to prune: only single characters remain"}
 
 
-def describe_finish(finished: RunFinished, vocab_size: int, steps: int) -> str:
+def nothing_left(kind: str) -> str:
+    return NOTHING_LEFT.get(kind, NOTHING_LEFT["bpe"])
+
+
+def describe_finish(finished: RunFinished, vocab_size: int, steps: int, kind: str = "bpe") -> str:
     """The run's own count and the total, named apart (a toast once said 4,734 where the
     header said 4,744: one was the run's, the other the total)."""
-    said = (f"{FINISHED[finished.reason]}: {plural(finished.done, 'merge')} in this run, "
+    noun = step_noun(kind)
+    reason = "nothing left to prune" if kind == "unigram" and finished.reason is FinishReason.EXHAUSTED \
+        else FINISHED[finished.reason]
+    said = (f"{reason}: {plural(finished.done, noun)} in this run, "
             f"{steps:,} in all, vocabulary {vocab_size:,}")
     if finished.after_cancel is not None:
-        said += f" ({plural(finished.after_cancel, 'merge')} made after the cancel key)"
+        said += f" ({plural(finished.after_cancel, noun)} made after the cancel key)"
     return said
 
 
 def train_command(s: Settings) -> str:
     """The command line that trains what these settings train, to reproduce a session."""
     split = f"regex:{s.pattern}" if s.split == CUSTOM else s.split
-    words = ["tokworkbench", "train", "PATH...", "--units", s.units.value, "--normalize", s.normalizer,
-             "--split", split, "--tie-break", s.tie_break, "--vocab-size", str(s.target)]
+    if s.model == "unigram":
+        words = ["tokworkbench", "train", "PATH...", "--model", "unigram", "--algorithm", s.algorithm,
+                 "--normalize", s.normalizer, "--split", split, "--vocab-size", str(s.target),
+                 "--seed-size", str(s.seed_size)]
+        if s.algorithm == "course":
+            words += ["--prune-fraction", f"{s.prune_fraction:g}"]
+        else:
+            words += ["--shrinking-factor", f"{s.shrinking_factor:g}", "--sub-iterations", str(s.sub_iterations),
+                      "--max-piece-length", str(s.max_piece_length)]
+    else:
+        words = ["tokworkbench", "train", "PATH...", "--units", s.units.value, "--normalize", s.normalizer,
+                 "--split", split, "--tie-break", s.tie_break, "--vocab-size", str(s.target)]
     if s.special_tokens:
         words += ["--special", *s.special_tokens]
     for role, token in s.roles.items():
@@ -53,7 +81,16 @@ In the history, count is how often the pair occurred when it was chosen; repl. i
 replacements the merge made (fewer when occurrences overlap, as in "aaa"); tokens is the corpus
 length after the step, and ratio the base units per token. ↺ marks replayed merges.
 Red underlined characters are cut by a byte-level token. Everything is also in the command
-palette (ctrl+p)."""
+palette (ctrl+p).
+
+Unigram (settings c, model unigram): one step is one pruning round. The piece table shows each
+piece's score, its frequency under the current segmentation, and how much the corpus loss would
+grow without it; ✗ marks the pieces the next round removes (single characters never go). The
+rounds table gives the vocabulary, the corpus loss and what each round removed. The Lattice tab
+(v) draws every piece over its characters for a word of the encode box or the corpus window
+(click a word there); the heavy top lane is the Viterbi path, and the best row the cheapest cost
+to reach each position.
+In course mode a word starts at cost 1, not 0, as the Hugging Face course computes it."""
 
 
 def describe_inspection(source: str, model) -> str:
@@ -64,8 +101,9 @@ def describe_inspection(source: str, model) -> str:
             f"normalizer {model.normalizer}")
 
 
-def why_not(action: str, running: bool, loading: bool, inspecting: bool = False) -> str:
-    """Why a dimmed key cannot act now, in a few words."""
+def why_not(action: str, running: bool, loading: bool, kind: str = "bpe", exhausted: str = "",
+            inspecting: bool = False) -> str:
+    """Why a dimmed key cannot act now, in a few words (`exhausted`: why no step is left)."""
     if inspecting:
         return "a loaded tokenizer is inspected, not trained (start without -m to train one)"
     if running:
@@ -73,5 +111,5 @@ def why_not(action: str, running: bool, loading: bool, inspecting: bool = False)
     if loading:
         return "the corpus is still loading"
     if action in ("undo", "reset"):
-        return "nothing to undo: no merge has been made"
-    return "no pair is left to merge: every chunk is one token"
+        return f"nothing to undo: no {step_noun(kind)} has been made"
+    return exhausted or nothing_left(kind)

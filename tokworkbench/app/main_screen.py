@@ -37,7 +37,8 @@ from . import messages as msg
 from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog, ReplayDialog,
                       SettingsDialog)
 from .dialogs.export import HISTORY, folder_problem
-from .labels import HELP_NOTES, describe_finish, describe_inspection, describe_settings, plural, why_not
+from .labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, nothing_left, plural,
+                     step_noun, why_not)
 from .loading import build_inspection, build_session, loads_quickly, throttled
 from .widgets.batches import BatchesPanel, line_documents
 from .widgets.bytes_view import BytesPanel
@@ -45,17 +46,25 @@ from .widgets.charts import ChartsPanel
 from .widgets.compare import ComparePanel
 from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
+from .widgets.lattice import LatticePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
+from .widgets.pieces import PiecesPanel
 from .widgets.progress import ProgressRow
+from .widgets.rounds import RoundsPanel
 from .widgets.token_details import TokenDetails
 from .widgets.vocab import VocabPanel
 
 MIN_SIZE = (80, 24)
-IDLE_ONLY = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save", "export",
-             "replay", "compare"}
+IDLE_ONLY = {"step", "round", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save",
+             "export", "replay", "compare"}
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
-TRAINING = {"step", "step_ten", "run", "undo", "reset", "set_target", "settings", "replay"}  # not while inspecting
+TRAINING = {"step", "round", "step_ten", "run", "undo", "reset", "set_target", "settings",
+            "replay"}  # not while inspecting
+# each kind's own panes: the other kind's are hidden (Unigram's pieces and rounds take the places
+# of the pair table and the merge history)
+KIND_PANES = {"bpe": ("#pairs", "#merges"), "unigram": ("#pieces", "#rounds")}
+UNIGRAM_ONLY = {"round", "lattice"}
 
 
 class MainScreen(Screen):
@@ -66,22 +75,27 @@ class MainScreen(Screen):
     AUTO_FOCUS = "#pair-table"
     BINDINGS = [  # footer order: at 80 columns the first ones show, the rest are in help (?)
         Binding("n,space", "step", "Merge", tooltip="Merge the best pair (one step)"),
-        Binding("N", "step_ten", "×10", tooltip="Ten merges"),
+        Binding("n,space", "round", "Round", tooltip="Unigram: one pruning round (one step)"),
+        Binding("N", "step_ten", "×10", tooltip="Ten merges (Unigram: ten rounds)"),
         Binding("r", "run", "Run", tooltip="Run to the target vocabulary in the background"),
         Binding("escape", "escape", "Cancel", tooltip="Stop a running training between two steps; leave a text box",
                 priority=True),
-        Binding("u,backspace", "undo", "Undo", tooltip="Undo the last merge exactly"),
+        Binding("u,backspace", "undo", "Undo", tooltip="Undo the last merge (or round) exactly"),
         Binding("question_mark", "help", "Help", tooltip="All keys", priority=True),
         Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)", priority=True),
-        Binding("c", "settings", "Settings", tooltip="Units, normalizer, pre-tokenizer, tie-break", priority=True),
+        Binding("c", "settings", "Settings", priority=True,
+                tooltip="Model (BPE or Unigram), units, normalizer, pre-tokenizer, tie-break"),
         Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size", priority=True),
-        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary", priority=True),
+        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary (Unigram: the seed)", priority=True),
         Binding("o", "open", "Open", tooltip="Open corpus files or folders", priority=True),
         Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)", priority=True),
         Binding("e", "export", "Export", priority=True,
                 tooltip="Export to HF tokenizer.json, tiktoken or minbpe, or the history as CSV"),
         Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus", priority=True),
-        Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table", priority=True),
+        Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table (Unigram: the piece table)",
+                priority=True),
+        Binding("L", "lattice", "Lattice", priority=True,
+                tooltip="Unigram: the Viterbi lattice of a word (of the encode box, else the corpus)"),
         Binding("b", "batches", "Batches", priority=True,
                 tooltip="Show the Batches tab and give it the keys (T, B, seed, mode, write .npz)"),
         Binding("C", "compare", "Compare", priority=True,
@@ -115,6 +129,10 @@ class MainScreen(Screen):
     """The token chosen last in the corpus, the encode pane or the vocabulary (an outside id)."""
     token_counts: var[TokenCounts | None] = var(None)
     """Tokens per id over the whole corpus, counted in a worker when a view asks."""
+    selected_piece: var[int | None] = var(None)
+    """Unigram: the piece under the piece table's cursor (marked in the corpus and the lattice)."""
+    lattice_word: var[str | None] = var(None)
+    """Unigram: the corpus word the lattice tab shows (marked in the corpus while it is shown)."""
 
     def __init__(self, paths: list[str] | None, settings: Settings, inspect: tuple[Model, str] | None = None):
         super().__init__()
@@ -130,22 +148,29 @@ class MainScreen(Screen):
         self.last_run: RunFinished | None = None  # how the latest run ended
         self._binding_state: tuple = ()
         self._counting: Worker | None = None
+        self._kind_shown: str | None = None
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="main"):
             with Horizontal(id="top"):
-                yield CorpusPane(id="corpus").data_bind(MainScreen.snapshot, MainScreen.selected_pair)
+                yield CorpusPane(id="corpus").data_bind(MainScreen.snapshot, MainScreen.selected_pair,
+                                                        MainScreen.selected_piece, MainScreen.lattice_word)
                 with Vertical(id="right"):
                     yield PairsPanel(id="pairs").data_bind(MainScreen.snapshot)
                     yield MergesPanel(id="merges").data_bind(MainScreen.snapshot)
+                    yield PiecesPanel(id="pieces").data_bind(MainScreen.snapshot)
+                    yield RoundsPanel(id="rounds").data_bind(MainScreen.snapshot)
             with TabbedContent(id="bottom"):
                 with TabPane("Encode / decode", id="tab-encode"):
                     yield EncodePanel(id="encode").data_bind(MainScreen.snapshot)
                 with TabPane("UTF-8 bytes", id="tab-bytes"):
                     yield BytesPanel(id="bytes").data_bind(MainScreen.snapshot, MainScreen.selected_pair,
                                                            MainScreen.encode_text)
+                with TabPane("Lattice", id="tab-lattice"):
+                    yield LatticePanel(id="lattice").data_bind(MainScreen.snapshot, MainScreen.encode_text,
+                                                               MainScreen.selected_piece)
                 with TabPane("Compression", id="tab-charts"):
                     yield ChartsPanel(id="charts").data_bind(MainScreen.snapshot)
                 with TabPane("Batches", id="tab-batches"):
@@ -168,9 +193,34 @@ class MainScreen(Screen):
     def progress_row(self) -> ProgressRow:
         return self.query_one(ProgressRow)
 
+    @property
+    def kind(self) -> str:
+        """The model kind on screen: the session's, else the kind being loaded."""
+        return self.session.learner.kind if self.session is not None else self.settings.model
+
     def on_mount(self) -> None:
         self._check_size(self.app.size.width, self.app.size.height)
+        self._show_kind(self.settings.model)
         self.start_load(self.paths, None, self.settings)
+
+    def _show_kind(self, kind: str) -> None:
+        """Show the panes of this model kind and hide the other's; the lattice tab is Unigram's."""
+        if kind == self._kind_shown:
+            return
+        self._kind_shown = kind
+        for other, panes in KIND_PANES.items():
+            for selector in panes:
+                self.query_one(selector).display = other == kind
+        tabs = self.query_one("#bottom", TabbedContent)
+        tabs.get_tab("tab-charts").label = "Loss by round" if kind == "unigram" else "Compression"
+        if kind == "unigram":
+            tabs.show_tab("tab-lattice")
+        else:
+            if tabs.active == "tab-lattice":
+                tabs.active = "tab-encode"
+            tabs.hide_tab("tab-lattice")
+        # the kind's own table has the keys, as the pair table has them when the app opens
+        self.set_focus(self.query_one("#piece-table" if kind == "unigram" else "#pair-table"))
 
     def on_resize(self, event) -> None:
         self._check_size(event.size.width, event.size.height)
@@ -258,19 +308,25 @@ class MainScreen(Screen):
             self.notify(line, severity="warning", timeout=8)
         self.app.sub_title = describe_settings(session.settings)
         self.token_counts = None
-        self.refresh_snapshot()
-        self.refresh_bindings()
-        if not quietly:
-            self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
+        self.selected_piece = self.selected_pair = None
+        self._show_kind(session.learner.kind)
         if session.inspected is not None:
+            self.refresh_snapshot()
+            self.refresh_bindings()
+            if not quietly:
+                self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
             self.app.sub_title = describe_inspection(session.inspected, session.model())
             self.call_after_refresh(self._measure, session)  # after the first frame: it holds the GIL a while
             return
-        try:
+        try:  # before the first snapshot: a Unigram learner takes the target from here (em stops at it)
             session.learner.steps_for_vocab(session.settings.target)
         except TokWorkbenchError as exc:
             self.notify(f"{exc}; press t to set a target that r can reach", title="Target too small",
                         severity="warning", timeout=10)
+        self.refresh_snapshot()
+        self.refresh_bindings()
+        if not quietly:
+            self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
 
     def on_load_failed(self, message: msg.LoadFailed) -> None:
         self.loading = False
@@ -347,6 +403,21 @@ class MainScreen(Screen):
         self.token_counts = message.counts
         if message.measured:
             self.refresh_snapshot()  # the totals are known now
+
+    def on_piece_selected(self, message: msg.PieceSelected) -> None:
+        self.selected_piece = message.piece
+        if message.moved:
+            self.query_one(LatticePanel).show_piece(message.piece)
+
+    def on_corpus_clicked(self, message: msg.CorpusClicked) -> None:
+        """Unigram: a click on a corpus word shows its lattice."""
+        if self.kind == "unigram" and self.snapshot is not None:
+            if self.query_one(LatticePanel).show_corpus_word(message.offset):
+                self.query_one("#bottom", TabbedContent).active = "tab-lattice"
+
+    def on_lattice_word_shown(self, message: msg.LatticeWordShown) -> None:
+        self.lattice_word = message.word
+
     def on_rewind_to(self, message: msg.RewindTo) -> None:
         session = self.session
         if self.inspect is not None:
@@ -362,7 +433,10 @@ class MainScreen(Screen):
             self.refresh_snapshot()
 
         undo = session.steps - message.step
-        self.ask(f"Undo {plural(undo, 'merge')}, back to step {message.step:,}?", "Rewind", rewind)
+        noun = step_noun(self.kind)
+        where = f"step {message.step:,}" if noun == "merge" else (
+            f"round {message.step:,}" if message.step else "the seed vocabulary")
+        self.ask(f"Undo {plural(undo, noun)}, back to {where}?", "Rewind", rewind)
 
     def on_pair_filter_changed(self, message: msg.PairFilterChanged) -> None:
         self.view = replace(self.view, row_filter=message.query)
@@ -437,11 +511,14 @@ class MainScreen(Screen):
             return False  # every other key of ours is a character the box takes
         if action in TRAINING and self.inspect is not None:
             return None
+        unigram = self.kind == "unigram"
+        if (action in UNIGRAM_ONLY and not unigram) or (action == "step" and unigram):
+            return False  # the other kind's key, hidden: n is Merge for BPE and Round for Unigram
         if action in IDLE_ONLY and (self.running or self.loading or self.session is None):
             return None
         if action in ("undo", "reset") and not self.session.steps:
             return None
-        if action in ("step", "step_ten", "run") and self.snapshot is not None and not self.snapshot.can_step:
+        if action in ("step", "round", "step_ten", "run") and self.snapshot is not None and not self.snapshot.can_step:
             return None
         return True
 
@@ -451,19 +528,30 @@ class MainScreen(Screen):
             if event.key in binding.key.split(",") and self.check_action(binding.action, ()) is None:
                 event.stop()
                 self.notify(why_not(binding.action, self.running, self.loading or self.session is None,
-                                    self.inspect is not None), title=f"{binding.description} can't act now",
-                            timeout=4)
+                                    self.kind, self._nothing_left(), self.inspect is not None),
+                            title=f"{binding.description} can't act now", timeout=4)
                 return
+
+    def _nothing_left(self) -> str:
+        """Why no step is left: Unigram's em also stops at the target, with pieces still to prune."""
+        snap = self.snapshot
+        if self.kind == "unigram" and snap is not None and snap.base_size < snap.vocab_size <= snap.target:
+            return f"the vocabulary ({snap.vocab_size:,}) is at the target, where em stops: t sets a smaller one"
+        return nothing_left(self.kind)
 
     def action_step(self) -> None:
         if self.session.step() is None:
-            self.notify("no pair is left to merge: every chunk is a single token")
+            self.notify(self._nothing_left())
         self.refresh_snapshot()
+
+    def action_round(self) -> None:
+        """Unigram's step: one pruning round (course) or one EM and pruning round (em)."""
+        self.action_step()
 
     def action_step_ten(self) -> None:
         done = self.session.step_many(10)
         if done < 10:
-            self.notify(f"merged {done}: no pair is left")
+            self.notify(f"made {plural(done, step_noun(self.kind))}: {self._nothing_left()}")
         self.refresh_snapshot()
 
     def action_undo(self) -> None:
@@ -494,7 +582,8 @@ class MainScreen(Screen):
         if self._train is not None and self._train.is_cancelled:
             return  # a report sent before the cancel arrived: keep saying that it is stopping
         p = message.progress
-        self.progress_row.show(f"training… {p.done:,}/{p.total:,} merges · {p.rate:,.0f} merges/s · "
+        noun = step_noun(self.kind)
+        self.progress_row.show(f"training… {p.done:,}/{p.total:,} {noun}s · {p.rate:,.0f} {noun}s/s · "
                                "escape cancels", p.done, p.total)
         self.snapshot = self.with_roles(p.snapshot)
 
@@ -508,15 +597,16 @@ class MainScreen(Screen):
         if finished.reason is FinishReason.FAILED:
             self.notify(finished.error or "unknown error", title="Training stopped", severity="error")
         else:
-            self.notify(describe_finish(finished, message.snapshot.vocab_size, message.snapshot.steps))
+            self.notify(describe_finish(finished, message.snapshot.vocab_size, message.snapshot.steps, self.kind))
 
     def action_escape(self) -> None:
         """Leave a text box (the pair filter clears itself), else cancel the run. A priority
         binding, so the box is left before the next key is routed."""
         if isinstance(self.focused, Input):
-            pairs = self.query_one(PairsPanel)
             if self.focused.id == "pair-filter":
-                pairs.clear_filter()
+                self.query_one(PairsPanel).clear_filter()
+            elif self.focused.id == "piece-filter":
+                self.query_one(PiecesPanel).clear_filter()
             else:
                 self.set_focus(None)
             return
@@ -529,7 +619,12 @@ class MainScreen(Screen):
             self.progress_row.show("stopping: the run ends before its next merge; bringing its merges back…")
 
     def action_filter_pairs(self) -> None:
-        self.query_one(PairsPanel).focus_filter()
+        self.query_one(PiecesPanel if self.kind == "unigram" else PairsPanel).focus_filter()
+
+    def action_lattice(self) -> None:
+        """Show the lattice tab and give it the keys (< > choose the word, arrows scroll)."""
+        self.query_one("#bottom", TabbedContent).active = "tab-lattice"
+        self.set_focus(self.query_one("#lattice-view"))
 
     def action_batches(self) -> None:
         self.query_one("#bottom", TabbedContent).active = "tab-batches"
@@ -592,6 +687,7 @@ class MainScreen(Screen):
         sections = [("Workbench", keys(self.BINDINGS)), ("Merge history", keys(MergesPanel.BINDINGS)),
                     ("Encode / decode (while its boxes have focus) and vocabulary", keys(EncodePanel.BINDINGS + VocabPanel.BINDINGS)),
                     ("Batches (b gives them the keys)", keys(BatchesPanel.BINDINGS)),
+                    ("Unigram rounds", keys(RoundsPanel.BINDINGS)), ("Lattice", keys(LatticePanel.BINDINGS)),
                     ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
                                     ("escape", "close a dialog; clear the pair filter")])]
         self.app.push_screen(HelpDialog(sections, HELP_NOTES))
@@ -612,7 +708,7 @@ class MainScreen(Screen):
             self.session.undo_all()
             self.refresh_snapshot()
 
-        self.ask(f"Undo all {plural(self.session.steps, 'merge')}?", "Reset", reset)
+        self.ask(f"Undo all {plural(self.session.steps, step_noun(self.kind))}?", "Reset", reset)
 
     def action_set_target(self) -> None:
         session = self.session
@@ -652,12 +748,12 @@ class MainScreen(Screen):
                 return
             restart = lambda: self.start_load(None, session, new)  # noqa: E731
             if session.steps:
-                self.ask(f"Restart training with the new settings? {plural(session.steps, 'merge')} "
+                self.ask(f"Restart training with the new settings? {plural(session.steps, step_noun(self.kind))} "
                          "will be discarded.", "Restart", restart)
             else:
                 restart()
 
-        self.app.push_screen(SettingsDialog(session.settings), done)
+        self.app.push_screen(SettingsDialog(session.settings, session.stats.distinct_chars), done)
 
     def action_open(self) -> None:
         def done(paths: list[str] | None) -> None:
@@ -688,7 +784,7 @@ class MainScreen(Screen):
             with self.reporting("Not saved"):
                 written = session.save(path)
                 self.last_folder = written.parent.resolve()
-                self.notify(f"saved {plural(session.steps, 'merge')} to {written}")
+                self.notify(f"saved {plural(session.steps, step_noun(self.kind))} to {written}")
 
         def chosen(path: str | None) -> None:
             if path:
@@ -716,7 +812,8 @@ class MainScreen(Screen):
                 def write() -> None:
                     with self.reporting("Not exported"):
                         if fmt == HISTORY:
-                            notes = [f"wrote {plural(session.steps, 'merge')} to {session.export_history(path)}"]
+                            written = session.export_history(path)
+                            notes = [f"wrote {plural(session.steps, step_noun(self.kind))} to {written}"]
                         else:
                             notes = session.export(fmt, path)
                         self.last_folder = Path(path).parent.resolve()

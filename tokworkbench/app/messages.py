@@ -94,3 +94,19 @@ class TokensCounted(Message):
     counts: TokenCounts
     session: Session  # the session they were counted on (another may be open by now)
     measured: bool  # the frozen model's totals were measured too
+
+
+@dataclass
+class PieceSelected(Message):
+    piece: int | None  # the id under the piece table's cursor
+    moved: bool = False  # the user moved the cursor (not a step that changed the rows under it)
+
+
+@dataclass
+class CorpusClicked(Message):
+    offset: int  # char offset in the corpus window's text
+
+
+@dataclass
+class LatticeWordShown(Message):
+    word: str | None  # the corpus word the lattice shows (None: none, or the encode box's)

@@ -12,12 +12,14 @@ from ..core.inspection.segments import TokenSpan
 @dataclass(frozen=True)
 class Palette:
     """Token backgrounds (adjacent tokens always differ), the mark for a character that a
-    byte-level token cuts (drawn over the token's own style), and the selected pair's mark;
+    byte-level token cuts (drawn over the token's own style), the selected pair's mark, and the
+    Viterbi path in the lattice view (reverse video without colour: it must show there too);
     for batches, a PAD cell, an ignored (-100) target and a role token (⟨bos⟩)."""
 
     tokens: tuple[str, ...]
     cut: str
     pair: str
+    path: str
     pad: str = "dim"
     ignored: str = "bold #ff7b7b"
     special: str = "bold #e5c07b"
@@ -27,15 +29,15 @@ class Palette:
 # of the 256-colour cube and onto one background in 16 colours.
 PALETTES = {
     "truecolor": Palette(("on #2c3e5c", "on #4a3560", "on #2f5a46", "on #5c4f2a", "on #5a2f3c", "on #2a5559"),
-                         "bold underline #ff7b7b", "bold black on #e5c07b"),
+                         "bold underline #ff7b7b", "bold black on #e5c07b", "bold #ffffff on #2f6f9f"),
     "256": Palette(("on color(17)", "on color(53)", "on color(22)", "on color(58)", "on color(52)", "on color(23)"),
-                   "bold underline color(210)", "bold black on color(179)",
+                   "bold underline color(210)", "bold black on color(179)", "bold color(231) on color(25)",
                    ignored="bold color(210)", special="bold color(179)"),
     "standard": Palette(("white on blue", "black on cyan", "white on magenta", "black on green"),
-                        "bold underline bright_red", "bold black on yellow",
+                        "bold underline bright_red", "bold black on yellow", "bold bright_white on blue",
                         ignored="bold bright_red", special="bold yellow"),
     # NO_COLOR: no colour at all, so boundaries alternate underline and reverse video
-    "none": Palette(("underline", "reverse"), "bold strike", "bold reverse underline",
+    "none": Palette(("underline", "reverse"), "bold strike", "bold reverse underline", "bold reverse",
                     ignored="bold reverse", special="bold"),
 }
 TRUECOLOR = PALETTES["truecolor"]

@@ -15,11 +15,10 @@ from pathlib import Path
 from .errors import TrainingError
 from .formats import modelfile
 from .formats.export import check, export
-from .formats.historycsv import write_history_csv
+from .formats.historycsv import write_history_csv, write_rounds_csv
 from .models.frozen import FrozenLearner, inspect_settings
 from .models.protocol import Learner, Model
 from .models.roles import Roles, with_roles
-from .bpe.trainer import Trainer
 from .settings import CUSTOM, Settings
 from .snapshot import Snapshot, View, take_snapshot
 from .text.chunks import ChunkCounts
@@ -74,14 +73,14 @@ class Session:
                                      "the pre-tokenizer cannot change (count the text again with the new ones)")
         self.stats: CorpusStats = corpus.stats() if counts is None else _counted_stats(counts)
         self.settings = settings
-        config = settings.config()
+        settings.config()  # a bad choice fails here, before any counting
         report = progress or (lambda done, total, what: None)
         total = max(1, self.stats.chars)
         counting = "pre-tokenizing and counting chunks…"
         report(0, total, counting)
         reuse = counted.learner.chunk_table if counted is not None and counted.counts_fit(settings) else counts
-        self.learner: Learner = learner or Trainer(
-            (d.text for d in corpus.documents), config, keep_layout=True,
+        self.learner: Learner = learner or settings.learner(
+            (d.text for d in corpus.documents), keep_layout=True,
             progress=lambda chars: report(chars, total, counting), counted=reuse)
         self.lock = threading.Lock()
         self._saved_key = self._key()  # nothing trained yet: nothing to lose
@@ -252,9 +251,12 @@ class Session:
         return export(self.model(), fmt, Path(path).expanduser())
 
     def export_history(self, path: str | Path) -> Path:
-        """The merge history as CSV (written atomically)."""
+        """The merge history (BPE) or the rounds (Unigram) as CSV (written atomically)."""
         with self.lock:
             learner = self.learner
+            if learner.kind == "unigram":
+                rounds = learner.history_rows(len(learner.history) + 1)
+                return write_rounds_csv(Path(path).expanduser(), rounds, learner.initial_tokens)
             return write_history_csv(Path(path).expanduser(), list(learner.history), learner.token_bytes,
                                      learner.initial_tokens)
 
@@ -262,6 +264,8 @@ class Session:
     def replay(self, model: Model, source: str) -> int:
         """Undo everything and make the next steps replay `model`'s merges on this corpus;
         returns how many steps were undone."""
+        if model.kind != "bpe" or self.learner.kind != "bpe":
+            raise TrainingError("replay works with BPE models: it replays merges, and Unigram has none")
         if not (model.units.is_bytes and self.settings.units.is_bytes):
             raise TrainingError("replay works with byte-level tokenizers on byte units")
         with self.lock:

@@ -2,13 +2,17 @@
 
 from dataclasses import dataclass, replace
 
-from .bpe.trainer import TrainConfig
+from .bpe.trainer import TrainConfig, Trainer
 from .models.roles import NO_ROLES, Roles
+from .errors import TrainingError
+from .models.protocol import Learner
+from .unigram.learner import ALGORITHMS, UnigramConfig, UnigramLearner
 from .text.pretokenize import pre_tokenizer
 from .units import Units
 
 DEFAULT_TARGET = 1000
 CUSTOM = "custom"
+MODELS = ("bpe", "unigram")
 
 
 @dataclass(frozen=True)
@@ -21,17 +25,38 @@ class Settings:
     target: int = DEFAULT_TARGET
     special_tokens: tuple[str, ...] = ()
     roles: Roles = NO_ROLES  # each names one of special_tokens; changing them needs no retraining
+    model: str = "bpe"  # "bpe" | "unigram"
+    # Unigram only (units are characters, <unk> is the one special token)
+    algorithm: str = "course"  # "course" | "em"
+    seed_size: int = 300
+    prune_fraction: float = 0.1  # course: the share one round removes
+    shrinking_factor: float = 0.75  # em: the share one round keeps
+    sub_iterations: int = 2  # em: EM iterations per round
+    max_piece_length: int = 16  # em
 
     def __post_init__(self):
         object.__setattr__(self, "units", Units.named(self.units))
         object.__setattr__(self, "roles", Roles.of(self.roles))
 
-    def config(self) -> TrainConfig:
-        """Validated training config; raises PatternError/TrainingError on a bad choice, and
-        RoleError for a role naming a token that is not one of the special tokens."""
-        self.roles.check(self.special_tokens)
+    def config(self) -> TrainConfig | UnigramConfig:
+        """Validated training config for the chosen model; raises PatternError/TrainingError on
+        a bad choice."""
+        if self.model not in MODELS:
+            raise TrainingError(f"unknown model {self.model!r}; choose bpe or unigram")
+        if self.algorithm not in ALGORITHMS:
+            raise TrainingError(f"unknown Unigram algorithm {self.algorithm!r}; choose course or em")
+        self.roles.check(self.special_tokens + (("<unk>",) if self.model == "unigram" else ()))
         pre = pre_tokenizer(CUSTOM, self.pattern or "") if self.split == CUSTOM else pre_tokenizer(self.split)
+        if self.model == "unigram":
+            return UnigramConfig(self.normalizer, pre, self.algorithm, self.seed_size, self.prune_fraction,
+                                 self.shrinking_factor, self.sub_iterations, self.max_piece_length)
         return TrainConfig(self.units, self.normalizer, pre, self.tie_break, self.special_tokens)
+
+    def learner(self, texts, keep_layout: bool = False, progress=None, counted=None) -> Learner:
+        """The learner these settings train: a BPE `Trainer` or a `UnigramLearner`."""
+        config = self.config()
+        kind = UnigramLearner if isinstance(config, UnigramConfig) else Trainer
+        return kind(texts, config, keep_layout=keep_layout, progress=progress, counted=counted)
 
     def with_(self, **changes) -> "Settings":
         return replace(self, **changes)

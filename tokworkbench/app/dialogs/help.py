@@ -29,7 +29,7 @@ class HelpDialog(Dialog):
     def compose(self) -> ComposeResult:
         text = Text()
         text.append("tokworkbench", "bold")
-        text.append(" — watch byte-pair encoding learn, one merge at a time.\n\n")
+        text.append(" — watch byte-pair encoding learn one merge at a time, or Unigram prune one round at a time.\n\n")
         for title, keys in self.sections:
             text.append(f"{title}\n", "bold")
             for key, desc in keys:

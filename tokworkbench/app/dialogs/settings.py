@@ -1,6 +1,7 @@
-"""Units, normalizer, pre-tokenizer, tie-break, target, special tokens and their roles, checked by
-the core before closing. Roles change no training: they only say which special token opens a
-document (bos), closes it (eos), pads a batch row (pad) or stands for unknown text (unk)."""
+"""Model kind, units, normalizer, pre-tokenizer, tie-break, the Unigram options, the target,
+special tokens and their roles, checked by the core before closing. Roles change no training:
+they only say which special token opens a document (bos), closes it (eos), pads a batch row
+(pad) or stands for unknown text (unk)."""
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +20,12 @@ from .base import Dialog
 from ..widgets.steady_input import SteadyInput
 
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
+MODEL_CHOICES = {"bpe": "BPE (merges, one a step)", "unigram": "Unigram LM (pruning rounds, one a step)"}
+ALGORITHM_CHOICES = {"course": "course (the HF course's, exactly; start cost 1)",
+                     "em": "em (SentencePiece's: EM, then pruning)"}
+BPE_ONLY = ("#units", "#tie_break")
+UNIGRAM_ONLY = ("#algorithm", "#seed_size")
+FOR_ALGORITHM = {"#prune_fraction": "course", "#shrinking_factor": "em"}  # each algorithm's pruning option
 
 
 class SettingsDialog(Dialog):
@@ -29,6 +36,9 @@ class SettingsDialog(Dialog):
     SettingsDialog #settings-body {
         height: auto;
         max-height: 50vh;  /* leaves the title, the error line and the buttons on an 80x24 screen */
+    }
+    SettingsDialog.-tall #settings-body {
+        max-height: 70vh;  /* 40 lines or more: every field without scrolling */
     }
     SettingsDialog #tie-break-rule {
         margin-top: 1;
@@ -48,9 +58,11 @@ class SettingsDialog(Dialog):
     """
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "apply", "Apply")]
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, chars: int | None = None):
+        """`chars`: the corpus's distinct characters, which a Unigram seed must all hold."""
         super().__init__()
         self.settings = settings
+        self.chars = chars
 
     def compose(self) -> ComposeResult:
         s = self.settings
@@ -59,6 +71,9 @@ class SettingsDialog(Dialog):
                         classes="question")
             with VerticalScroll(id="settings-body"):
                 with Grid(id="settings-grid"):
+                    yield Label("model")
+                    yield Select([(label, k) for k, label in MODEL_CHOICES.items()], value=s.model,
+                                 allow_blank=False, id="model")
                     yield Label("units")
                     yield Select([(label, u.value) for u, label in UNIT_CHOICES.items()],
                                  value=s.units.value, allow_blank=False, id="units")
@@ -70,6 +85,15 @@ class SettingsDialog(Dialog):
                     yield SteadyInput(s.pattern or "", placeholder=r"e.g. \w+|\s+|[^\w\s]+", id="pattern")
                     yield Label("tie-break")
                     yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
+                    yield Label("algorithm")
+                    yield Select([(label, a) for a, label in ALGORITHM_CHOICES.items()],
+                                 value=s.algorithm, allow_blank=False, id="algorithm")
+                    yield Label("seed size")
+                    yield SteadyInput(str(s.seed_size), id="seed_size", type="integer")
+                    yield Label("prune fraction")
+                    yield SteadyInput(f"{s.prune_fraction:g}", id="prune_fraction", type="number")
+                    yield Label("em keeps")
+                    yield SteadyInput(f"{s.shrinking_factor:g}", id="shrinking_factor", type="number")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
                     yield Label("special tokens")
@@ -79,17 +103,48 @@ class SettingsDialog(Dialog):
                     with Horizontal(id="roles"):
                         for role in ROLES:
                             yield SteadyInput(getattr(s.roles, role) or "", placeholder=role, id=f"role-{role}")
-                yield Label("a role names one of the special tokens; roles change no training", classes="hint")
+                yield Label("a role names one of the special tokens (Unigram's <unk> too); roles change no training",
+                            classes="hint")
                 yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
+                if self.chars:
+                    yield Label(f"Unigram keeps every character: this corpus has {self.chars:,}, so the seed "
+                                "size and the target vocabulary must be at least that.", id="unigram-hint",
+                                classes="hint")
                 yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
             yield Label("", id="settings-error", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply")
                 yield Button("Cancel (esc)", id="cancel")
 
+    def on_mount(self) -> None:
+        self._enable()
+        self.set_class(self.app.size.height >= 40, "-tall")
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.height >= 40, "-tall")
+
+    def _enable(self) -> None:
+        """Only the options of the chosen kind and algorithm can be edited (Unigram works on
+        characters; course prunes a fraction, em keeps one)."""
+        kind = self.query_one("#model", Select).value
+        algorithm = self.query_one("#algorithm", Select).value
+        for selector in BPE_ONLY:
+            self.query_one(selector).disabled = kind == "unigram"
+        for selector in UNIGRAM_ONLY:
+            self.query_one(selector).disabled = kind != "unigram"
+        for selector, used_by in FOR_ALGORITHM.items():
+            self.query_one(selector).disabled = kind != "unigram" or algorithm != used_by
+
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "tie_break":
             self.query_one("#tie-break-rule", Label).update(TIE_BREAK_RULES[event.value])
+        elif event.select.id == "algorithm":
+            self._enable()
+        elif event.select.id == "model":
+            self._enable()
+            seed = self.query_one("#seed_size", Input)
+            if event.value == "unigram" and self.chars and seed.value.isdigit() and int(seed.value) < self.chars:
+                seed.value = str(-(-2 * self.chars // 100) * 100)  # room for substrings beside the characters
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "apply":
@@ -111,15 +166,34 @@ class SettingsDialog(Dialog):
             roles = Roles(**{r: self.query_one(f"#role-{r}", Input).value.strip() or None for r in ROLES})
         except TokWorkbenchError as exc:
             return self.show_error("#settings-error", str(exc))
+        changes = {}
+        kind = self.query_one("#model", Select).value
+        if kind == "unigram" or self.settings.model == "unigram":
+            try:
+                seed_size = int(self.query_one("#seed_size", Input).value)
+            except ValueError:
+                return self.show_error("#settings-error", "seed size must be a whole number")
+            fractions = {}
+            for name, field, example in (("prune fraction", "prune_fraction", "0.1"),
+                                         ("em keeps", "shrinking_factor", "0.75")):
+                try:
+                    fractions[field] = float(self.query_one(f"#{field}", Input).value)
+                except ValueError:
+                    return self.show_error("#settings-error", f"{name} must be a number, e.g. {example}")
+                if not 0 < fractions[field] < 1:
+                    return self.show_error("#settings-error", f"{name} must be between 0 and 1, e.g. {example}")
+            changes = dict(model=kind, algorithm=self.query_one("#algorithm", Select).value,
+                           seed_size=seed_size, **fractions)
         settings = self.settings.with_(
-            special_tokens=specials,
-            roles=roles,
-            units=Units(self.query_one("#units", Select).value),
+            units=Units.CHAR if kind == "unigram" else Units(self.query_one("#units", Select).value),
             normalizer=self.query_one("#normalizer", Select).value,
             split=split,
             pattern=pattern if split == CUSTOM else None,
             tie_break=self.query_one("#tie_break", Select).value,
             target=target,
+            special_tokens=specials,
+            roles=roles,
+            **changes,
         )
         try:
             settings.config()

@@ -5,9 +5,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
+from textual.widget import Widget
 from textual.widgets import Label, Sparkline, Static
 
 from ...core.snapshot import Snapshot
+from ...core.unigram.rows import RoundRow
 from ..labels import plural
 
 BAR = 28
@@ -27,6 +29,10 @@ class ChartsPanel(Horizontal):
         height: 1fr;
         min-height: 2;
     }
+    ChartsPanel #loss-plot {
+        height: 1fr;
+        min-height: 2;
+    }
     ChartsPanel #lengths {
         width: 1fr;
         padding: 0 1;
@@ -41,6 +47,7 @@ class ChartsPanel(Horizontal):
         with Vertical(id="curve-box"):
             yield Label("", id="curve-title")
             yield Sparkline([], id="compression")
+            yield LossPlot(id="loss-plot")
             yield Label("", id="curve-axis", classes="hint")
         yield Static("", id="lengths")
 
@@ -54,6 +61,10 @@ class ChartsPanel(Horizontal):
             self._draw(self.snapshot)
 
     def _draw(self, snap: Snapshot) -> None:
+        self.query_one("#compression", Sparkline).display = snap.kind != "unigram"
+        self.query_one("#loss-plot", LossPlot).display = snap.kind == "unigram"
+        if snap.kind == "unigram":
+            return self._draw_rounds(snap)
         unit = snap.units.plural
         curve = snap.curve
         title = self.query_one("#curve-title", Label)
@@ -64,6 +75,64 @@ class ChartsPanel(Horizontal):
         self.query_one("#compression", Sparkline).data = curve or [1.0]
         self.query_one("#curve-axis", Label).update(f"step 1{' ' * 6}…{' ' * 6}step {snap.steps:,}" if curve else "")
         self.query_one("#lengths", Static).update(_histogram(snap.token_lengths, unit))
+
+    def _draw_rounds(self, snap: Snapshot) -> None:
+        """Unigram: the corpus loss after each round (round 0 is the seed), as bars."""
+        rounds = [r for r in snap.history if isinstance(r, RoundRow)]
+        title = self.query_one("#curve-title", Label)
+        self.query_one("#loss-plot", LossPlot).show([r.loss for r in rounds])
+        if not rounds:
+            title.update("corpus loss after each round: no rounds yet")
+        else:
+            first, last = rounds[0], rounds[-1]
+            title.update(f"corpus loss by round: {first.loss:,.1f} at round {first.round} → {last.loss:,.1f} "
+                         f"at round {last.round} (vocab {last.vocab_size:,})")
+        self.query_one("#curve-axis", Label).update(
+            f"round {rounds[0].round}{' ' * 6}…{' ' * 6}round {rounds[-1].round}" if rounds else "")
+        self.query_one("#lengths", Static).update(_histogram(snap.token_lengths, snap.units.plural))
+
+
+class LossPlot(Widget):
+    """Bars of the corpus loss by round, as tall and wide as the widget is (drawn at its size)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.values: list[float] = []
+
+    def show(self, values: list[float]) -> None:
+        if values != self.values:
+            self.values = values
+            self.refresh()
+
+    def render(self) -> Text:
+        width, height = max(1, self.size.width), max(1, self.size.height)
+        return Text("\n".join(bar_plot(self.values, width, height)), "cyan")
+
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def bar_plot(values: list[float], width: int, height: int) -> list[str]:
+    """`values` as vertical bars, one to four cells wide each, `height` rows tall; the lowest
+    value still gets a sliver, so every round shows. Too many values for the width keep every
+    k-th one (and always the last)."""
+    if not values:
+        return []
+    if len(values) > width:
+        step = -(-len(values) // width)
+        values = values[::-1][::step][::-1]  # thinned from the end: the newest round stays
+    bar = max(1, min(4, width // len(values)))
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or 1.0
+    eighths = [1 + round((v - lo) / span * (height * 8 - 1)) for v in values]
+    rows = []
+    for level in range(height - 1, -1, -1):
+        line = []
+        for e in eighths:
+            fill = max(0, min(8, e - level * 8))
+            line.append(BLOCKS[fill] * bar)
+        rows.append("".join(line).rstrip())
+    return rows
 
 
 def _histogram(counts: list[int], unit: str) -> Text:

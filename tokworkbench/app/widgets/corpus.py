@@ -11,8 +11,8 @@ from textual.widgets.option_list import Option
 from ...core.inspection.segments import pair_occurrences
 from ...core.snapshot import Snapshot
 from ...core.text.corpus import CorpusStats
-from ..labels import plural
-from ..messages import DocumentSelected
+from ..labels import plural, step_noun
+from ..messages import CorpusClicked, DocumentSelected
 from ..render import palette_of, style_runs
 from .tokentext import TokenText
 
@@ -48,6 +48,10 @@ class CorpusPane(Vertical):
     """The session as the core last reported it."""
     selected_pair: var[tuple[int, int] | None] = var(None)
     """The pair chosen in the pair table; its occurrences are highlighted."""
+    selected_piece: var[int | None] = var(None)
+    """Unigram: the piece chosen in the piece table; where the segmentation uses it is highlighted."""
+    lattice_word: var[str | None] = var(None)
+    """Unigram: the word the lattice tab shows; while it is shown, its occurrences are highlighted."""
     stats: var[CorpusStats | None] = var(None)
     """Counts of the whole corpus (they change only when another corpus is opened)."""
     counts_source: var[str | None] = var(None)
@@ -108,6 +112,12 @@ class CorpusPane(Vertical):
     def watch_selected_pair(self) -> None:
         self._schedule_draw()
 
+    def watch_selected_piece(self) -> None:
+        self._schedule_draw()
+
+    def watch_lattice_word(self) -> None:
+        self._schedule_draw()
+
     def _schedule_draw(self) -> None:
         """A step changes the snapshot and then the selection: draw once, after both."""
         if not self._draw_pending:
@@ -125,7 +135,7 @@ class CorpusPane(Vertical):
             tokens = ("counting tokens…",)
         line = Text.assemble(  # the training line first: it is what changes on every merge
             *tokens, " · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
-            f" · {plural(snap.steps, 'merge')}\n",
+            f" · {plural(snap.steps, step_noun(snap.kind))}\n",
             f"{plural(stats.documents, 'doc')} · {stats.chars:,} chars · {stats.bytes:,} bytes · "
             f"{stats.distinct_chars:,} distinct chars",
         )
@@ -133,7 +143,14 @@ class CorpusPane(Vertical):
             self._draw_counts_only(line, snap)
             return
         window = snap.window
-        marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
+        what = "pair"
+        if snap.kind == "unigram" and self.lattice_word:
+            what, marks = "word (lattice)", word_occurrences(snap, self.lattice_word)
+        elif snap.kind == "unigram":
+            what, piece = "piece", self.selected_piece
+            marks = [(s.start, s.end) for s in window.spans if s.token == piece] if piece is not None else []
+        else:
+            marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         key = (window.text, window.spans, marks)
         if key != self._styled_key:  # most merges leave the window's tokens as they were
             self._styled_key, self._styled = key, clickable_runs(window.text, window.spans, marks, palette_of(self.app))
@@ -141,7 +158,7 @@ class CorpusPane(Vertical):
         names = self._names
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
         where = (f"{name}chars {window.start:,}–{end:,} of {window.doc_length:,}  ·  [ ] window  , . document"
-                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected pair" if marks else ""))
+                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected {what}" if marks else ""))
         # fixed-height lines: no layout pass, only a repaint of these widgets
         self.query_one("#corpus-stats", Static).update(line, layout=False)
         self.query_one("#corpus-text", TokenText).set_runs(self._styled)
@@ -163,6 +180,10 @@ class CorpusPane(Vertical):
         self.query_one("#corpus-window", Static).update(Text(f"count file {self.counts_source}: chunk counts only"),
                                                         layout=False)
 
+    def on_token_text_clicked(self, event: TokenText.Clicked) -> None:
+        event.stop()
+        self.post_message(CorpusClicked(event.offset))
+
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self.post_message(DocumentSelected(event.option_index))
@@ -174,6 +195,18 @@ def clickable_runs(text, spans, marks, palette) -> list[tuple[str, str, str | No
     runs = style_runs(text, spans, marks, palette, owners)
     return [(t, style, f"screen.select_token({spans[k].token})" if k >= 0 else None)
             for (t, style), k in zip(runs, owners)]
+
+
+def word_occurrences(snap: Snapshot, word: str) -> list[tuple[int, int]]:
+    """Where `word` is a whole pre-tokenizer chunk of the window (the chunks join to its text)."""
+    chunks = snap.model.pre_tokenizer.split(snap.window.text)
+    # metaspace puts a ▁ before a window that starts inside a word: it is not in the text
+    marks, pos = [], len(snap.window.text) - sum(map(len, chunks))
+    for chunk in chunks:
+        if chunk == word:
+            marks.append((pos, pos + len(chunk)))
+        pos += len(chunk)
+    return marks
 
 
 def _fit(name: str, room: int) -> str:

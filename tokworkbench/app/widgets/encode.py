@@ -25,6 +25,11 @@ from ..render import Palette, palette_of, style_runs
 from .steady_input import SteadyInput
 
 
+def model_has_unk(model) -> bool:
+    """Whether id 0 is the `<unk>` that unknown characters become (Unigram)."""
+    return model.special_ids.get("<unk>") == 0
+
+
 class EncodePanel(Vertical):
     DEFAULT_CSS = """
     EncodePanel {
@@ -182,8 +187,11 @@ class EncodePanel(Vertical):
                 at = rt.first_difference
                 out.append(f"✗ round trip differs at char {at}: ", "bold red")
                 out.append(f"{rt.text[at:at + 8]!r} → {rt.decoded[at:at + 8]!r}")
-                if rt.normalized != rt.text:
+                surface = self.snapshot.model.pre_tokenizer.surface(rt.text)  # metaspace's ▁ are not a change
+                if rt.normalized != surface:
                     out.append("  (the normalizer changed the text)", "dim")
+                elif 0 in rt.ids and model_has_unk(self.snapshot.model):
+                    out.append("  (characters the vocabulary lacks became <unk>)", "dim")
             out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))
         self._update("#encode-result", out)
 

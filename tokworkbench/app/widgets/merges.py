@@ -28,8 +28,8 @@ class MergesPanel(RowsView):
         self.border_title = "Merges"
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
-        if snap is None:
-            return
+        if snap is None or snap.kind != "bpe":
+            return  # another kind's history: this pane is hidden then
         cells = []
         replayed = snap.replay_total
         for row in snap.history:

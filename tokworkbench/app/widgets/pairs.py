@@ -82,8 +82,8 @@ class PairsPanel(Vertical):
         """Rebuild the rows; the cursor keeps its place, and the selection is announced only
         when the pair under it changed."""
         snap = self.snapshot
-        if snap is None:
-            return
+        if snap is None or snap.kind != "bpe":
+            return  # another kind's rows: this pane is hidden then
         query = self.query_one("#pair-filter", Input).value
         shown, cells = [], []
         for rank, row in enumerate(snap.next_rows, 1):

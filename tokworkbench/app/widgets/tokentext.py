@@ -7,10 +7,13 @@ merge; going through Static/Content for that costs ten times more.
 
 from functools import lru_cache
 
+from dataclasses import dataclass
+
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
+from textual.message import Message
 from textual.strip import Strip
 
 from .lineview import LineView
@@ -83,6 +86,13 @@ class TokenText(LineView, can_focus=True):
     }
     """
 
+    @dataclass
+    class Clicked(Message):
+        """The user clicked the character at `offset` of the text the runs were drawn from."""
+
+        view: "TokenText"
+        offset: int
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._runs: list[tuple[str, str]] = []
@@ -104,6 +114,31 @@ class TokenText(LineView, can_focus=True):
         self._width = width
         self._lines = wrap_runs(self._runs, width)
         self.set_virtual_size(Size(width, len(self._lines)))
+
+    def offset_at(self, x: int, y: int) -> int | None:
+        """The text offset of the character drawn at (x, y) of the view, or None past the text.
+        Every drawn character stands for one character of the text (a line end is its ↵, the
+        break after it draws nothing), except the named invisibles (⟨ZWSP⟩), which this count
+        takes as written."""
+        index = y + self.scroll_offset.y
+        if not 0 <= index < len(self._lines):
+            return None
+        offset = sum(len(seg.text) for segments, _ in self._lines[:index] for seg in segments)
+        x += self.scroll_offset.x
+        used = 0
+        for seg in self._lines[index][0]:
+            for ch in seg.text:
+                used += cell_len(ch)
+                if used > x:
+                    return offset
+                offset += 1
+        return None
+
+    def on_click(self, event) -> None:
+        at = event.get_content_offset(self)  # inside the padding
+        offset = self.offset_at(at.x, at.y) if at is not None else None
+        if offset is not None:
+            self.post_message(self.Clicked(self, offset))
 
     def render_line(self, y: int) -> Strip:
         index = y + self.scroll_offset.y

@@ -10,6 +10,7 @@ from ..errors import ExportError
 from ..models.tokenizer import Tokenizer
 from .hf import check_hf, hf_notes, write_hf
 from .minbpe import check_minbpe, to_minbpe
+from . import unigramfile
 from .atomic import check_output, write_atomic
 from .tiktoken import check_tiktoken, companion_path, write_tiktoken
 
@@ -42,6 +43,11 @@ def check(tok: Tokenizer, fmt: str) -> list[str]:
     """Raise ExportError for what `fmt` cannot express; return notes for what it changes harmlessly."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if tok.kind == "unigram":
+        if fmt != "hf":
+            unigramfile.refuse_bpe_format(fmt)
+        unigramfile.check_hf(tok)
+        return []
     if tok.kind != "bpe":
         raise ExportError(f"{fmt} holds BPE models; this is a {tok.kind} model, which no other format "
                           "segments the same way (keep it as a tokworkbench model file)")
@@ -88,6 +94,8 @@ def export(tok: Tokenizer, fmt: str, out: str | Path) -> list[str]:
     Raises ExportError for what the format cannot carry, OutputError for where it cannot go."""
     check(tok, fmt)
     out = Path(out)
+    if tok.kind == "unigram":
+        return unigramfile.write_hf(tok, out)
     if fmt == "hf":
         return write_hf(tok, out)
     if fmt == "tiktoken":

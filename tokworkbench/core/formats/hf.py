@@ -40,8 +40,12 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     """A model from a parsed tokenizer.json; every part used is checked, so a damaged file is a
     ForeignModelError that names the part, never another exception."""
     model = doc["model"]
+    if model.get("type") == "Unigram":
+        from .unigramfile import from_hf as unigram_from_hf
+
+        return unigram_from_hf(doc, max_token_bytes)
     if model.get("type") != "BPE":
-        raise ForeignModelError(f"only BPE models are supported, not {_short(model.get('type'))}")
+        raise ForeignModelError(f"only BPE models are supported (and Unigram), not {_short(model.get('type'))}")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise ForeignModelError(f"BPE with {key} is not supported (byte-level or char-level BPE is)")
@@ -335,6 +339,9 @@ def check_hf_specials(tok: Tokenizer) -> None:
 
 
 def check_hf(tok: Tokenizer) -> None:
+    if tok.pre_tokenizer.rewrites:
+        raise ExportError("the hf export of BPE writes a Split pattern; metaspace rewrites the text first "
+                          "(a Unigram model with metaspace exports to hf)")
     check_hf_specials(tok)
     check_hf_pattern(tok.pre_tokenizer)
 

@@ -29,3 +29,24 @@ def write_history_csv(path: str | Path, history: Sequence, token_bytes, initial_
     path = Path(path)
     write_atomic(path, history_csv(history, token_bytes, initial_tokens).encode("utf-8"))
     return path
+
+
+ROUND_COLUMNS = ("round", "vocab_size", "loss", "tokens_after", "units_per_token", "removed")
+
+
+def rounds_csv(rounds: Sequence, initial_tokens: int) -> str:
+    """A Unigram history: `rounds` holds RoundRows, round 0 (the seed) first; `removed` lists
+    the pieces a round removed, separated by spaces (▁ stands for a space in them anyway)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(ROUND_COLUMNS)
+    for r in rounds:
+        writer.writerow((r.round, r.vocab_size, repr(r.loss), r.tokens,
+                         f"{initial_tokens / r.tokens:.6f}" if r.tokens and initial_tokens else "", " ".join(r.removed)))
+    return out.getvalue()
+
+
+def write_rounds_csv(path: str | Path, rounds: Sequence, initial_tokens: int) -> Path:
+    path = Path(path)
+    write_atomic(path, rounds_csv(rounds, initial_tokens).encode("utf-8"))
+    return path

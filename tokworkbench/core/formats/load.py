@@ -18,6 +18,7 @@ from .limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
 from .minbpe import from_minbpe
 from .modelfile import from_json, is_our_model
 from .tiktoken import companion_path, from_tiktoken, read_companion
+from .unigramfile import from_sentencepiece, looks_like_sentencepiece
 
 _JSON_STARTS = tuple(b'{["-0123456789tfn')
 
@@ -53,6 +54,9 @@ def _parse(path: Path, raw: bytes, split, max_token_bytes: int, specials: dict[s
     if head[0] in _JSON_STARTS and not _looks_like_ranks(head):
         _no_specials(specials)
         return _from_json_doc(parse_json(raw), max_token_bytes)
+    if looks_like_sentencepiece(raw):
+        _no_specials(specials)
+        return from_sentencepiece(raw, max_token_bytes)
     if head.startswith(b"minbpe v"):
         _no_specials(specials)
         return from_minbpe(raw, max_token_bytes)

@@ -10,6 +10,7 @@ Special-token roles are recorded as {"bos": "<s>", …}, each naming a special t
 import json
 from pathlib import Path
 
+from . import unigramfile
 from .atomic import write_atomic
 from .limits import MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, parse_json, read_model_file
 from ..errors import ModelFileError, TokWorkbenchError
@@ -57,6 +58,8 @@ def to_json(tok, corpus: dict | None = None) -> dict:
 
 def save(tok, path: str | Path, corpus: dict | None = None) -> Path:
     """Write the model atomically (see atomic.py for what `path` may be); OutputError if not."""
+    if tok.kind == "unigram":
+        return write_atomic(path, unigramfile.save_text(tok, corpus))
     text = json.dumps(to_json(tok, corpus), ensure_ascii=False, indent=1)
     try:
         data = text.encode("utf-8")
@@ -84,6 +87,10 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     ModelFileError naming the field, never another exception."""
     if not is_our_model(doc):
         raise ModelFileError(f'not a tokworkbench model (expected "format": "{FORMAT}")')
+    if unigramfile.is_unigram(doc):
+        return unigramfile.from_json(doc, max_token_bytes)
+    if doc.get("model", "bpe") != "bpe":
+        raise ModelFileError(f"model {doc.get('model')!r} is not bpe or unigram")
     version = doc.get("version")
     if not (type(version) is int and version == VERSION):
         raise ModelFileError(f"model file version {version!r} is not supported (this tool reads {VERSION})")

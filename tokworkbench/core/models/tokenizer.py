@@ -289,10 +289,10 @@ class Tokenizer:
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         if not self.units.is_bytes:
-            return "".join(self._token_inside(t) for t in self.to_inside(ids))
+            return self.pre_tokenizer.restore_text("".join(self._token_inside(t) for t in self.to_inside(ids)))
         data = self.decode_bytes(ids)
         try:
-            return data.decode("utf-8", errors=errors)
+            return self.pre_tokenizer.restore_text(data.decode("utf-8", errors=errors))
         except UnicodeDecodeError as exc:
             raise DecodeError(
                 f"the ids decode to bytes that are not valid UTF-8 at byte offset {exc.start}"

@@ -85,7 +85,7 @@ def count_chunks(
             chars += len(piece)
             if progress is not None:
                 progress(chars)
-        layouts.append(DocumentLayout(text, _join(ends), _join(ids)))
+        layouts.append(DocumentLayout(pre.surface(text), _join(ends), _join(ids)))  # what the chunks join to
     if pending:
         if can_parallelize(pre, chars):
             counter = count_parallel(pending, pre)

@@ -39,7 +39,16 @@ O200K_PATTERN = "|".join(
     ]
 )
 
-PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
+# Metaspace (SentencePiece's and HF's `Metaspace(replacement="▁", prepend_scheme="always",
+# split=True)`) is not a regex over the text: it first rewrites it (every space becomes ▁, and a
+# ▁ is put in front unless the text already starts with one), then cuts before each ▁. Its
+# "pattern" is that cut, over the rewritten text; chunks therefore join to the rewritten text.
+METASPACE = "metaspace"
+META = "\u2581"
+METASPACE_PATTERN = f"{META}[^{META}]*|[^{META}]+"
+
+PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN,
+           METASPACE: METASPACE_PATTERN}
 REGEX_MARKER = "regex:"
 PATTERN_TIMEOUT = 5.0  # seconds a custom pattern may search without finding a match
 MAX_PATTERN_CHARS = 16_384  # the presets are under 400
@@ -60,20 +69,51 @@ class PreTokenizer:
     def is_preset_pattern(self) -> bool:
         """One of the published patterns (not none, not custom): they match every character and
         always start a chunk at a single space between two non-space characters."""
-        return self.pattern is not None and PRESETS.get(self.name) == self.pattern
+        return self.pattern is not None and self.name != METASPACE and PRESETS.get(self.name) == self.pattern
+
+    @property
+    def rewrites(self) -> bool:
+        """Whether chunks join to a rewritten text (metaspace) rather than to the text itself."""
+        return self.name == METASPACE and self.pattern == METASPACE_PATTERN
+
+    def surface(self, text: str) -> str:
+        """The text the chunks join back to: the text itself, or metaspace's rewrite of it."""
+        if not self.rewrites or not text:
+            return text
+        text = text.replace(" ", META)
+        return text if text.startswith(META) else META + text
+
+    def restore(self, tokens: list[str]) -> str:
+        """Decoded tokens joined, undoing `surface` as HF's Metaspace decoder does: every ▁ of
+        the first token is dropped (the prepended one), every other ▁ becomes a space."""
+        if not self.rewrites or not tokens:
+            return "".join(tokens)
+        return tokens[0].replace(META, "") + "".join(tokens[1:]).replace(META, " ")
+
+    def restore_text(self, text: str) -> str:
+        """`restore` for decoded text whose token boundaries are gone (BPE): the leading ▁
+        dropped, every other ▁ a space."""
+        if not self.rewrites:
+            return text
+        return (text[1:] if text.startswith(META) else text).replace(META, " ")
 
     def split(self, text: str) -> list[str]:
         """Chunks in order; they always join back to `text` (text between matches is kept)."""
         if self.pattern is None:
             return [text] if text else []
+        if self.rewrites:
+            return _compiled(self.pattern).findall(self.surface(text))
         if self.is_preset_pattern:  # presets match every character: findall is lossless
             return _compiled(self.pattern).findall(text)
         return [text[a:b] for a, b in self.spans(text)]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """Character spans of the chunks: the matches, and any text between them as its own chunk."""
+        """Character spans of the chunks: the matches, and any text between them as its own chunk
+        (for metaspace: spans of `surface(text)`)."""
         if self.pattern is None:
             return [(0, len(text))] if text else []
+        if self.rewrites:
+            text = self.surface(text)
         spans: list[tuple[int, int]] = []
         pos = 0
         for start, end in self._matches(text):

@@ -1,1 +1,12 @@
-"""Unigram LM: the course's pruning algorithm step by step, and SentencePiece-style EM."""
+"""Unigram LM: the course's pruning algorithm step by step, and SentencePiece-style EM.
+
+`UnigramLearner` (learner.py) is the training state the workbench steps; `UnigramModel`
+(model.py) is what it freezes; `lattice(model, word)` is the picture of one word.
+"""
+
+from .learner import UnigramConfig, UnigramLearner
+from .model import UNK, UnigramModel, lattice
+from .rows import Lattice, LatticeEdge, PieceRow, RoundRow
+
+__all__ = ["UNK", "Lattice", "LatticeEdge", "PieceRow", "RoundRow", "UnigramConfig", "UnigramLearner",
+           "UnigramModel", "lattice"]

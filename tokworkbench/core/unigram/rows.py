@@ -27,6 +27,7 @@ class RoundRow:
     vocab_size: int  # pieces the algorithm prunes over, without <unk>
     loss: float  # corpus loss after the round (course mode: the course's figure, +1 start cost included)
     removed: tuple[str, ...]  # pieces this round removed (empty for round 0)
+    tokens: int = 0  # tokens over the corpus after the round (training segmentation)
 
 
 @dataclass(frozen=True)

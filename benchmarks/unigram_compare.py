@@ -1,0 +1,152 @@
+"""Train Unigram `em` with tokworkbench, SentencePiece and HF's UnigramTrainer, same run, same text.
+
+    python benchmarks/unigram_compare.py [CORPUS] [--sizes 2,10] [--vocab-size 8000] [--held-out-mb 0.3]
+
+CORPUS defaults to ../shared/bench/corpus-10M.txt.xz (the mixed 10 MB file: English and other
+languages), decompressed into bench-data/. The held-out text is the corpus's last
+`--held-out-mb` megabytes, never trained on; each size trains on that many megabytes from the
+start. Every trainer sees the text line by line (SentencePiece's sentences), so the metaspace
+pre-tokenizer prepends one ▁ to each line as SentencePiece's dummy prefix does.
+
+SentencePiece runs with unigram, the identity normalization, remove_extra_whitespaces=false and
+otherwise its defaults (it uses every core; ours and HF's numpy/Rust paths as they come). Each
+trainer runs in a child process, so its peak memory (ru_maxrss) is its own. Prints times, the
+ratios to SentencePiece, peak memory and the tokens each model gives on the held-out lines.
+sentencepiece is only a benchmark dependency (the `bench` extra).
+"""
+
+import argparse
+import json
+import lzma
+import multiprocessing as mp
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_XZ = ROOT.parent / "shared" / "bench" / "corpus-10M.txt.xz"
+
+
+def default_corpus() -> Path:
+    out = ROOT / "bench-data" / "mixed-10M.txt"
+    if not out.exists():
+        out.parent.mkdir(exist_ok=True)
+        with lzma.open(DEFAULT_XZ) as src:
+            out.write_bytes(src.read())
+    return out
+
+
+def slices(path: Path, sizes_mb: list[float], held_mb: float) -> tuple[dict[float, list[str]], list[str]]:
+    """Training lines for each size (from the start) and held-out lines (from the end), cut at
+    line ends so no character is split."""
+    text = path.read_text(encoding="utf-8")
+    data = text.encode("utf-8")
+    held_from = len(data) - int(held_mb * 1e6)
+    held_from = data.index(b"\n", held_from) + 1
+    train_part, held = data[:held_from].decode("utf-8"), data[held_from:].decode("utf-8")
+    out = {}
+    for mb in sizes_mb:
+        cut = min(len(train_part.encode("utf-8")), int(mb * 1e6))
+        chunk = train_part.encode("utf-8")[:cut].decode("utf-8", errors="ignore")
+        chunk = chunk[: chunk.rfind("\n") + 1] if "\n" in chunk else chunk
+        out[mb] = [line for line in chunk.split("\n") if line]
+    return out, [line for line in held.split("\n") if line]
+
+
+def run_child(target, *args):
+    """Run target(*args) in a fresh process; its result, wall time and peak RSS (MB)."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+
+    def body():
+        t0 = time.perf_counter()
+        result = target(*args)
+        elapsed = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        child.send((result, elapsed, peak))
+
+    proc = ctx.Process(target=body)
+    proc.start()
+    result = parent.recv()
+    proc.join()
+    return result
+
+
+def ours(lines: list[str], held: list[str], vocab_size: int, seed_size: int, out: str) -> int:
+    from tokworkbench.core.bpe.gcpause import collector_paused
+    from tokworkbench.core.formats import modelfile
+    from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+
+    with collector_paused():
+        learner = UnigramLearner(lines, UnigramConfig(algorithm="em", seed_size=seed_size))
+        for _ in learner.run(vocab_size=vocab_size - 1):  # + <unk>
+            pass
+    model = learner.model()
+    modelfile.save(model, out)
+    return sum(len(model.encode(line)) for line in held)
+
+
+def sentencepiece(lines: list[str], held: list[str], vocab_size: int, prefix: str) -> int:
+    import sentencepiece as spm
+
+    src = prefix + ".txt"
+    Path(src).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=src, model_prefix=prefix, vocab_size=vocab_size, model_type="unigram",
+        normalization_rule_name="identity", remove_extra_whitespaces=False,
+        bos_id=-1, eos_id=-1, unk_id=0, minloglevel=2, max_sentence_length=1 << 20,
+    )
+    sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+    return sum(len(ids) for ids in sp.encode(held))
+
+
+def hf(lines: list[str], held: list[str], vocab_size: int) -> int:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=["<unk>"], unk_token="<unk>",
+                                      show_progress=False)
+    tok.train_from_iterator(lines, trainer=trainer)
+    return sum(len(e.ids) for e in tok.encode_batch(held))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("corpus", nargs="?", type=Path)
+    ap.add_argument("--sizes", default="2,10", help="training sizes in MB (default: 2,10)")
+    ap.add_argument("--vocab-size", type=int, default=8000)
+    ap.add_argument("--seed-size", type=int, default=1_000_000, help="our em seed pieces (default: 1000000)")
+    ap.add_argument("--held-out-mb", type=float, default=0.3)
+    ap.add_argument("--skip-hf", action="store_true")
+    args = ap.parse_args()
+    corpus = args.corpus or default_corpus()
+    sizes = [float(s) for s in args.sizes.split(",")]
+    train, held = slices(corpus, sizes, args.held_out_mb)
+    print(f"corpus {corpus} ({corpus.stat().st_size / 1e6:.1f} MB); held out: last {args.held_out_mb} MB, "
+          f"{len(held):,} lines; vocab {args.vocab_size}")
+    report = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb, lines in train.items():
+            size = sum(len(line.encode("utf-8")) + 1 for line in lines) / 1e6
+            rows = {"sentencepiece": run_child(sentencepiece, lines, held, args.vocab_size, f"{tmp}/sp{mb}")}
+            rows["tokworkbench em"] = run_child(ours, lines, held, args.vocab_size, args.seed_size, f"{tmp}/ours{mb}.json")
+            if not args.skip_hf:
+                rows["hf UnigramTrainer"] = run_child(hf, lines, held, args.vocab_size)
+            sp_tokens, sp_time, sp_peak = rows["sentencepiece"]
+            print(f"\n{size:.1f} MB training text ({len(lines):,} lines)")
+            print(f"  {'trainer':<20} {'time s':>8} {'x sp':>6} {'peak MB':>8} {'x sp':>6} {'held-out tokens':>16} {'vs sp':>8}")
+            for name, (tokens, elapsed, peak) in rows.items():
+                print(f"  {name:<20} {elapsed:8.2f} {elapsed / sp_time:6.2f} {peak:8.0f} {peak / sp_peak:6.2f} "
+                      f"{tokens:16,} {100 * (tokens / sp_tokens - 1):+7.2f}%")
+                report.append({"mb": size, "trainer": name, "seconds": elapsed, "peak_mb": peak, "tokens": tokens})
+    print("\n" + json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""The Hugging Face course's Unigram, exactly as it is taught, so a learner sees its figures.
+
+- Seed: every character (first-seen order) with its frequency, then the most frequent substrings
+  of length >= 2 (counted word by word in first-appearance order, start then end ascending, and
+  stably sorted by frequency, descending), up to `seed_size` pieces in all.
+- A piece's cost is -log(freq / total), total the summed seed frequency of the current pieces
+  (the frequencies are never re-estimated: that is the course's simplification).
+- A word's cost is its Viterbi cost *starting at 1*, the course's `{"start": 0, "score": 1}`
+  (a quirk, kept so the published numbers come out); the corpus loss is sum(freq * cost),
+  summed word by word in first-appearance order.
+- A round computes, for every piece longer than one character, the loss increase if it alone
+  were removed; removes the int(len(vocab) * prune_fraction) smallest (a stable sort in
+  vocabulary order); and recomputes the costs.
+
+The course recomputes the whole loss once per piece. Here only the words whose best path uses a
+piece are segmented again (a word that does not use it keeps its cost bit for bit), and the
+corpus loss is then re-added in the same order (numpy's cumulative sum is sequential), so every
+increase is the float the course computes, and the same pieces go.
+"""
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import TrainingError
+from .viterbi import Vocab, best_costs, best_costs_indexed, segment
+
+COURSE_START_COST = 1.0
+
+
+def seed_course(words: list[str], freqs: list[int], seed_size: int) -> tuple[list[str], list[int]]:
+    """The seed vocabulary and its frequencies (characters first)."""
+    chars: dict[str, int] = {}
+    subs: Counter[str] = Counter()
+    for word, f in zip(words, freqs):
+        n = len(word)
+        for i in range(n):
+            ch = word[i]
+            chars[ch] = chars.get(ch, 0) + f
+            for j in range(i + 2, n + 1):
+                subs[word[i:j]] += f
+    if seed_size < len(chars):
+        raise TrainingError(f"--seed-size {seed_size} is below the number of distinct characters ({len(chars)}); "
+                            "the seed holds every character")
+    ranked = sorted(subs.items(), key=lambda kv: kv[1], reverse=True)[: seed_size - len(chars)]
+    pieces = list(chars) + [p for p, _ in ranked]
+    return pieces, list(chars.values()) + [f for _, f in ranked]
+
+
+def costs_of(pieces: list[str], freqs: list[float]) -> dict[str, float]:
+    total = sum(freqs)
+    return {p: -math.log(f / total) for p, f in zip(pieces, freqs)}
+
+
+@dataclass
+class Analysis:
+    """What the next round would do, for the current vocabulary."""
+
+    loss: float  # the course's corpus loss
+    increases: dict[str, float]  # piece (longer than one character) -> loss increase if removed
+    paths: list[list[tuple[int, int]]]  # each word's best segmentation
+    to_remove: list[str]  # what the next round removes, in order
+
+
+def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[str, float],
+            prune_fraction: float, seed: "SeedLattices | None" = None) -> Analysis:
+    """`seed` (`seed_lattices`) spares scanning every word for pieces again: the vocabulary only
+    shrinks, so a round's edges are the seed's whose piece still has a cost."""
+    if seed is not None:
+        return _analyze_seeded(words, freqs, pieces, cost, prune_fraction, seed)
+    vocab = Vocab(cost)
+    n = len(words)
+    contrib = np.empty(n, dtype=np.float64)
+    paths: list[list[tuple[int, int]]] = []
+    tables = []
+    users: dict[str, list[int]] = {}
+    for w, (word, f) in enumerate(zip(words, freqs)):
+        ends = vocab.edges(word)
+        best, back = best_costs(ends, COURSE_START_COST)
+        path = segment(len(word), back)
+        paths.append(path)
+        tables.append((ends, best, back))
+        contrib[w] = f * best[len(word)]
+        for a, b in path:
+            if b - a > 1:
+                users.setdefault(word[a:b], []).append(w)
+    loss = float(np.add.accumulate(contrib)[-1]) if n else 0.0
+    increases: dict[str, float] = {}
+    for piece in pieces:
+        if len(piece) == 1:
+            continue
+        using = users.get(piece)
+        if not using:
+            increases[piece] = loss - loss  # what the course's full recount gives: exactly 0.0
+            continue
+        changed = contrib.copy()
+        for w in dict.fromkeys(using):
+            word = words[w]
+            ends, best, back = tables[w]
+            # nothing before the piece's first occurrence can change
+            new_best, _ = best_costs(ends, COURSE_START_COST, piece, word.find(piece), best, back)
+            changed[w] = freqs[w] * new_best[len(word)]
+        increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
+    return _finish(loss, increases, paths, pieces, prune_fraction)
+
+
+def _finish(loss, increases, paths, pieces, prune_fraction) -> Analysis:
+    ranked = sorted(increases.items(), key=lambda kv: kv[1])  # stable: vocabulary order among ties
+    count = max(1, int(len(pieces) * prune_fraction))
+    return Analysis(loss, increases, paths, [p for p, _ in ranked[:count]])
+
+
+@dataclass
+class SeedLattices:
+    """Each word's edges under the seed vocabulary, as (start, seed piece index) per end."""
+
+    index: dict[str, int]  # seed piece -> index
+    edges: list[list[list[tuple[int, int]]]]
+
+
+def seed_lattices(words: list[str], cost: dict[str, float]) -> SeedLattices:
+    vocab = Vocab(cost)
+    index = {p: i for i, p in enumerate(cost)}
+    return SeedLattices(index, [[[(a, index[p]) for a, p, _ in at] for at in vocab.edges(word)] for word in words])
+
+
+def _analyze_seeded(words, freqs, pieces, cost, prune_fraction, seed: SeedLattices) -> Analysis:
+    """`analyze` over the seed's edges, a piece's cost looked up by its seed index."""
+    costs: list = [None] * len(seed.index)
+    for p, c in cost.items():
+        costs[seed.index[p]] = c
+    n = len(words)
+    contrib = np.empty(n, dtype=np.float64)
+    paths: list[list[tuple[int, int]]] = []
+    tables = []
+    users: dict[str, list[int]] = {}
+    for w, (word, f) in enumerate(zip(words, freqs)):
+        ends = seed.edges[w]
+        best, back = best_costs_indexed(ends, costs, COURSE_START_COST)
+        path = segment(len(word), back)
+        paths.append(path)
+        tables.append((best, back))
+        contrib[w] = f * best[len(word)]
+        for a, b in path:
+            if b - a > 1:
+                users.setdefault(word[a:b], []).append(w)
+    loss = float(np.add.accumulate(contrib)[-1]) if n else 0.0
+    increases: dict[str, float] = {}
+    for piece in pieces:
+        if len(piece) == 1:
+            continue
+        using = users.get(piece)
+        if not using:
+            increases[piece] = loss - loss
+            continue
+        changed = contrib.copy()
+        k = seed.index[piece]
+        for w in dict.fromkeys(using):
+            word = words[w]
+            best, back = tables[w]
+            new_best, _ = best_costs_indexed(seed.edges[w], costs, COURSE_START_COST, k, word.find(piece), best, back)
+            changed[w] = freqs[w] * new_best[len(word)]
+        increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
+    return _finish(loss, increases, paths, pieces, prune_fraction)

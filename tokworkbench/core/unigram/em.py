@@ -1,0 +1,494 @@
+"""SentencePiece's Unigram training (what `spm_train --model_type=unigram` and HF's
+`UnigramTrainer` do), over the distinct pre-tokenized words, in numpy.
+
+- Seed: every character, and the substrings of 2..max_piece_length characters that occur at
+  least twice (word frequencies counted), ranked by frequency x length as SentencePiece ranks its
+  suffix-array candidates; the best `seed_size` in all. Initial scores are log(score / total).
+  Substrings are found by extending, one character at a time, every position whose shorter
+  substring still occurs twice (a substring is never more frequent than its prefix), each kept
+  as a 64-bit polynomial hash; a collision between two different substrings is possible in
+  principle and vanishingly rare (about n^2 / 2^65 for n substrings).
+- E-step: forward-backward over each word's lattice gives every piece's expected count, the
+  word's frequency as weight. M-step: pieces expected less than 0.5 times go (single characters
+  stay), scores are digamma(count) - digamma(total), SentencePiece's Bayesian update.
+- Pruning: Viterbi-segment the corpus; a piece no best path uses, or whose own best segmentation
+  is not itself, can go at once; for the others the loss of removing a piece is estimated with
+  its alternative (its best segmentation without itself) taking over its count, and the pieces
+  with the smallest loss go, keeping max(1.1 x target, shrinking_factor x size). Once at 1.1 x
+  the target, a last round keeps the target's best-scored pieces (SentencePiece's finalization).
+- One round: prune, then `sub_iterations` EM iterations; round 0 is the seed after its EM.
+
+The lattice of all words is one set of flat arrays (an edge per piece occurrence); forward,
+backward and Viterbi sweep it by position, all words at once.
+"""
+
+import math
+
+import numpy as np
+
+from .state import RoundAnalysis, RoundState
+
+_BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
+EXPECTED_MIN = 0.5  # SentencePiece's kExpectedFrequencyThreshold
+FINAL_MARGIN = 1.1  # prune to 1.1 x the target, then keep the target's best-scored pieces (as SentencePiece)
+
+
+def _codes(strings: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Code points + 1 (so no character hashes like an empty one) of all strings end to end,
+    each string's length and offset."""
+    codes = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64) + np.uint64(1)
+    lens = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    offs = np.cumsum(lens) - lens
+    return codes, lens, offs
+
+
+def hash_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each string's hash, and the sorted hashes of all their prefixes."""
+    codes, lens, offs = _codes(strings)
+    h = np.zeros(len(strings), dtype=np.uint64)
+    prefixes = []
+    idx = np.arange(len(strings))
+    for length in range(1, int(lens.max(initial=0)) + 1):
+        idx = idx[lens[idx] >= length]
+        h[idx] = h[idx] * _BASE + codes[offs[idx] + length - 1]
+        prefixes.append(h[idx])
+    return h, _sorted_unique(np.concatenate(prefixes)) if prefixes else np.zeros(0, dtype=np.uint64)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique by sorting (numpy's hashing unique is slower on these arrays)."""
+    values = np.sort(values)
+    return values[_run_starts(values)]
+
+
+def _group(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Like np.unique(values, return_index=True, return_inverse=True), by one stable sort."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = _run_starts(ordered)
+    uniq = ordered[starts]
+    first = order[starts]
+    inverse = np.empty(len(values), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return uniq, first, inverse
+
+
+def _extend(codes: np.ndarray, ends: np.ndarray, pos: np.ndarray, h: np.ndarray, length: int):
+    """Positions whose substring can grow to `length` characters, and their hashes."""
+    ok = pos + length <= ends[pos]
+    pos, h = pos[ok], h[ok]
+    return pos, h * _BASE + codes[pos + length - 1]
+
+
+META_CLASS = -1
+
+
+def char_class(ch: str) -> int | str:
+    """SentencePiece's rule that a piece keeps to one Unicode script, roughly: a letter or mark
+    belongs to the script its Unicode name starts with (Hiragana, Katakana and CJK count as Han,
+    as there), a digit to the digits, anything else (punctuation, symbols, spaces) to Common; ▁
+    is only allowed first and belongs to none."""
+    import unicodedata
+
+    if ch == "\u2581":
+        return META_CLASS
+    category = unicodedata.category(ch)
+    if category == "Nd":
+        return "digit"
+    if category[0] in "LM":
+        word = unicodedata.name(ch, "UNNAMED").split(" ")[0]
+        return "HAN" if word in ("CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA") else word
+    return "common"
+
+
+def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: int,
+                by_script: bool = True, edges: list | None = None) -> tuple[list[str], np.ndarray]:
+    """The seed vocabulary (characters first, by frequency) and its SentencePiece scores
+    (frequency for a character, frequency x length for a longer piece). With `by_script`, a
+    longer piece keeps to one script (`char_class`) and has ▁ only first, as SentencePiece's.
+    Given a list as `edges`, appends (text position, length, piece id) arrays: every occurrence
+    of every seed piece in the words, found on the way (the corpus lattice, with no look-up)."""
+    joined = "".join(words)
+    codes, lens, offs = _codes(words)
+    ends = np.repeat(offs + lens, lens)
+    weight = np.repeat(freqs.astype(np.float64), lens)
+    chars, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    char_freq = np.bincount(inverse, weights=weight)
+    corder = np.argsort(-char_freq, kind="stable")
+    pieces = [joined[first[i]] for i in corder]
+    scores = [char_freq[corder]]
+    found_h, found_score, found_pos, found_len = [], [], [], []
+    seen = []  # per length: (positions, candidate index of each, or -1)
+    pos = np.arange(len(codes), dtype=np.int64)
+    h = np.zeros(len(codes), dtype=np.uint64)
+    if by_script:
+        names: dict = {META_CLASS: META_CLASS}
+        table = np.array([names.setdefault(char_class(chr(int(c) - 1)), len(names)) for c in chars], dtype=np.int64)
+        cls = table[inverse]
+    for length in range(1, max_len + 1):
+        ok = pos + length <= ends[pos]
+        pos, h = pos[ok], h[ok]
+        at = pos + length - 1
+        h = h * _BASE + codes[at]
+        if by_script:
+            new = cls[at]
+            if length == 1:
+                base = new
+            else:  # a substring that mixes scripts or holds a later ▁ never grows into a piece
+                base = base[ok]
+                good = (new != META_CLASS) & ((base == META_CLASS) | (new == base))
+                pos, h, base, new = pos[good], h[good], base[good], new[good]
+                base = np.where(base == META_CLASS, new, base)
+        if not len(pos):
+            break
+        uniq, first_at, inv = _group(h)
+        count = np.bincount(inv, weights=weight[pos])
+        often = count >= 2
+        if length >= 2:
+            if edges is not None:
+                first_candidate = sum(len(f) for f in found_score)
+                candidate = np.where(often, np.cumsum(often) - 1 + first_candidate, -1)
+                seen.append((pos, candidate[inv], length))
+            found_score.append(count[often] * length)
+            found_pos.append(pos[first_at[often]])
+            found_len.append(np.full(int(often.sum()), length))
+            found_h.append(uniq[often])
+        keep = often[inv]  # a substring seen once cannot grow into one seen twice
+        pos, h = pos[keep], h[keep]
+        if by_script:
+            base = base[keep]
+    room = max(0, seed_size - len(pieces))
+    if found_score and room:
+        score = np.concatenate(found_score)
+        at = np.concatenate(found_pos)
+        size = np.concatenate(found_len)
+        best = np.argsort(-score, kind="stable")[:room]
+        pieces += [joined[a : a + n] for a, n in zip(at[best].tolist(), size[best].tolist())]
+        scores.append(score[best])
+    else:
+        best = np.zeros(0, np.int64)
+    if edges is not None:
+        rank = np.empty(len(corder), dtype=np.int64)
+        rank[corder] = np.arange(len(corder))
+        edges.append((np.arange(len(codes), dtype=np.int64), np.ones(len(codes), np.int64), rank[inverse]))
+        piece_of = np.full(sum(len(f) for f in found_score), -1, dtype=np.int64)
+        piece_of[best] = len(corder) + np.arange(len(best))
+        for at_pos, candidate, length in seen:
+            pid = np.where(candidate >= 0, piece_of[np.maximum(candidate, 0)], -1)
+            hit = pid >= 0
+            edges.append((at_pos[hit], np.full(int(hit.sum()), length), pid[hit]))
+    return pieces, np.concatenate(scores)
+
+
+class Lattices:
+    """Every piece of a vocabulary over every span of a set of strings, as flat edge arrays.
+
+    Nodes are the positions 0..len of each string (string w's node k is `node_off[w] + k`).
+    Edges are kept sorted by (end, destination node, start): the order forward and Viterbi
+    sweep, and the tie rule's (an earlier start first)."""
+
+    def __init__(self, strings: list[str], piece_hashes: np.ndarray, prefix_hashes: np.ndarray, max_len: int,
+                 found: list | None = None):
+        """Edges found by hashing every substring up to `max_len` and looking it up among the
+        pieces, or given as `found`: (text position, length, piece) arrays (`seed_pieces`)."""
+        codes, lens, offs = _codes(strings)
+        self.count = len(strings)
+        self.lens = lens
+        self.node_off = offs + np.arange(len(strings))
+        self.nodes = int(len(codes) + len(strings))
+        word_of = np.repeat(np.arange(len(strings)), lens)
+        if found is not None:
+            self._place([a for a, _, _ in found], [n for _, n, _ in found], [p for _, _, p in found], word_of, offs)
+            return
+        # one look-up a position: the prefix table says both "a piece starts so" and which piece
+        piece_at = np.full(len(prefix_hashes), -1, dtype=np.int64)
+        if len(prefix_hashes):
+            piece_at[np.searchsorted(prefix_hashes, piece_hashes)] = np.arange(len(piece_hashes))
+        ends = np.repeat(offs + lens, lens)
+        pos = np.arange(len(codes), dtype=np.int64)
+        h = np.zeros(len(codes), dtype=np.uint64)
+        at, size, pid = [], [], []
+        for length in range(1, max_len + 1):
+            pos, h = _extend(codes, ends, pos, h, length)
+            if not len(pos) or not len(prefix_hashes):
+                break
+            k = np.minimum(np.searchsorted(prefix_hashes, h), len(prefix_hashes) - 1)
+            going = prefix_hashes[k] == h
+            pos, h, k = pos[going], h[going], k[going]
+            piece = piece_at[k]
+            hit = piece >= 0
+            at.append(pos[hit])
+            size.append(np.full(int(hit.sum()), length))
+            pid.append(piece[hit])
+        self._place(at, size, pid, word_of, offs)
+
+    def _place(self, at: list, size: list, pid: list, word_of: np.ndarray, offs: np.ndarray) -> None:
+        at = np.concatenate(at) if at else np.zeros(0, np.int64)
+        size = np.concatenate(size) if size else np.zeros(0, np.int64)
+        pid = np.concatenate(pid) if pid else np.zeros(0, np.int64)
+        # each length's positions are ascending: a stable sort merges the runs into text order
+        by_pos = np.argsort(at, kind="stable")
+        at, size, pid = at[by_pos], size[by_pos], pid[by_pos]
+        word = word_of[at]
+        start = at - offs[word]
+        self.assign(word, start, start + size, pid)
+
+    def assign(self, word, start, end, pid) -> None:
+        """Set the edges (string, start, end, piece), given in text order, and the orders the
+        sweeps need: stable sorts by end (forward) and by start, descending (backward), keep
+        text order inside each, which is (string, start) order."""
+        src = self.node_off[word] + start
+        dst = src + (end - start)
+        order = np.argsort(_narrow(end), kind="stable")
+        self.word, self.start, self.end = word[order], start[order], end[order]
+        self.src, self.dst, self.pid = src[order], dst[order], pid[order]
+        self.group_start = _run_starts(self.dst)
+        self.back = np.argsort(_narrow(-start), kind="stable")
+        self.back = _compose(order, self.back)
+        self.back_group_start = _run_starts(self.src[self.back])
+
+    def restricted(self, keep_piece: np.ndarray) -> "Lattices":
+        """The same lattices with only the edges of pieces where `keep_piece[pid]` is true
+        (a filter keeps both sweep orders: nothing is sorted again)."""
+        out = object.__new__(Lattices)
+        out.count, out.lens, out.node_off, out.nodes = self.count, self.lens, self.node_off, self.nodes
+        keep = keep_piece[self.pid]
+        remap = np.cumsum(keep) - 1
+        out.word, out.start, out.end = self.word[keep], self.start[keep], self.end[keep]
+        out.src, out.dst, out.pid = self.src[keep], self.dst[keep], self.pid[keep]
+        out.back = remap[self.back[keep[self.back]]]
+        out.group_start = _run_starts(out.dst)
+        out.back_group_start = _run_starts(out.src[out.back])
+        return out
+
+    def _blocks(self, key: np.ndarray, starts: np.ndarray):
+        """Runs of equal `key` (sorted), each as (lo, hi, group starts inside it)."""
+        if not len(key):
+            return
+        cuts = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
+        for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            yield lo, hi, np.flatnonzero(starts[lo:hi])
+
+    @property
+    def end_nodes(self) -> np.ndarray:
+        return self.node_off + self.lens
+
+    # -- sweeps ----------------------------------------------------------------------------
+    def forward_backward(self, score: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each edge's expected count (the word's weight x the edge's posterior probability),
+        and each word's log partition function. `score` is per edge."""
+        alpha = np.full(self.nodes, -np.inf)
+        alpha[self.node_off] = 0.0
+        for lo, hi, g in self._blocks(self.end, self.group_start):
+            v = alpha[self.src[lo:hi]] + score[lo:hi]
+            alpha[self.dst[lo:hi][g]] = _segment_logsumexp(v, g)
+        beta = np.full(self.nodes, -np.inf)
+        beta[self.end_nodes] = 0.0
+        b_src, b_dst, b_score = self.src[self.back], self.dst[self.back], score[self.back]
+        for lo, hi, g in self._blocks(self.start[self.back], self.back_group_start):
+            v = beta[b_dst[lo:hi]] + b_score[lo:hi]
+            beta[b_src[lo:hi][g]] = _segment_logsumexp(v, g)
+        z = alpha[self.end_nodes]
+        post = np.exp(alpha[self.src] + score + beta[self.dst] - z[self.word])
+        return weight[self.word] * post, z
+
+    def viterbi(self, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The edges of each word's best path (an earlier start wins a tie), as edge indices in
+        path order word by word, and each word's best total score."""
+        best = np.full(self.nodes, -np.inf)
+        best[self.node_off] = 0.0
+        back = np.full(self.nodes, -1, dtype=np.int64)
+        for lo, hi, g in self._blocks(self.end, self.group_start):
+            v = best[self.src[lo:hi]] + score[lo:hi]
+            top = np.maximum.reduceat(v, g)
+            sizes = np.diff(np.r_[g, hi - lo])
+            group = np.repeat(np.arange(len(g)), sizes)
+            winners = np.flatnonzero(v == top[group])
+            _, first = np.unique(group[winners], return_index=True)
+            chosen = winners[first]
+            dst = self.dst[lo:hi][g]
+            best[dst] = top
+            back[dst[group[chosen]]] = lo + chosen
+        path: list[np.ndarray] = []
+        cur = self.end_nodes[self.lens > 0]
+        while len(cur):
+            e = back[cur]
+            e = e[e >= 0]
+            path.append(e)
+            cur = self.src[e]
+            cur = cur[self.start[e] > 0]
+        edges = np.concatenate(path) if path else np.zeros(0, np.int64)
+        return edges, best[self.end_nodes]
+
+
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """Small integers as int16 where they fit: numpy sorts those by radix, stably, in linear time."""
+    if len(values) and -32768 <= values.min() and values.max() < 32768:
+        return values.astype(np.int16)
+    return values
+
+
+def _compose(order: np.ndarray, back_in_text_order: np.ndarray) -> np.ndarray:
+    """`back_in_text_order` indexes the text-order edges; the same permutation as indices into
+    the forward order (`order[k]` is the text-order index of forward edge k)."""
+    where = np.empty_like(order)
+    where[order] = np.arange(len(order))
+    return where[back_in_text_order]
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """True where a run of equal values starts."""
+    if not len(values):
+        return np.zeros(0, bool)
+    return np.r_[True, values[1:] != values[:-1]]
+
+
+def _segment_logsumexp(v: np.ndarray, g: np.ndarray) -> np.ndarray:
+    top = np.maximum.reduceat(v, g)
+    sizes = np.diff(np.r_[g, len(v)])
+    safe = np.where(np.isfinite(top), top, 0.0)
+    total = np.add.reduceat(np.exp(v - np.repeat(safe, sizes)), g)
+    with np.errstate(divide="ignore"):
+        return safe + np.log(total)
+
+
+def digamma(x: np.ndarray) -> np.ndarray:
+    """SentencePiece's digamma: recurrence up to 7, then the asymptotic series."""
+    x = np.asarray(x, dtype=np.float64).copy()
+    result = np.zeros_like(x)
+    small = x < 7
+    while small.any():
+        result[small] -= 1.0 / x[small]
+        x[small] += 1.0
+        small = x < 7
+    x -= 0.5
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    return result + np.log(x) + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2 - 127.0 / 30720.0 * xx4 * xx4
+
+
+class EmEngine:
+    """What the learner calls for `--algorithm em`: the seed, a round, and the analysis that says
+    what the next round removes."""
+
+    def __init__(self, words: list[str], freqs: list[int], config):
+        self.config = config
+        self.weight = np.asarray(freqs, dtype=np.float64)
+        found: list = []
+        pieces, scores = seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
+                                     config.max_piece_length, edges=found)
+        self.seed_strings = pieces
+        self.single = np.fromiter((len(p) == 1 for p in pieces), dtype=bool, count=len(pieces))
+        self.seed_scores = np.log(scores) - math.log(scores.sum())
+        hashes, prefixes = hash_strings(pieces)
+        self.hashes = hashes
+        self.lattices = Lattices(words, hashes, prefixes, config.max_piece_length, found)
+        self._last: tuple[np.ndarray, Lattices] | None = None
+        self.words = words
+
+    # -- the learner's calls -----------------------------------------------------------------
+    def seed(self) -> RoundState:
+        ids = np.arange(len(self.seed_strings))
+        return self._em(ids, self.seed_scores.copy(), 0)
+
+    def round(self, state: RoundState, going: set[str], floor: int) -> RoundState:
+        keep = np.fromiter((p not in going for p in state.pieces), dtype=bool, count=len(state.pieces))
+        return self._em(state.ids[keep], np.asarray(state.scores)[keep], floor)
+
+    def analyze(self, state: RoundState, floor: int) -> RoundAnalysis:
+        ids, scores = state.ids, np.asarray(state.scores)
+        lat, local = self._restricted(ids)
+        edge_score = scores[local[lat.pid]]
+        path, best = lat.viterbi(edge_score)
+        n = len(ids)
+        used = np.bincount(local[lat.pid[path]], weights=self.weight[lat.word[path]], minlength=n)
+        tokens = int(round(float(self.weight[lat.word[path]].sum())))
+        loss = -float(np.dot(self.weight, best))
+        increases, order = self._prune_order(ids, scores, used)
+        chars = int(self.single[ids].sum())
+        desired = int(floor * FINAL_MARGIN)
+        if n > desired:
+            keep = max(desired, chars, int(n * self.config.shrinking_factor))
+        else:  # SentencePiece's finalization: the pieces with the best scores make the target
+            keep = max(floor, chars)
+            order = np.flatnonzero(~self.single[ids])[::-1]  # pieces are kept in score order, best first
+        going = [state.pieces[i] for i in order[: max(0, n - keep)]] if n > floor else []
+        return RoundAnalysis(loss, {state.pieces[i]: v for i, v in increases.items()}, going, tokens,
+                             dict(zip(state.pieces, state.freqs)))
+
+    # -- internals -------------------------------------------------------------------------
+    def _restricted(self, ids: np.ndarray) -> tuple[Lattices, np.ndarray]:
+        """The corpus lattices over pieces `ids` (seed indices), and seed index -> position in ids.
+        Cut from the last one made when its pieces include these (the vocabulary shrinks round
+        by round), else from the seed's."""
+        local = np.full(len(self.seed_strings), -1, dtype=np.int64)
+        local[ids] = np.arange(len(ids))
+        wanted = local >= 0
+        base = self.lattices
+        if self._last is not None and self._last[0][ids].all():
+            base = self._last[1]
+        lat = base.restricted(wanted)
+        self._last = (wanted, lat)
+        return lat, local
+
+    def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int) -> RoundState:
+        expected = np.zeros(len(ids))
+        for _ in range(self.config.sub_iterations):
+            lat, local = self._restricted(ids)
+            counts, _ = lat.forward_backward(scores[local[lat.pid]], self.weight)
+            expected = np.bincount(local[lat.pid], weights=counts, minlength=len(ids))
+            # M-step: rare pieces go (never below the floor, never a single character)
+            single = self.single[ids]
+            rare = np.flatnonzero((expected < EXPECTED_MIN) & ~single)
+            room = max(0, len(ids) - max(floor, int(single.sum())))
+            if len(rare) and room:
+                drop = rare[np.argsort(expected[rare], kind="stable")[:room]]
+                keep = np.ones(len(ids), bool)
+                keep[drop] = False
+                ids, expected = ids[keep], expected[keep]
+            counts_used = np.maximum(expected, np.where(self.single[ids], EXPECTED_MIN, 0.0))
+            scores = digamma(counts_used) - digamma(np.array([counts_used.sum()]))[0]
+        order = np.argsort(-scores, kind="stable")
+        ids, scores, expected = ids[order], scores[order], expected[order]
+        return RoundState([self.seed_strings[i] for i in ids.tolist()], expected.tolist(), scores.tolist(), ids)
+
+    def _prune_order(self, ids: np.ndarray, scores: np.ndarray, used: np.ndarray) -> tuple[dict[int, float], np.ndarray]:
+        """Removal order over positions in `ids`: the pieces that can go at once (no best path
+        uses them, or their own best segmentation is not themselves), least likely first; then
+        the others by estimated loss, smallest first; single characters never. Also the
+        estimated loss of every longer piece (0 for those that can go at once)."""
+        n = len(ids)
+        single = self.single[ids]
+        losses = np.zeros(n)
+        removable = ~single & (used <= 0)
+        multi = np.flatnonzero(~single & (used > 0))
+        candidates = np.zeros(0, np.int64)
+        if len(multi):
+            strings = [self.seed_strings[i] for i in ids[multi].tolist()]
+            _, prefixes = hash_strings([self.seed_strings[i] for i in ids.tolist()])
+            sub = Lattices(strings, self.hashes[ids], prefixes, self.config.max_piece_length)
+            edge_score = scores[sub.pid]
+            full = (sub.start == 0) & (sub.end == sub.lens[sub.word])
+            path, _ = sub.viterbi(edge_score)
+            whole = np.zeros(len(multi), bool)
+            whole[sub.word[path[full[path]]]] = True
+            removable[multi[~whole]] = True
+            alt_path, _ = sub.viterbi(np.where(full, -np.inf, edge_score))
+            alt_word, alt_piece = sub.word[alt_path], sub.pid[alt_path]
+            n_alt = np.bincount(alt_word, minlength=len(multi))
+            total = float(used.sum())
+            f_i = used[multi]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logsum_alt = np.log(total + f_i * (n_alt - 1))
+                part = np.log(used[alt_piece] + f_i[alt_word]) - logsum_alt[alt_word]
+                logprob_alt = np.bincount(alt_word, weights=part, minlength=len(multi))
+                loss = f_i / self.weight.sum() * (np.log(f_i) - math.log(total) - logprob_alt)
+            ok = whole & (n_alt > 0)
+            losses[multi[ok]] = loss[ok]
+            candidates = multi[ok]
+        first = np.flatnonzero(removable)
+        first = first[np.argsort(scores[first], kind="stable")]
+        rest = candidates[np.argsort(losses[candidates], kind="stable")]
+        increases = {int(i): float(losses[i]) for i in np.flatnonzero(~single).tolist()}
+        return increases, np.concatenate([first, rest])

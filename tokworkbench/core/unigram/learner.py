@@ -1,0 +1,349 @@
+"""The Unigram learner the workbench and the CLI drive: one step is one pruning round.
+
+API (the contract with the app; see models/protocol.py for the `Learner` half):
+
+    UnigramConfig(normalizer="none", pre_tokenizer=metaspace, algorithm="course"|"em",
+                  seed_size=300, prune_fraction=0.1, shrinking_factor=0.75,
+                  sub_iterations=2, max_piece_length=16)
+    learner = UnigramLearner(texts, config, keep_layout=False, progress=None, counted=None)
+    learner.kind == "unigram"
+    learner.step() -> RoundRow | None        one round (course: prune; em: prune, then EM)
+    learner.undo() -> RoundRow | None        back to the previous round exactly
+    learner.next_rows(k, query) -> (list[PieceRow], total)   removal order: the pieces the
+                                             next round removes first (removed_next=True), then
+                                             the other pieces by loss increase, ascending, then
+                                             the single characters
+    learner.history_rows(k) -> list[RoundRow] the newest k rounds, oldest first (round 0: seed)
+    learner.lattice(word) -> Lattice          the current vocabulary over one word, with the
+                                             training Viterbi (course: start cost 1)
+    learner.window(doc, start, end)           token spans for the corpus pane (model encoding)
+    learner.model() -> UnigramModel           model.lattice(word), or unigram.lattice(model, word)
+    learner.vocab_size                       pieces pruned over, without <unk> (what the
+                                             target and --vocab-size compare with)
+
+Every round's vocabulary (pieces with frequencies and scores) is kept, so undo is a pop.
+"""
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..errors import TrainingError
+from ..inspection.segments import corpus_spans
+from ..text.chunks import ChunkCounts, count_chunks
+from ..text.normalize import check_normalizer
+from ..text.pretokenize import PreTokenizer, pre_tokenizer
+from ..units import Units
+from . import course
+from .em import FINAL_MARGIN
+from .model import UNK, UnigramModel, build_lattice
+from .rows import Lattice, PieceRow, RoundRow
+from .state import RoundAnalysis, RoundState
+from .viterbi import UNK_PENALTY, Vocab
+
+ALGORITHMS = ("course", "em")
+EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
+
+
+@dataclass(frozen=True)
+class UnigramConfig:
+    normalizer: str = "none"
+    pre_tokenizer: PreTokenizer = field(default_factory=lambda: pre_tokenizer("metaspace"))
+    algorithm: str = "course"
+    seed_size: int = 300
+    prune_fraction: float = 0.1  # course: the share of the vocabulary one round removes
+    shrinking_factor: float = 0.75  # em: the share of the vocabulary one round keeps
+    sub_iterations: int = 2  # em: EM iterations per round
+    max_piece_length: int = 16  # em: the longest seed piece
+
+    units = Units.CHAR
+    special_tokens = (UNK,)
+    tie_break = "viterbi"
+
+    def __post_init__(self):
+        check_normalizer(self.normalizer)
+        if self.algorithm not in ALGORITHMS:
+            raise TrainingError(f"unknown Unigram algorithm {self.algorithm!r}; choose course or em")
+        if not (isinstance(self.seed_size, int) and self.seed_size >= 1):
+            raise TrainingError(f"--seed-size {self.seed_size!r} makes no sense; give a positive number")
+        if not 0 < self.prune_fraction < 1:
+            raise TrainingError(f"--prune-fraction {self.prune_fraction} must be between 0 and 1")
+        if not 0 < self.shrinking_factor < 1:
+            raise TrainingError(f"--shrinking-factor {self.shrinking_factor} must be between 0 and 1")
+        if not (isinstance(self.sub_iterations, int) and self.sub_iterations >= 1):
+            raise TrainingError(f"--sub-iterations {self.sub_iterations!r} must be at least 1")
+        if not (isinstance(self.max_piece_length, int) and self.max_piece_length >= 1):
+            raise TrainingError(f"--max-piece-length {self.max_piece_length!r} must be at least 1")
+
+
+class UnigramLearner:
+    kind = "unigram"
+
+    def __init__(self, texts: Iterable[str], config: UnigramConfig = UnigramConfig(), keep_layout: bool = False,
+                 progress=None, counted: ChunkCounts | None = None):
+        self.config = config
+        table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
+        self.chunk_table = table
+        self.layouts = table.layouts or []
+        self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
+        self.chunk_strings = table.chunks
+        self.words = list(table.chunks)
+        self.freqs = [int(f) for f in table.counts.tolist()]
+        self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
+        self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
+        if config.algorithm == "course":
+            pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size)
+            state = RoundState(pieces, [float(f) for f in freqs], _course_scores(freqs))
+            self._engine = None
+        else:
+            from .em import EmEngine
+            self._engine = EmEngine(self.words, self.freqs, config)
+            state = self._engine.seed()
+        self._seed_edges: course.SeedLattices | None = None
+        self.base_size = sum(1 for p in state.pieces if len(p) == 1)
+        self._states: list[RoundState] = [state]
+        self._analyses: list[RoundAnalysis | None] = [None]
+        self.history: list[RoundRow] = []
+        first = self._analysis()
+        self._seed_row = RoundRow(0, len(state.pieces), first.loss, (), first.tokens)
+
+    # -- reading ---------------------------------------------------------------------------
+    @property
+    def state(self) -> RoundState:
+        return self._states[-1]
+
+    @property
+    def vocab_size(self) -> int:
+        """Pieces pruned over, without <unk>: what the target compares with."""
+        return len(self.state.pieces)
+
+    @property
+    def total_tokens(self) -> int:
+        return self._analysis().tokens
+
+    @property
+    def compression(self) -> float:
+        return self.initial_tokens / self.total_tokens if self.total_tokens else 1.0
+
+    @property
+    def loss(self) -> float:
+        return self._analysis().loss
+
+    @property
+    def start_cost(self) -> float:
+        return course.COURSE_START_COST if self.config.algorithm == "course" else 0.0
+
+    def token(self, tid: int) -> str:
+        return UNK if tid == 0 else self.state.pieces[tid - 1]
+
+    def token_text(self, tid: int) -> str:
+        return self.token(tid)
+
+    def token_bytes(self, tid: int) -> bytes:
+        return self.token(tid).encode("utf-8")
+
+    def _analysis(self) -> RoundAnalysis:
+        found = self._analyses[-1]
+        if found is None:
+            found = self._analyses[-1] = self._analyze(self.state)
+        return found
+
+    def _analyze(self, state: RoundState) -> RoundAnalysis:
+        if self._engine is not None:
+            return self._engine.analyze(state, self._floor())
+        cost = {p: -s for p, s in zip(state.pieces, state.scores)}
+        if self._seed_edges is None:
+            self._seed_edges = course.seed_lattices(self.words, cost)
+        found = course.analyze(self.words, self.freqs, state.pieces, cost, self.config.prune_fraction,
+                               self._seed_edges)
+        tokens = sum(len(path) * f for path, f in zip(found.paths, self.freqs))
+        return RoundAnalysis(found.loss, found.increases, found.to_remove, tokens, dict(zip(state.pieces, state.freqs)))
+
+    def _floor(self) -> int:
+        return self.target if self.target is not None else 0
+
+    # -- the learner protocol --------------------------------------------------------------
+    def next_step(self) -> tuple[str, ...] | None:
+        """The pieces the next round removes, or None when no piece can go."""
+        removed = self._analysis().to_remove
+        return tuple(removed) if removed else None
+
+    def step_text(self, next_step) -> str:
+        return " ".join(next_step)
+
+    def steps_for_vocab(self, vocab_size: int) -> int:
+        """Rounds still needed to bring the vocabulary to `vocab_size` or below (course rounds
+        may go below: each removes its share whatever the target)."""
+        chars = self.base_size
+        if vocab_size < chars:
+            raise TrainingError(f"vocabulary size {vocab_size} is below the number of distinct characters "
+                                f"({chars}); Unigram keeps every character")
+        if self._engine is not None and vocab_size != self.target:
+            self._analyses[-1] = None  # em's pruning keeps at least the target: ask again
+        self.target = vocab_size
+        n, rounds = self.vocab_size, 0
+        while n > vocab_size:
+            if self.config.algorithm == "course":
+                n -= min(max(1, int(n * self.config.prune_fraction)), n - chars)
+            elif n > int(vocab_size * FINAL_MARGIN):  # em: EM's M-step may drop more, never fewer
+                n = max(int(vocab_size * FINAL_MARGIN), chars, min(n - 1, int(n * self.config.shrinking_factor)))
+            else:
+                n = max(vocab_size, chars)
+            rounds += 1
+            if n <= chars:
+                break
+        return rounds
+
+    def next_rows(self, k: int, query: str = "") -> tuple[list[PieceRow], int]:
+        state, found = self.state, self._analysis()
+        ids = {p: i + 1 for i, p in enumerate(state.pieces)}
+        score = dict(zip(state.pieces, state.scores))
+        going = {p: r for r, p in enumerate(found.to_remove)}
+        order = sorted(range(len(state.pieces)), key=lambda i: _rank(state.pieces[i], going, found.increases))
+        picked = [state.pieces[i] for i in order if not query or query in state.pieces[i]]
+        rows = [PieceRow(p, ids[p], score[p], found.use.get(p, 0.0), found.increases.get(p), p in going)
+                for p in picked[:k]]
+        return rows, len(picked)
+
+    def history_rows(self, k: int) -> list[RoundRow]:
+        rows = [self._seed_row] + self.history
+        return rows[-k:] if k > 0 else []
+
+    def compression_curve(self, points: int) -> list[float]:
+        history, initial = self.history, self.initial_tokens
+        if not history:
+            return []
+        stride = max(1, -(-len(history) // points))
+        picked = history[stride - 1 :: stride]
+        if picked[-1] is not history[-1]:
+            picked.append(history[-1])
+        return [initial / r.tokens if r.tokens else 0.0 for r in picked]
+
+    def token_lengths(self) -> list[int]:
+        counts = [0, 0]
+        for p in self.state.pieces:
+            if len(p) >= len(counts):
+                counts.extend([0] * (len(p) + 1 - len(counts)))
+            counts[len(p)] += 1
+        return counts
+
+    def model(self, with_history: bool = True) -> UnigramModel:
+        state = self.state
+        pieces = ((UNK, 0.0),) + tuple(zip(state.pieces, state.scores))
+        history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
+        return UnigramModel(pieces, self.config.normalizer, self.config.pre_tokenizer, history,
+                            self.config.algorithm, self.start_cost)
+
+    def model_key(self) -> tuple:
+        return (len(self._states), tuple(self.state.pieces))
+
+    def lattice(self, word: str) -> Lattice:
+        """The current vocabulary over `word` with the training Viterbi (course: start cost 1)."""
+        state = self.state
+        cost = {p: -s for p, s in zip(state.pieces, state.scores)}
+        ids = {p: i + 1 for i, p in enumerate(state.pieces)}
+        low = min(state.scores, default=0.0)
+        return build_lattice(word, Vocab(cost), ids, self.start_cost, -(min(low, 0.0) - UNK_PENALTY))
+
+    def window(self, doc: int, start: int, end: int) -> tuple[int, str, list, int]:
+        if not self.layouts:
+            return 0, "", [], 0
+        doc = min(doc, len(self.layouts) - 1)
+        full = self.layouts[doc].text
+        size = end - start
+        start = max(0, min(start, max(0, len(full) - 1)))
+        end = min(len(full), start + size)
+        return start, full[start:end], corpus_spans(self, doc, start, end, origin=start), len(full)
+
+    def chunk_tokens(self, index: int) -> list[int]:
+        """Current ids of distinct chunk `index`, as the model encodes it."""
+        return self._encoder().encode_word(self.chunk_strings[index])
+
+    def chunk_tokens_between(self, index: int, lo: int, hi: int) -> tuple[int, list[int]]:
+        """The tokens of a long chunk that overlap its chars [lo, hi), and where the first starts."""
+        model = self._encoder()
+        word = self.chunk_strings[index]
+        spans = [(a, b) for a, b in model.segment(word) if b > lo and a < hi]
+        if not spans:
+            return lo, []
+        return spans[0][0], model.encode_word(word[spans[0][0] : spans[-1][1]])
+
+    def _encoder(self) -> UnigramModel:
+        key = len(self._states), id(self.state)
+        if getattr(self, "_encoder_key", None) != key:
+            self._encoder_model = self.model(with_history=False)
+            self._encoder_key = key
+        return self._encoder_model
+
+    def corpus_summary(self) -> dict:
+        return {"documents": self.documents, "chars": self.chars, "bytes": self.bytes,
+                "tokens_before": self.initial_tokens}
+
+    # -- training --------------------------------------------------------------------------
+    def step(self) -> RoundRow | None:
+        removed = self.next_step()
+        if removed is None:
+            return None
+        state = self.state
+        going = set(removed)
+        if self._engine is not None:
+            new = self._engine.round(state, going, self._floor())
+            kept = set(new.pieces)
+            removed = tuple(p for p in state.pieces if p not in kept)  # EM's M-step may drop more
+        else:
+            keep = [i for i, p in enumerate(state.pieces) if p not in going]
+            freqs = [state.freqs[i] for i in keep]
+            new = RoundState([state.pieces[i] for i in keep], freqs, _course_scores(freqs))
+        self._states.append(new)
+        self._analyses.append(None)
+        found = self._analysis()
+        row = RoundRow(len(self.history) + 1, len(new.pieces), found.loss, tuple(removed), found.tokens)
+        self.history.append(row)
+        return row
+
+    def undo(self) -> RoundRow | None:
+        if not self.history:
+            return None
+        self._states.pop()
+        self._analyses.pop()
+        return self.history.pop()
+
+    def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[RoundRow]:
+        """Rounds until the vocabulary is at most `vocab_size`, or `merges` rounds."""
+        if (vocab_size is None) == (merges is None):
+            raise TrainingError("give exactly one of a vocabulary size or a number of rounds")
+        if merges is not None and merges < 0:
+            raise TrainingError(f"number of rounds must be positive, not {merges}")
+        todo = self.steps_for_vocab(vocab_size) if vocab_size is not None else merges
+        for _ in range(todo):
+            if vocab_size is not None and self.vocab_size <= vocab_size:
+                return
+            row = self.step()
+            if row is None:
+                return
+            yield row
+
+    # -- moving training to another process -------------------------------------------------
+    _FIXED = frozenset({"config", "chunk_table", "layouts", "documents", "chars", "bytes", "chunk_strings",
+                        "words", "freqs", "initial_tokens", "base_size", "_engine", "_seed_row",
+                        "_seed_edges"})
+
+    def training_state(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k not in self._FIXED and not k.startswith("_encoder")}
+
+    def restore_state(self, state: dict) -> None:
+        vars(self).update(state)
+        self.__dict__.pop("_encoder_key", None)
+
+
+def _course_scores(freqs: list[float]) -> list[float]:
+    """log(freq / total): the course's -log cost, negated (exactly: negation does not round)."""
+    total = sum(freqs)
+    return [-(-math.log(f / total)) for f in freqs]
+
+
+def _rank(piece: str, going: dict[str, int], increases: dict[str, float]) -> tuple:
+    if piece in going:
+        return (0, going[piece], 0.0)
+    inc = increases.get(piece)
+    return (2, 0, 0.0) if inc is None else (1, 0, inc)

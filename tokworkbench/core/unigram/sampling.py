@@ -1,0 +1,31 @@
+"""Unigram's other segmentations of a whole text: the k best, and a sampled one.
+
+Chunks are segmented independently, so the k best segmentations of a text combine the k best of
+each chunk: a running list of the best k partial texts is crossed with each chunk's list and cut
+back to k. Sampling draws each chunk's path from p(path)^alpha (subword regularization, as
+SentencePiece's `SampleEncode`).
+"""
+
+import heapq
+import random
+
+from ..text.normalize import normalize
+from .model import UnigramModel
+
+
+def unigram_nbest(model: UnigramModel, text: str, k: int) -> list[tuple[list[int], float]]:
+    """The k best segmentations of `text` (ordinary text) with their scores, best first."""
+    best: list[tuple[float, tuple[int, ...]]] = [(0.0, ())]
+    for chunk in model.pre_tokenizer.split(normalize(text, model.normalizer)):
+        options = model.nbest(chunk, k)
+        crossed = [(score + s, ids + tuple(more)) for score, ids in best for more, s in options]
+        best = heapq.nlargest(k, crossed, key=lambda p: p[0])
+    return [(list(ids), score) for score, ids in best]
+
+
+def unigram_sample(model: UnigramModel, text: str, alpha: float = 0.1, seed: int | None = None) -> list[int]:
+    rng = random.Random(seed)
+    out: list[int] = []
+    for chunk in model.pre_tokenizer.split(normalize(text, model.normalizer)):
+        out += model.sample(chunk, alpha, rng)
+    return out

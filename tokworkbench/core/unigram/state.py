@@ -1,0 +1,26 @@
+"""One round's vocabulary and what it does to the corpus: what the learner keeps per round."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class RoundState:
+    """One round's vocabulary, in vocabulary order."""
+
+    pieces: list[str]
+    freqs: list[float]  # course: seed frequency; em: expected count
+    scores: list[float]  # log probabilities
+    ids: np.ndarray | None = None  # em: each piece's index among the seed pieces
+
+
+@dataclass
+class RoundAnalysis:
+    """What the current vocabulary does to the corpus, and what the next round would remove."""
+
+    loss: float
+    increases: dict[str, float]  # multi-character piece -> loss increase if removed
+    to_remove: list[str]
+    tokens: int  # total tokens over the corpus under the training segmentation
+    use: dict[str, float] = field(default_factory=dict)  # piece -> frequency shown in the table
