@@ -87,7 +87,7 @@ Unigram (settings c, model unigram): one step is one pruning round. The piece ta
 piece's score, its frequency under the current segmentation, and how much the corpus loss would
 grow without it; ✗ marks the pieces the next round removes (single characters never go). The
 rounds table gives the vocabulary, the corpus loss and what each round removed. The Lattice tab
-(v) draws every piece over its characters for a word of the encode box or the corpus window
+(L) draws every piece over its characters for a word of the encode box or the corpus window
 (click a word there); the heavy top lane is the Viterbi path, and the best row the cheapest cost
 to reach each position.
 In course mode a word starts at cost 1, not 0, as the Hugging Face course computes it."""

@@ -89,8 +89,6 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         raise ModelFileError(f'not a tokworkbench model (expected "format": "{FORMAT}")')
     if unigramfile.is_unigram(doc):
         return unigramfile.from_json(doc, max_token_bytes)
-    if doc.get("model", "bpe") != "bpe":
-        raise ModelFileError(f"model {doc.get('model')!r} is not bpe or unigram")
     version = doc.get("version")
     if not (type(version) is int and version == VERSION):
         raise ModelFileError(f"model file version {version!r} is not supported (this tool reads {VERSION})")
@@ -100,7 +98,7 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
 
         return fixedfile.from_json(doc)
     if kind != "bpe":
-        raise ModelFileError(f"model kind {_short(kind)} is not one this tool reads (bpe, fixed)")
+        raise ModelFileError(f"model kind {_short(kind)} is not one this tool reads (bpe, unigram, fixed)")
     for key in ("units", "normalizer", "tie_break", "pre_tokenizer", "merges", "special_tokens"):
         if key not in doc:
             raise ModelFileError(f"corrupt model file: no {key!r}")
