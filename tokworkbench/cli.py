@@ -726,6 +726,9 @@ def _inspect_unigram(args, tok) -> int:
         rounds = tok.history
         written = write_rounds_csv(args.history_csv, rounds, 0)  # the corpus length is not in the model
         lines.append(f"wrote {len(rounds):,} rounds to {written}")
+    lines.append(f"fingerprint  {fingerprint(tok)}")
+    _emit("\n".join(lines))
+    return 0
 
 
 def _inspect_other(args, tok) -> int:
