@@ -245,7 +245,8 @@ class Lattices:
         self.group_start = _run_starts(self.dst)
         self.back = np.argsort(_narrow(-start), kind="stable")
         self.back = _compose(order, self.back)
-        self.back_group_start = _run_starts(self.src[self.back])
+        self.back_src, self.back_dst, self.back_start = self.src[self.back], self.dst[self.back], self.start[self.back]
+        self.back_group_start = _run_starts(self.back_src)
 
     def restricted(self, keep_piece: np.ndarray) -> "Lattices":
         """The same lattices with only the edges of pieces where `keep_piece[pid]` is true
@@ -258,7 +259,8 @@ class Lattices:
         out.src, out.dst, out.pid = self.src[keep], self.dst[keep], self.pid[keep]
         out.back = remap[self.back[keep[self.back]]]
         out.group_start = _run_starts(out.dst)
-        out.back_group_start = _run_starts(out.src[out.back])
+        out.back_src, out.back_dst, out.back_start = out.src[out.back], out.dst[out.back], out.start[out.back]
+        out.back_group_start = _run_starts(out.back_src)
         return out
 
     def _blocks(self, key: np.ndarray, starts: np.ndarray):
@@ -284,8 +286,8 @@ class Lattices:
             alpha[self.dst[lo:hi][g]] = _segment_logsumexp(v, g)
         beta = np.full(self.nodes, -np.inf)
         beta[self.end_nodes] = 0.0
-        b_src, b_dst, b_score = self.src[self.back], self.dst[self.back], score[self.back]
-        for lo, hi, g in self._blocks(self.start[self.back], self.back_group_start):
+        b_src, b_dst, b_score = self.back_src, self.back_dst, score[self.back]
+        for lo, hi, g in self._blocks(self.back_start, self.back_group_start):
             v = beta[b_dst[lo:hi]] + b_score[lo:hi]
             beta[b_src[lo:hi][g]] = _segment_logsumexp(v, g)
         z = alpha[self.end_nodes]
