@@ -237,14 +237,16 @@ class Lattices:
         """Set the edges (string, start, end, piece), given in text order, and the orders the
         sweeps need: stable sorts by end (forward) and by start, descending (backward), keep
         text order inside each, which is (string, start) order."""
-        src = self.node_off[word] + start
+        small = np.int32 if self.nodes < 2**31 - 1 else np.int64  # half the memory, faster gathers
+        word, start, end, pid = (a.astype(small, copy=False) for a in (word, start, end, pid))
+        src = (self.node_off[word] + start).astype(small, copy=False)
         dst = src + (end - start)
         order = np.argsort(_narrow(end), kind="stable")
         self.word, self.start, self.end = word[order], start[order], end[order]
         self.src, self.dst, self.pid = src[order], dst[order], pid[order]
         self.group_start = _run_starts(self.dst)
         self.back = np.argsort(_narrow(-start), kind="stable")
-        self.back = _compose(order, self.back)
+        self.back = _compose(order, self.back).astype(small, copy=False)
         self.back_src, self.back_dst, self.back_start = self.src[self.back], self.dst[self.back], self.start[self.back]
         self.back_group_start = _run_starts(self.back_src)
 
