@@ -245,3 +245,28 @@ def test_cli_bad_sizes(course_files, tmp_path, capsys):
                  "-o", out]) == 1
     assert "--seed-size 10 is below" in capsys.readouterr().err
     assert not Path(out).exists()
+
+
+def test_cli_nbest_sample_export_and_counts(course_files, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["train", *course_files, "--model", "unigram", "--vocab-size", "100", "-o", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["encode", "-m", str(model), "--nbest", "3", "--format", "json", "Hopefully"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 3 and lines[0]["score"] >= lines[1]["score"] >= lines[2]["score"]
+    assert all("".join(line["tokens"]) == "▁Hopefully" for line in lines)
+    assert main(["encode", "-m", str(model), "--sample", "--seed", "7", "--format", "tokens", "Hopefully"]) == 0
+    first = capsys.readouterr().out
+    assert main(["encode", "-m", str(model), "--sample", "--seed", "7", "--format", "tokens", "Hopefully"]) == 0
+    assert capsys.readouterr().out == first  # a seed repeats the draw
+    assert main(["encode", "-m", str(model), "--nbest", "2", "--sample", "x"]) == 1
+    assert "not both" in capsys.readouterr().err
+    for fmt, ok in (("hf", 0), ("tiktoken", 1), ("minbpe", 1)):
+        assert main(["export", "-m", str(model), "--format", fmt, "-o", str(tmp_path / f"out.{fmt}")]) == ok
+    assert "no merges" in capsys.readouterr().err
+    counts = tmp_path / "c.npz"
+    assert main(["count", *course_files, "--split", "metaspace", "-o", str(counts)]) == 0
+    again = tmp_path / "again.json"
+    assert main(["train", "--from-counts", str(counts), "--model", "unigram", "--vocab-size", "100",
+                 "-o", str(again)]) == 0
+    assert json.loads(again.read_text(encoding="utf-8"))["pieces"] == json.loads(model.read_text(encoding="utf-8"))["pieces"]

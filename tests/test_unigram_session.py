@@ -80,3 +80,42 @@ def test_round_trip_on_arbitrary_text(text):
     assert model.decode(ids) == expected
     assert model.decode_bytes(ids) == expected.encode("utf-8")
     assert sum(len(model.token(i)) for i in ids) == len(model.pre_tokenizer.surface(text))
+
+
+def test_replay_a_unigram_model_on_the_corpus(tmp_path):
+    from tokworkbench.core.formats.export import export
+    from tokworkbench.core.formats.load import load_any
+
+    texts = [(SAMPLES / name).read_text(encoding="utf-8") for name in ("02_en_devils_dictionary.txt",
+                                                                       "03_udhr_article1.txt")]
+    other = UnigramLearner(texts, UnigramConfig(seed_size=800))
+    list(other.run(vocab_size=500))
+    export(other.model(), "hf", tmp_path / "t.json")
+    model = load_any(tmp_path / "t.json")  # a HF tokenizer.json Unigram model
+    session = Session.open([str(SAMPLES / "01_en_genesis_kjv.txt")],
+                           Settings(model="unigram", split="metaspace", seed_size=600, target=300))
+    session.step()
+    assert session.replay(model, "t.json") == 1
+    learner = session.learner
+    assert learner.history_rows(5)[0].round == 0 and learner.config.algorithm == "em"
+    line = "And God said, Let there be light: and there was light."
+    ours = learner.model()
+    assert [ours.token(i) for i in ours.encode(line)] == [model.token(i) for i in model.encode(line)]
+    assert learner.base_size >= len({c for c in "".join(learner.words)})  # missing characters added
+    record = session.step()
+    assert record.round == 1 and record.removed
+    session.undo()
+    assert [ours.token(i) for i in learner.model().encode(line)] == [model.token(i) for i in model.encode(line)]
+
+
+def test_replay_refuses_a_bpe_model_on_a_unigram_session():
+    import pytest
+
+    from tokworkbench.core.bpe.trainer import TrainConfig, train
+    from tokworkbench.core.errors import TrainingError
+
+    bpe = train(["abc abc"], TrainConfig(), merges=2).tokenizer()
+    session = Session.open([str(SAMPLES / "03_udhr_article1.txt")],
+                           Settings(model="unigram", split="metaspace", seed_size=600))
+    with pytest.raises(TrainingError, match="like with like"):
+        session.replay(bpe, "x")

@@ -20,6 +20,7 @@ from .models.frozen import FrozenLearner, inspect_settings
 from .models.protocol import Learner, Model
 from .models.roles import Roles, with_roles
 from .settings import CUSTOM, Settings
+from .unigram.learner import UnigramLearner
 from .snapshot import Snapshot, View, take_snapshot
 from .text.chunks import ChunkCounts
 from .text.corpus import Corpus, CorpusStats, load_corpus, require_text
@@ -261,11 +262,30 @@ class Session:
                                      learner.initial_tokens)
 
     # -- replay ----------------------------------------------------------------------------
+    def _replay_unigram(self, model: Model, source: str) -> int:
+        if model.kind != "unigram" or self.learner.kind != "unigram":
+            raise TrainingError("replay pairs like with like: a BPE model's merges on a BPE session, a Unigram "
+                                "model's vocabulary on a Unigram session")
+        config = self.settings.config()
+        if (model.normalizer, model.pre_tokenizer) != (config.normalizer, config.pre_tokenizer):
+            raise TrainingError(f"this Unigram model normalizes with {model.normalizer} and splits with "
+                                f"{model.pre_tokenizer.name}; set the session to the same to replay it")
+        with self.lock:
+            undone = len(self.learner.history)
+            learner = UnigramLearner([], config, keep_layout=True, counted=self.learner.chunk_table,
+                                     vocabulary=[p for p in model.pieces[1:]])
+            learner.steps_for_vocab(max(self.settings.target, learner.base_size))
+            self.learner = learner
+        self.replay_source = source
+        return undone
+
+
     def replay(self, model: Model, source: str) -> int:
         """Undo everything and make the next steps replay `model`'s merges on this corpus;
-        returns how many steps were undone."""
-        if model.kind != "bpe" or self.learner.kind != "bpe":
-            raise TrainingError("replay works with BPE models: it replays merges, and Unigram has none")
+        returns how many steps were undone. A Unigram model's vocabulary replaces the learner's
+        seed instead: round 0 is that model on this corpus, and the rounds after it prune it."""
+        if model.kind == "unigram" or self.learner.kind == "unigram":
+            return self._replay_unigram(model, source)
         if not (model.units.is_bytes and self.settings.units.is_bytes):
             raise TrainingError("replay works with byte-level tokenizers on byte units")
         with self.lock:

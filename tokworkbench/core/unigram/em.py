@@ -237,15 +237,18 @@ class Lattices:
         """Set the edges (string, start, end, piece), given in text order, and the orders the
         sweeps need: stable sorts by end (forward) and by start, descending (backward), keep
         text order inside each, which is (string, start) order."""
-        src = self.node_off[word] + start
+        small = np.int32 if self.nodes < 2**31 - 1 else np.int64  # half the memory, faster gathers
+        word, start, end, pid = (a.astype(small, copy=False) for a in (word, start, end, pid))
+        src = (self.node_off[word] + start).astype(small, copy=False)
         dst = src + (end - start)
         order = np.argsort(_narrow(end), kind="stable")
         self.word, self.start, self.end = word[order], start[order], end[order]
         self.src, self.dst, self.pid = src[order], dst[order], pid[order]
         self.group_start = _run_starts(self.dst)
         self.back = np.argsort(_narrow(-start), kind="stable")
-        self.back = _compose(order, self.back)
-        self.back_group_start = _run_starts(self.src[self.back])
+        self.back = _compose(order, self.back).astype(small, copy=False)
+        self.back_src, self.back_dst, self.back_start = self.src[self.back], self.dst[self.back], self.start[self.back]
+        self.back_group_start = _run_starts(self.back_src)
 
     def restricted(self, keep_piece: np.ndarray) -> "Lattices":
         """The same lattices with only the edges of pieces where `keep_piece[pid]` is true
@@ -258,7 +261,8 @@ class Lattices:
         out.src, out.dst, out.pid = self.src[keep], self.dst[keep], self.pid[keep]
         out.back = remap[self.back[keep[self.back]]]
         out.group_start = _run_starts(out.dst)
-        out.back_group_start = _run_starts(out.src[out.back])
+        out.back_src, out.back_dst, out.back_start = out.src[out.back], out.dst[out.back], out.start[out.back]
+        out.back_group_start = _run_starts(out.back_src)
         return out
 
     def _blocks(self, key: np.ndarray, starts: np.ndarray):
@@ -284,8 +288,8 @@ class Lattices:
             alpha[self.dst[lo:hi][g]] = _segment_logsumexp(v, g)
         beta = np.full(self.nodes, -np.inf)
         beta[self.end_nodes] = 0.0
-        b_src, b_dst, b_score = self.src[self.back], self.dst[self.back], score[self.back]
-        for lo, hi, g in self._blocks(self.start[self.back], self.back_group_start):
+        b_src, b_dst, b_score = self.back_src, self.back_dst, score[self.back]
+        for lo, hi, g in self._blocks(self.back_start, self.back_group_start):
             v = beta[b_dst[lo:hi]] + b_score[lo:hi]
             beta[b_src[lo:hi][g]] = _segment_logsumexp(v, g)
         z = alpha[self.end_nodes]
@@ -372,24 +376,46 @@ class EmEngine:
     """What the learner calls for `--algorithm em`: the seed, a round, and the analysis that says
     what the next round removes."""
 
-    def __init__(self, words: list[str], freqs: list[int], config):
+    def __init__(self, words: list[str], freqs: list[int], config, vocabulary: list[tuple[str, float]] | None = None):
+        """`vocabulary`, (piece, log probability) pairs of another model, replaces the seed:
+        round 0 is then that model as it is (no EM), with any character of the corpus it lacks
+        added at its lowest score - 10, as an unknown character would cost."""
         self.config = config
         self.weight = np.asarray(freqs, dtype=np.float64)
-        found: list = []
-        pieces, scores = seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
-                                     config.max_piece_length, edges=found)
+        self.replayed = vocabulary is not None
+        found: list | None = None
+        if vocabulary is None:
+            found = []
+            pieces, scores = seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
+                                         config.max_piece_length, edges=found)
+            log_scores = np.log(scores) - math.log(scores.sum())
+        else:
+            pieces = list(dict((p, None) for p, _ in vocabulary))
+            given = dict(vocabulary)
+            low = min(given.values(), default=0.0) - 10.0
+            missing = sorted(set("".join(words)) - set(pieces))
+            pieces += missing
+            log_scores = np.array([given.get(p, low) for p in pieces], dtype=np.float64)
+        self.max_len = max(map(len, pieces), default=1) if vocabulary is not None else config.max_piece_length
         self.seed_strings = pieces
         self.single = np.fromiter((len(p) == 1 for p in pieces), dtype=bool, count=len(pieces))
-        self.seed_scores = np.log(scores) - math.log(scores.sum())
+        self.seed_scores = log_scores
         hashes, prefixes = hash_strings(pieces)
         self.hashes = hashes
-        self.lattices = Lattices(words, hashes, prefixes, config.max_piece_length, found)
+        self.lattices = Lattices(words, hashes, prefixes, self.max_len, found)
         self._last: tuple[np.ndarray, Lattices] | None = None
         self.words = words
 
     # -- the learner's calls -----------------------------------------------------------------
     def seed(self) -> RoundState:
         ids = np.arange(len(self.seed_strings))
+        if self.replayed:  # the other model's scores as they are; expected counts for the table
+            lat, local = self._restricted(ids)
+            counts, _ = lat.forward_backward(self.seed_scores[lat.pid], self.weight)
+            expected = np.bincount(lat.pid, weights=counts, minlength=len(ids))
+            order = np.argsort(-self.seed_scores, kind="stable")
+            return RoundState([self.seed_strings[i] for i in order.tolist()], expected[order].tolist(),
+                              self.seed_scores[order].tolist(), ids[order])
         return self._em(ids, self.seed_scores.copy(), 0)
 
     def round(self, state: RoundState, going: set[str], floor: int) -> RoundState:
@@ -467,7 +493,7 @@ class EmEngine:
         if len(multi):
             strings = [self.seed_strings[i] for i in ids[multi].tolist()]
             _, prefixes = hash_strings([self.seed_strings[i] for i in ids.tolist()])
-            sub = Lattices(strings, self.hashes[ids], prefixes, self.config.max_piece_length)
+            sub = Lattices(strings, self.hashes[ids], prefixes, self.max_len)
             edge_score = scores[sub.pid]
             full = (sub.start == 0) & (sub.end == sub.lens[sub.word])
             path, _ = sub.viterbi(edge_score)

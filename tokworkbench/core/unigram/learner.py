@@ -26,7 +26,7 @@ Every round's vocabulary (pieces with frequencies and scores) is kept, so undo i
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import TrainingError
 from ..inspection.segments import corpus_spans
@@ -80,7 +80,12 @@ class UnigramLearner:
     kind = "unigram"
 
     def __init__(self, texts: Iterable[str], config: UnigramConfig = UnigramConfig(), keep_layout: bool = False,
-                 progress=None, counted: ChunkCounts | None = None):
+                 progress=None, counted: ChunkCounts | None = None,
+                 vocabulary: list[tuple[str, float]] | None = None):
+        """`vocabulary` replays another model on this corpus: round 0 is its pieces and scores
+        (plus any character it lacks), and the rounds after it prune by `em`."""
+        if vocabulary is not None and config.algorithm != "em":
+            config = replace(config, algorithm="em")
         self.config = config
         table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
         self.chunk_table = table
@@ -91,13 +96,13 @@ class UnigramLearner:
         self.freqs = [int(f) for f in table.counts.tolist()]
         self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
-        if config.algorithm == "course":
+        if config.algorithm == "course" and vocabulary is None:
             pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size)
             state = RoundState(pieces, [float(f) for f in freqs], _course_scores(freqs))
             self._engine = None
         else:
             from .em import EmEngine
-            self._engine = EmEngine(self.words, self.freqs, config)
+            self._engine = EmEngine(self.words, self.freqs, config, vocabulary)
             state = self._engine.seed()
         self._seed_edges: course.SeedLattices | None = None
         self.base_size = sum(1 for p in state.pieces if len(p) == 1)
