@@ -170,7 +170,7 @@ class Tokenizer:
 
     def encode_normalized(self, text: str, offset: int = 0) -> list[int]:
         """Ids of text that is already normalized (what parallel encoding hands each worker)."""
-        return self.to_outside(self._encode_serial(text, offset))
+        return self._encode_serial(text, offset)
 
     def apply_merges(self, units: list[int]) -> list[int]:
         """The inside ids BPE makes of a run of base units (one chunk's bytes or characters)."""
@@ -197,7 +197,7 @@ class Tokenizer:
 
     @cached_property
     def _chunk_cache(self) -> "_ChunkCache":
-        return _ChunkCache(self._encode_chunk)
+        return _ChunkCache(self._encode_chunk_outside)
 
     def _encode_text(self, text: str, offset: int) -> list[int]:
         """Long texts with a preset pattern are cut where the preset always cuts and encoded on
@@ -210,7 +210,8 @@ class Tokenizer:
         return self.encode_normalized(text, offset)
 
     def _encode_serial(self, text: str, offset: int) -> list[int]:
-        """Each distinct chunk is encoded once (and cached); the rest is C-speed lookups."""
+        """Outside ids. Each distinct chunk is encoded once (and cached, already as outside
+        ids); the rest is C-speed lookups."""
         chunks = self.pre_tokenizer.split(text)
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
@@ -240,7 +241,10 @@ class Tokenizer:
             pieces = [c.encode("utf-8") for c in new]
         except UnicodeEncodeError:
             return
-        cache.update(zip(new, bpe_many(pieces, self._merge_table)))
+        cache.update(zip(new, map(self.to_outside, bpe_many(pieces, self._merge_table))))
+
+    def _encode_chunk_outside(self, chunk: str, offset: int) -> list[int]:
+        return self.to_outside(self._encode_chunk(chunk, offset))
 
     def _encode_chunk(self, chunk: str, offset: int) -> list[int]:
         if self.units.is_bytes:
