@@ -21,11 +21,15 @@ from .encode import merge_ids
 _ALONE_FROM = 128  # bytes: a chunk this long is encoded on its own
 
 
+_HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
+
+
 @dataclass(frozen=True)
 class MergeTable:
-    """Merges as sorted int64 pair keys (a << 32 | b) with their ranks, for searchsorted, plus a
-    dense rank table for pairs of small ids: most pairs a text meets are between bytes and early
-    tokens, and a table lookup costs a fraction of a binary search."""
+    """Merges as sorted int64 pair keys (a << 32 | b) with their ranks, plus a dense rank table
+    for pairs of small ids (most pairs a text meets are between bytes and early tokens) and an
+    open-addressing hash table for the rest. A binary search over 100K keys cost most of a
+    cold encode with the real vocabularies; the hash finds a pair in one or two probes."""
 
     keys: np.ndarray
     ranks: np.ndarray
@@ -54,6 +58,45 @@ class MergeTable:
         """`rank_of(key, default)`, one pair at a time (a dict's `get`)."""
         return dict(zip(self.keys.tolist(), self.ranks.tolist())).get
 
+    @cached_property
+    def _hash(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """Slots holding each key (-1: empty) and its rank, at most a quarter full; a key sits at
+        its hash or the first free slot after it (linear probing)."""
+        bits = max(4, (4 * len(self.keys)).bit_length())
+        slot_keys = np.full(1 << bits, -1, dtype=np.int64)
+        slot_ranks = np.zeros(1 << bits, dtype=np.int64)
+        mask = (1 << bits) - 1
+        todo = np.arange(len(self.keys))
+        at = _slot(self.keys, bits)
+        while len(todo):
+            free = slot_keys[at] == -1
+            # of the keys that want one free slot, the first takes it; the rest probe on
+            _, first = np.unique(at[free], return_index=True)
+            take = np.flatnonzero(free)[first]
+            slot_keys[at[take]] = self.keys[todo[take]]
+            slot_ranks[at[take]] = self.ranks[todo[take]]
+            left = np.ones(len(todo), dtype=bool)
+            left[take] = False
+            todo, at = todo[left], (at[left] + 1) & mask  # their slots are taken now
+        return slot_keys, slot_ranks, bits
+
+    def _hashed(self, keys: np.ndarray) -> np.ndarray:
+        slot_keys, slot_ranks, bits = self._hash
+        mask = (1 << bits) - 1
+        at = _slot(keys, bits)
+        found = slot_keys[at]
+        out = np.where(found == keys, slot_ranks[at], self.never)
+        todo = np.flatnonzero((found != keys) & (found != -1))
+        at = at[todo]
+        while len(todo):  # collisions: probe the next slots
+            at = (at + 1) & mask
+            found = slot_keys[at]
+            hit = found == keys[todo]
+            out[todo[hit]] = slot_ranks[at[hit]]
+            more = ~hit & (found != -1)
+            todo, at = todo[more], at[more]
+        return out
+
     def rank(self, keys: np.ndarray) -> np.ndarray:
         if not len(self.keys):
             return np.full(len(keys), 0, dtype=np.int64)
@@ -63,67 +106,89 @@ class MergeTable:
             return self.dense[a * self.side + b]
         out = np.empty(len(keys), dtype=np.int64)
         out[small] = self.dense[a[small] * self.side + b[small]]
-        large = keys[~small]
-        at = np.minimum(np.searchsorted(self.keys, large), len(self.keys) - 1)
-        out[~small] = np.where(self.keys[at] == large, self.ranks[at], self.never)
+        out[~small] = self._hashed(keys[~small])
         return out
 
 
-def bpe_many(pieces: list[bytes], table: MergeTable) -> list[list[int]]:
-    """Token ids of each byte string, as `Tokenizer._bpe` would give them."""
+def _slot(keys: np.ndarray, bits: int) -> np.ndarray:
+    return ((keys.astype(np.uint64) * _HASH_MULT) >> np.uint64(64 - bits)).astype(np.int64)
+
+
+def bpe_many(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None = None) -> list[list[int]]:
+    """Token ids of each byte string, as `Tokenizer._bpe` would give them; mapped through
+    `outside` (inside id -> outside id) when given, in one numpy pass rather than per chunk."""
     alone = [i for i, p in enumerate(pieces) if len(p) >= _ALONE_FROM]
-    if not alone:
-        return _rounds(pieces, table)
-    out = _rounds([b"" if len(p) >= _ALONE_FROM else p for p in pieces], table)
+    short = [b"" if len(p) >= _ALONE_FROM else p for p in pieces] if alone else pieces
+    flat, bounds = _rounds(short, table)
+    flat = (flat if outside is None else outside[flat]).tolist()
+    out = [flat[i:j] for i, j in zip(bounds, bounds[1:])]
     for i in alone:
-        out[i] = merge_ids(list(pieces[i]), table.rank_of, table.never, table.base_size, table)
+        ids = merge_ids(list(pieces[i]), table.rank_of, table.never, table.base_size, table)
+        out[i] = ids if outside is None else outside[ids].tolist()
     return out
 
 
 def _rounds(pieces: list[bytes], table: MergeTable) -> list[list[int]]:
+    """All chunks side by side in flat arrays; `rank[i]` is the rank of the pair starting at i
+    (`never` at a chunk's last unit). A round takes each open chunk's lowest rank, joins it
+    everywhere in that chunk, and looks up only the pairs the joins changed (two a join): the
+    pairs that did not change keep their ranks, so a round costs a few passes of cheap array
+    work, and a chunk leaves when its lowest rank is `never`."""
     count = len(pieces)
     lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=count)
     ids = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int64)
     owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
-    never = table.never
-    best = np.empty(count, dtype=np.int64)
+    never, base = table.never, table.base_size
     out_ids, out_owner = [], []
-    while len(ids):
+    n = len(ids)
+    rank = np.full(n, never, dtype=np.int64)
+    if n:
         left = np.flatnonzero(owner[1:] == owner[:-1])
-        ranks = table.rank((ids[left] << 32) | ids[left + 1])
-        best.fill(never)
-        if len(left):
-            group = owner[left]
-            starts = np.concatenate(([0], np.flatnonzero(group[1:] != group[:-1]) + 1))
-            best[group[starts]] = np.minimum.reduceat(ranks, starts)
-        finished = best[owner] == never
-        if finished.any():
-            out_ids.append(ids[finished])
-            out_owner.append(owner[finished])
-            open_ = ~finished
-            ids, owner = ids[open_], owner[open_]
-            if not len(ids):
+        rank[left] = table.rank((ids[left] << 32) | ids[left + 1])
+    sizes = lengths[lengths > 0]
+    while n:
+        starts = np.cumsum(sizes) - sizes
+        best = np.minimum.reduceat(rank, starts)
+        done = best == never
+        if done.any():
+            leaving = np.repeat(done, sizes)
+            out_ids.append(ids[leaving])
+            out_owner.append(owner[leaving])
+            stay = ~leaving
+            ids, owner, rank = ids[stay], owner[stay], rank[stay]
+            best, sizes = best[~done], sizes[~done]
+            n = len(ids)
+            if not n:
                 break
-            still = open_[left]  # the pairs of the chunks still open, at their new positions
-            left = (np.cumsum(open_) - 1)[left[still]]
-            ranks = ranks[still]
-        chosen = ranks == best[owner[left]]
-        at, rank = left[chosen], ranks[chosen]
+        starts = np.cumsum(sizes) - sizes
+        at = np.flatnonzero(rank == np.repeat(best, sizes))
         # (a, a) in a run "aaa": take the 1st, 3rd... pair from the left, as a sequential merge does
         linked = np.concatenate(([False], at[1:] == at[:-1] + 1))
         if linked.any():
             index = np.arange(len(at))
             take = (index - np.maximum.accumulate(np.where(linked, 0, index))) % 2 == 0
-            at, rank = at[take], rank[take]
-        ids[at] = table.base_size + rank
-        keep = np.ones(len(ids), dtype=bool)
+            at = at[take]
+        ids[at] = base + rank[at]
+        keep = np.ones(n, dtype=bool)
         keep[at + 1] = False
-        ids, owner = ids[keep], owner[keep]
+        ids, owner, rank = ids[keep], owner[keep], rank[keep]
+        n = len(ids)
+        sizes = sizes - np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=len(sizes))
+        at -= np.arange(len(at))  # where the joined units are now
+        # the pairs that changed: each joined unit's own, and the one before it in its chunk
+        before = at[at > 0] - 1
+        before = before[owner[before] == owner[before + 1]]
+        changed = np.concatenate((before, at))
+        last = changed + 1 >= n
+        inner = np.flatnonzero(~last)
+        inner = inner[owner[changed[inner]] == owner[changed[inner] + 1]]
+        rank[changed] = never
+        pos = changed[inner]
+        rank[pos] = table.rank((ids[pos] << 32) | ids[pos + 1])
     if not out_ids:
-        return [[] for _ in range(count)]
+        return np.zeros(0, dtype=np.int64), [0] * (count + 1)
     ids = np.concatenate(out_ids)
     owner = np.concatenate(out_owner)
     order = np.argsort(owner, kind="stable")  # each chunk left in one round, in order
-    flat = ids[order].tolist()
     bounds = np.searchsorted(owner[order], np.arange(count + 1)).tolist()
-    return [flat[i:j] for i, j in zip(bounds, bounds[1:])]
+    return ids[order], bounds

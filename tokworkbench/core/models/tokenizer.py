@@ -15,6 +15,7 @@ from functools import cached_property
 from itertools import chain
 from typing import Any
 
+import numpy as np
 import regex
 
 from ..bpe.batchbpe import MergeTable, bpe_many
@@ -30,7 +31,7 @@ from .idmap import IdMap
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
-_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache")
+_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array")
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,10 @@ class Tokenizer:
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
+        try:  # every chunk seen before: one pass of lookups (a chunk not seen gives None)
+            return list(chain.from_iterable(map(cache.get, chunks)))
+        except TypeError:
+            pass
         if self.units.is_bytes and len(chunks) >= _BATCH_FROM:
             self._encode_new_chunks_at_once(chunks, cache)
         try:
@@ -241,7 +246,11 @@ class Tokenizer:
             pieces = [c.encode("utf-8") for c in new]
         except UnicodeEncodeError:
             return
-        cache.update(zip(new, map(self.to_outside, bpe_many(pieces, self._merge_table))))
+        cache.update(zip(new, bpe_many(pieces, self._merge_table, self._outside_array)))
+
+    @cached_property
+    def _outside_array(self) -> np.ndarray | None:
+        return None if self.ids is None else np.array(self.ids.outside, dtype=np.int64)
 
     def _encode_chunk_outside(self, chunk: str, offset: int) -> list[int]:
         return self.to_outside(self._encode_chunk(chunk, offset))

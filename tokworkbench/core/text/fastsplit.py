@@ -44,7 +44,7 @@ _CONTRACTION_LETTERS = "sdmtlver"
 def _tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The class of every code point, and for each contraction letter the code points that
     `(?i:x)` matches (`regex` folds case simply: `ſ` matches `s`)."""
-    everything = "".join(map(chr, range(0x110000)))
+    everything = np.arange(0x110000, dtype=np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
     table = np.zeros(0x110000, dtype=np.uint8)
     for cls, pattern in ((WS, r"\s+"), (NUM, r"\p{N}+"), (UP, r"[\p{Lu}\p{Lt}]+"), (LOW, r"\p{Ll}+"),
                          (OTH, r"[\p{Lm}\p{Lo}]+"), (MARK, r"\p{M}+")):
@@ -54,10 +54,10 @@ def _tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     table[0x20] = SP
     table[0x27] = APOS
     folds = {}
+    hits = [m.start() for m in regex.finditer(f"(?i:[{_CONTRACTION_LETTERS}])", everything)]
     for letter in _CONTRACTION_LETTERS:
-        hits = [m.start() for m in regex.finditer(f"(?i:{letter})", everything)]
         mask = np.zeros(0x110000, dtype=bool)
-        mask[hits] = True
+        mask[[h for h in hits if regex.fullmatch(f"(?i:{letter})", chr(h))]] = True
         folds[letter] = mask
     return table, folds
 
