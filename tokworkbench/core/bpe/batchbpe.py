@@ -117,9 +117,15 @@ def _slot(keys: np.ndarray, bits: int) -> np.ndarray:
 def bpe_many(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None = None) -> list[list[int]]:
     """Token ids of each byte string, as `Tokenizer._bpe` would give them; mapped through
     `outside` (inside id -> outside id) when given, in one numpy pass rather than per chunk."""
-    alone = [i for i, p in enumerate(pieces) if len(p) >= _ALONE_FROM]
-    short = [b"" if len(p) >= _ALONE_FROM else p for p in pieces] if alone else pieces
-    flat, bounds = _rounds(short, table)
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    alone = np.flatnonzero(lengths >= _ALONE_FROM).tolist()
+    short, short_lengths = pieces, lengths
+    if alone:
+        short, short_lengths = list(pieces), lengths.copy()
+        short_lengths[alone] = 0
+        for i in alone:
+            short[i] = b""
+    flat, bounds = _rounds(short, table, short_lengths)
     flat = (flat if outside is None else outside[flat]).tolist()
     out = [flat[i:j] for i, j in zip(bounds, bounds[1:])]
     for i in alone:
@@ -128,14 +134,13 @@ def bpe_many(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
     return out
 
 
-def _rounds(pieces: list[bytes], table: MergeTable) -> list[list[int]]:
+def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
     """All chunks side by side in flat arrays; `rank[i]` is the rank of the pair starting at i
     (`never` at a chunk's last unit). A round takes each open chunk's lowest rank, joins it
     everywhere in that chunk, and looks up only the pairs the joins changed (two a join): the
     pairs that did not change keep their ranks, so a round costs a few passes of cheap array
     work, and a chunk leaves when its lowest rank is `never`."""
     count = len(pieces)
-    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=count)
     ids = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int64)
     owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
     never, base = table.never, table.base_size

@@ -19,10 +19,12 @@ import numpy as np
 import regex
 
 from ..bpe.batchbpe import MergeTable, bpe_many
+from ..bpe.chunkstore import ChunkStore
 from ..bpe.encode import merge_ids
 from ..errors import DecodeError, EncodeError
 from ..inspection.escape import render_bytes
 from ..text.normalize import normalize
+from ..text.fastsplit import FAST_PRESETS, chunk_starts
 from ..text.parallel import can_parallelize, encode_parallel
 from ..text.pretokenize import PreTokenizer
 from ..units import Units
@@ -31,7 +33,8 @@ from .idmap import IdMap
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
-_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array")
+_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array",
+            "_chunk_store")
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,12 @@ class Tokenizer:
     def _encode_serial(self, text: str, offset: int) -> list[int]:
         """Outside ids. Each distinct chunk is encoded once (and cached, already as outside
         ids); the rest is C-speed lookups."""
-        chunks = self.pre_tokenizer.split(text)
+        pre = self.pre_tokenizer
+        if self.units.is_bytes and pre.is_preset_pattern and pre.name in FAST_PRESETS:
+            found = chunk_starts(pre.name, text)
+            if found is not None:
+                return self._encode_by_offsets(text, offset, *found)
+        chunks = pre.split(text)
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
@@ -234,6 +242,44 @@ class Tokenizer:
             self._encode_chunk(exc.chunk, pos)
             raise
 
+    @cached_property
+    def _chunk_store(self) -> ChunkStore:
+        return ChunkStore()
+
+    def _encode_by_offsets(self, text: str, offset: int, cps: np.ndarray, starts: np.ndarray) -> list[int]:
+        """A long text under gpt4 or o200k: its chunks are found by offset and looked up in the
+        chunk store all at once; only the chunks not stored yet are cut out as str and encoded."""
+        store = self._chunk_store
+        if len(store) > _CACHE_LIMIT:
+            store = self.__dict__["_chunk_store"] = ChunkStore()
+        entries = store.find(cps, starts)
+        missing = np.flatnonzero(entries < 0)
+        if len(missing):
+            ends = np.append(starts[1:], len(cps))
+            a, b = starts[missing], ends[missing]
+            chunks = list(map(text.__getitem__, map(slice, a.tolist(), b.tolist())))
+            row = dict(zip(chunks, range(len(chunks))))  # each distinct chunk: one place it is
+            distinct = list(row)
+            rows = np.fromiter(row.values(), dtype=np.int64, count=len(row))
+            ids = self._encode_distinct(distinct, chunks, a, offset)
+            made = dict(zip(distinct, store.add(cps, a[rows], b[rows], ids).tolist()))
+            entries[missing] = np.fromiter(map(made.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+        return store.ids_of(entries)
+
+    def _encode_distinct(self, distinct: list[str], chunks: list[str], starts: np.ndarray,
+                         offset: int) -> list[list[int]]:
+        """Outside ids of chunks not seen before; a lone surrogate is an error naming its offset
+        in the text (`chunks` at `starts` are the new chunks in text order)."""
+        try:
+            pieces = list(map(str.encode, distinct))
+        except UnicodeEncodeError:
+            for chunk, at in zip(chunks, starts.tolist()):
+                self._encode_chunk(chunk, offset + at)  # raises at the first bad one
+            raise
+        if len(pieces) >= _BATCH_FROM:
+            return bpe_many(pieces, self._merge_table, self._outside_array)
+        return [self.to_outside(self.apply_merges(list(p))) for p in pieces]
+
     def _encode_new_chunks_at_once(self, chunks: list[str], cache: dict) -> None:
         """Fill the cache for every chunk not in it with one `bpe_many` call (half the time of
         one `merge_ids` call per chunk on a large text). A lone surrogate leaves it to the
@@ -243,7 +289,7 @@ class Tokenizer:
             return
         new = list(new)
         try:
-            pieces = [c.encode("utf-8") for c in new]
+            pieces = list(map(str.encode, new))
         except UnicodeEncodeError:
             return
         cache.update(zip(new, bpe_many(pieces, self._merge_table, self._outside_array)))

@@ -26,6 +26,7 @@ import numpy as np
 import regex
 
 FAST_FROM = 2048  # characters; below this `regex` alone is quicker
+FAST_PRESETS = ("gpt4", "o200k")
 
 # Character classes (one table over all code points, built from `regex`'s own properties).
 P, WS, SP, NL, NUM, UP, LOW, OTH, MARK, APOS = range(10)
@@ -64,25 +65,38 @@ def _tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
 
 def split_gpt4(text: str) -> list[str]:
     """`regex.findall(GPT4_PATTERN, text)`."""
-    from .pretokenize import GPT4_PATTERN
-
-    if len(text) < max(FAST_FROM, 1):
-        return _findall(GPT4_PATTERN, text)
-    scan = _Scan(text, _KIND_GPT4)
-    return _split(text, scan.cps, scan.gpt4())
+    return _split_with("gpt4", text)
 
 
 def split_o200k(text: str) -> list[str]:
     """`regex.findall(O200K_PATTERN, text)`."""
-    from .pretokenize import O200K_PATTERN
+    return _split_with("o200k", text)
+
+
+def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The text's code points and the offset where each chunk starts (the first is 0), for
+    the preset `name` ("gpt4" or "o200k"); None for a short text, where `regex` is quicker.
+    Lets an encoder find its chunks without making a str of each."""
+    from .pretokenize import PRESETS
 
     if len(text) < max(FAST_FROM, 1):
-        return _findall(O200K_PATTERN, text)
-    scan = _Scan(text, _KIND_O200K)
+        return None
+    scan = _Scan(text, _KIND_GPT4 if name == "gpt4" else _KIND_O200K)
+    if name == "gpt4":
+        return scan.cps, scan.gpt4()
     starts = scan.o200k()
-    if scan.hard is not None and len(scan.hard):
-        starts = scan.by_regex(starts, O200K_PATTERN)
-    return _split(text, scan.cps, starts)
+    if len(scan.hard):
+        starts = scan.by_regex(starts, PRESETS[name])
+    return scan.cps, starts
+
+
+def _split_with(name: str, text: str) -> list[str]:
+    from .pretokenize import PRESETS
+
+    found = chunk_starts(name, text)
+    if found is None:
+        return _findall(PRESETS[name], text)
+    return _split(text, *found)
 
 
 @lru_cache(maxsize=4)
@@ -95,9 +109,24 @@ def _findall(pattern: str, text: str) -> list[str]:
 
 
 def _code_points(text: str) -> np.ndarray:
+    """Code points in the narrowest array that holds them: bytes for ASCII, UTF-16 units when
+    no character is beyond U+FFFF and none is a surrogate (a pair of lone surrogates would
+    decode back as one character), else UTF-32."""
     if text.isascii():
         return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    data = text.encode("utf-16-le", "surrogatepass")
+    if len(data) == 2 * len(text):
+        units = np.frombuffer(data, dtype=np.uint16)
+        if not ((units >= 0xD800) & (units < 0xE000)).any():
+            return units
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+_CODECS = {np.dtype(np.uint8): "ascii", np.dtype(np.uint16): "utf-16-le", np.dtype(np.uint32): "utf-32-le"}
+
+
+def _decoded(cps: np.ndarray) -> str:
+    return cps.tobytes().decode(_CODECS[cps.dtype], "surrogatepass")
 
 
 def _split(text: str, cps: np.ndarray, starts: np.ndarray) -> list[str]:
@@ -108,10 +137,7 @@ def _split(text: str, cps: np.ndarray, starts: np.ndarray) -> list[str]:
             break
     else:
         return [text[a:b] for a, b in zip(starts.tolist(), starts[1:].tolist() + [len(text)])]
-    joined = np.insert(cps, starts[1:], sep)
-    if joined.dtype == np.uint8:
-        return joined.tobytes().decode("ascii").split(chr(sep))
-    return joined.tobytes().decode("utf-32-le", "surrogatepass").split(chr(sep))
+    return _decoded(np.insert(cps, starts[1:], sep)).split(chr(sep))
 
 
 class _Scan:
@@ -120,6 +146,7 @@ class _Scan:
 
     def __init__(self, text: str, kinds: np.ndarray):
         table, self.folds = _tables()
+        self.text = text
         self.n = n = len(text)
         self.cps = cps = _code_points(text)
         self.cls = cls = table[cps]
@@ -298,12 +325,11 @@ class _Scan:
         # the contraction's letters become a run of their own, kind LETTERS, and the rest of
         # the word after them a run of kind WORD
         keep = tail < re[runs + 1]
-        new_rs = np.concatenate((rs, tail[keep]))
-        new_rk = np.concatenate((rk, np.full(int(keep.sum()), WORD, dtype=rk.dtype)))
-        new_rk[runs] = TAKEN
-        new_rk[runs + 1] = TAKEN
-        order = np.argsort(new_rs, kind="stable")
-        self.rs, self.rk = new_rs[order], new_rk[order]
+        at = runs[keep] + 2  # the new runs go before the run after the word
+        self.rk[runs] = TAKEN
+        self.rk[runs + 1] = TAKEN
+        self.rs = np.insert(rs, at, tail[keep])
+        self.rk = np.insert(self.rk, at, WORD)
         self.re = np.append(self.rs[1:], self.n)
 
     def _o200k_cases(self) -> None:
@@ -374,15 +400,13 @@ class _Scan:
         keep = np.ones(len(starts), dtype=bool)
         extra = []
         compiled = _compiled(pattern)
-        text = None
+        text = self.text
         done = -1
         for a, b in zip(lo.tolist(), hi.tolist()):
             if b <= done:
                 continue
             a = max(a, done)
             keep[np.searchsorted(starts, a) : np.searchsorted(starts, b)] = False
-            if text is None:
-                text = self._text()
             pos = a
             for piece in compiled.findall(text[a:b]):
                 extra.append(pos)
@@ -391,9 +415,3 @@ class _Scan:
         out = np.concatenate((starts[keep], np.array(extra, dtype=np.int64)))
         out.sort()
         return out
-
-    def _text(self) -> str:
-        cps = self.cps
-        if cps.dtype == np.uint8:
-            return cps.tobytes().decode("ascii")
-        return cps.tobytes().decode("utf-32-le", "surrogatepass")
