@@ -26,14 +26,15 @@ def _ids(chunk: str) -> list[int]:
 
 def _store_and_find(store: ChunkStore, chunks: list[str]) -> list[int]:
     cps, starts = _cut(chunks)
-    entries = store.find(cps, starts)
-    missing = np.flatnonzero(entries < 0)
-    ends = np.append(starts[1:], len(cps))
+    entries, hashes = store.find(cps, starts)
+    lens = np.diff(np.append(starts, len(cps)))
     seen: dict[str, int] = {}
-    for i in missing.tolist():
+    for i in np.flatnonzero(entries < 0).tolist():
         c = chunks[i]
         if c not in seen:
-            seen[c] = int(store.add(cps, starts[i : i + 1], ends[i : i + 1], [_ids(c)])[0])
+            ids = np.array(_ids(c), dtype=np.int64)
+            seen[c] = int(store.add(cps, starts[i : i + 1], lens[i : i + 1], hashes[i : i + 1], ids,
+                                    np.array([len(ids)]))[0])
         entries[i] = seen[c]
     return store.ids_of(entries)
 
@@ -89,3 +90,14 @@ def test_a_lone_surrogate_is_an_error_naming_its_offset(models, preset):
     text = "ok " * 1000 + "\ud800" + " more" * 10
     with pytest.raises(EncodeError, match="offset 3000"):
         models[preset].encode_normalized(text)
+
+
+@pytest.mark.parametrize("preset", ["gpt4", "o200k"])
+def test_long_texts_encode_right_when_every_hash_collides(models, preset, monkeypatch):
+    monkeypatch.setattr(ChunkStore, "_hashes", lambda self, chars, bounds, lens, offset:
+                        np.zeros(len(lens), dtype=np.uint64))
+    tok = train(["some text 中文 don't"], TrainConfig(pre_tokenizer=pre_tokenizer(preset)), vocab_size=300).tokenizer()
+    text = "The quick brown fox's den. 中文字符 and Ελληνικά, 12345 \n\n  spaces " * 60
+    expected = [t for chunk in tok.pre_tokenizer.split(text) for t in tok.apply_merges(list(chunk.encode()))]
+    assert tok.encode_normalized(text) == tok.to_outside(expected)
+    assert tok.encode_normalized(text) == tok.to_outside(expected)

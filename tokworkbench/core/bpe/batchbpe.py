@@ -18,7 +18,7 @@ import numpy as np
 
 from .encode import merge_ids
 
-_ALONE_FROM = 128  # bytes: a chunk this long is encoded on its own
+_ALONE_FROM = 512  # bytes: a chunk this long is encoded on its own (rounds would run on for it)
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
@@ -117,6 +117,14 @@ def _slot(keys: np.ndarray, bits: int) -> np.ndarray:
 def bpe_many(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None = None) -> list[list[int]]:
     """Token ids of each byte string, as `Tokenizer._bpe` would give them; mapped through
     `outside` (inside id -> outside id) when given, in one numpy pass rather than per chunk."""
+    flat, lens = bpe_flat(pieces, table, outside)
+    flat = flat.tolist()
+    bounds = [0, *np.cumsum(lens).tolist()]
+    return [flat[i:j] for i, j in zip(bounds, bounds[1:])]
+
+
+def bpe_flat(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None = None):
+    """`bpe_many` as one flat array of ids and the number of ids of each piece."""
     lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
     alone = np.flatnonzero(lengths >= _ALONE_FROM).tolist()
     short, short_lengths = pieces, lengths
@@ -126,12 +134,13 @@ def bpe_many(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
         for i in alone:
             short[i] = b""
     flat, bounds = _rounds(short, table, short_lengths)
-    flat = (flat if outside is None else outside[flat]).tolist()
-    out = [flat[i:j] for i, j in zip(bounds, bounds[1:])]
-    for i in alone:
-        ids = merge_ids(list(pieces[i]), table.rank_of, table.never, table.base_size, table)
-        out[i] = ids if outside is None else outside[ids].tolist()
-    return out
+    lens = np.diff(np.asarray(bounds, dtype=np.int64))
+    if alone:
+        made = [merge_ids(list(pieces[i]), table.rank_of, table.never, table.base_size, table) for i in alone]
+        at = np.repeat([bounds[i] for i in alone], [len(m) for m in made])
+        flat = np.insert(flat, at, np.array([t for m in made for t in m], dtype=np.int64))
+        lens[alone] = [len(m) for m in made]
+    return (flat if outside is None else outside[flat]), lens
 
 
 def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):

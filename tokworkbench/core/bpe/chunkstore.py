@@ -39,33 +39,26 @@ class ChunkStore:
         return self.count
 
     # -- looking up -------------------------------------------------------------------------
-    def find(self, cps: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        """The entry of each chunk (`cps[starts[i]:starts[i+1]]`), or -1 where it is not stored."""
-        n, k = len(cps), len(starts)
-        lens = np.diff(np.append(starts, n))
-        offset = np.arange(n, dtype=np.int64) - np.repeat(starts, lens)  # place inside its chunk
-        hashes = self._hashes(cps, starts, lens, offset)
+    def find(self, cps: np.ndarray, starts: np.ndarray, lens: np.ndarray | None = None):
+        """The entry of each chunk `cps[starts[i]:starts[i] + lens[i]]` (by default the chunks
+        tile `cps`), or -1 where it is not stored; and each chunk's hash."""
+        chars, bounds, lens, offset = _laid_out(cps, starts, lens)
+        hashes = self._hashes(chars, bounds, lens, offset)
         entry = self._probe(hashes)
         found = entry >= 0
-        # candidates: check length, then every character
-        e = entry[found]
-        found[found] = self.char_len[e] == lens[found]
+        found[found] = self.char_len[entry[found]] == lens[found]
         if found.all():
-            where = np.repeat(self.char_start[entry], lens) + offset
-            same = self.chars[where] == cps
-            if not same.all():
-                chunk_of = np.repeat(np.arange(k), lens)
-                found[np.unique(chunk_of[~same])] = False
-        elif found.any():
+            same = self.chars[np.repeat(self.char_start[entry], lens) + offset] == chars
+            bad = None if same.all() else np.repeat(np.arange(len(lens)), lens)[~same]
+        else:
             chosen = np.flatnonzero(found)
-            chars = np.repeat(found, lens)
-            where = np.repeat(self.char_start[entry[chosen]], lens[chosen]) + offset[chars]
-            same = self.chars[where] == cps[chars]
-            if not same.all():
-                chunk_of = np.repeat(chosen, lens[chosen])
-                found[np.unique(chunk_of[~same])] = False
+            inside = np.repeat(found, lens)
+            same = self.chars[np.repeat(self.char_start[entry[chosen]], lens[chosen]) + offset[inside]] == chars[inside]
+            bad = None if same.all() else np.repeat(chosen, lens[chosen])[~same]
+        if bad is not None:
+            found[bad] = False
         entry[~found] = -1
-        return entry
+        return entry, hashes
 
     def ids_of(self, entries: np.ndarray) -> list[int]:
         """The ids of these entries, one after another."""
@@ -77,34 +70,26 @@ class ChunkStore:
         return self.ids[at].tolist()
 
     # -- storing ----------------------------------------------------------------------------
-    def add(self, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray, ids: list[list[int]]) -> np.ndarray:
-        """Store chunks `cps[starts[i]:ends[i]]` (distinct, none stored yet) with their ids;
-        returns their entries."""
+    def add(self, cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, hashes: np.ndarray,
+            ids: np.ndarray, id_lens: np.ndarray) -> np.ndarray:
+        """Store chunks `cps[starts[i]:starts[i] + lens[i]]` (distinct, none stored yet) with
+        their hashes and ids (`ids` flat, `id_lens` per chunk); returns their entries."""
         k = len(starts)
-        lens = ends - starts
         first = self.count
-        self._reserve_entries(first + k)
-        # characters
-        total = int(lens.sum())
-        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-        src = np.repeat(starts, lens) + offset
-        self.chars = _grown(self.chars, self.chars_used + total)
-        self.chars[self.chars_used : self.chars_used + total] = cps[src]
-        self.char_start[first : first + k] = self.chars_used + np.cumsum(lens) - lens
+        for name in ("char_start", "char_len", "id_start", "id_len"):
+            setattr(self, name, _grown(getattr(self, name), first + k))
+        chars, bounds, lens, _ = _laid_out(cps, starts, lens)
+        self.chars = _grown(self.chars, self.chars_used + len(chars))
+        self.chars[self.chars_used : self.chars_used + len(chars)] = chars
+        self.char_start[first : first + k] = self.chars_used + bounds
         self.char_len[first : first + k] = lens
-        self.chars_used += total
-        # ids
-        id_lens = np.fromiter(map(len, ids), dtype=np.int64, count=k)
-        flat = np.fromiter((t for chunk in ids for t in chunk), dtype=np.int64, count=int(id_lens.sum()))
-        self.ids = _grown(self.ids, self.ids_used + len(flat))
-        self.ids[self.ids_used : self.ids_used + len(flat)] = flat
+        self.chars_used += len(chars)
+        self.ids = _grown(self.ids, self.ids_used + len(ids))
+        self.ids[self.ids_used : self.ids_used + len(ids)] = ids
         self.id_start[first : first + k] = self.ids_used + np.cumsum(id_lens) - id_lens
         self.id_len[first : first + k] = id_lens
-        self.ids_used += len(flat)
+        self.ids_used += len(ids)
         self.count += k
-        # slots
-        hashes = self._hashes(self.chars[: self.chars_used], self.char_start[first : first + k] - 0, lens,
-                              None, src_offset=offset)
         entries = np.arange(first, first + k, dtype=np.int64)
         if 2 * self.count > len(self.slot_entry):
             self._rehash()
@@ -113,22 +98,14 @@ class ChunkStore:
         return entries
 
     # -- inside -----------------------------------------------------------------------------
-    def _hashes(self, cps, starts, lens, offset, src_offset=None) -> np.ndarray:
-        """A polynomial hash of each chunk's code points (sum of c * BASE**i), mixed with its
-        length. `offset` is each character's place inside its chunk (for `cps` laid out as the
-        chunks, back to back); for chunks scattered in a store, `src_offset` over their chars."""
+    def _hashes(self, chars: np.ndarray, bounds: np.ndarray, lens: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        """A polynomial hash of each chunk's code points (the sum of c * BASE**i), mixed with
+        its length; `chars` holds the chunks back to back, from `bounds`."""
         longest = int(lens.max()) if len(lens) else 0
         if longest > len(self.powers):
             self.powers = _powers(max(longest, 2 * len(self.powers)))
-        if src_offset is None:
-            terms = cps.astype(np.uint64) * self.powers[offset]
-            sums = np.add.reduceat(terms, starts) if len(starts) else np.zeros(0, dtype=np.uint64)
-            sums[lens == 0] = 0
-        else:
-            at = np.repeat(starts, lens) + src_offset
-            terms = cps[at].astype(np.uint64) * self.powers[src_offset]
-            bounds = np.cumsum(lens) - lens
-            sums = np.add.reduceat(terms, bounds) if len(terms) else np.zeros(len(lens), dtype=np.uint64)
+        terms = chars.astype(np.uint64) * self.powers[offset]
+        sums = np.add.reduceat(terms, bounds) if len(bounds) else np.zeros(0, dtype=np.uint64)
         h = sums ^ (lens.astype(np.uint64) * _MIX)
         h ^= h >> np.uint64(31)
         h *= _MULT
@@ -175,14 +152,19 @@ class ChunkStore:
         self.slot_hash = np.zeros(1 << self.bits, dtype=np.uint64)
         self.slot_entry = np.full(1 << self.bits, -1, dtype=np.int64)
         k = self.count
-        lens = self.char_len[:k]
-        offset = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-        hashes = self._hashes(self.chars[: self.chars_used], self.char_start[:k], lens, None, src_offset=offset)
-        self._insert(hashes, np.arange(k, dtype=np.int64))
+        chars, bounds, lens, offset = _laid_out(self.chars, self.char_start[:k], self.char_len[:k])
+        self._insert(self._hashes(chars, bounds, lens, offset), np.arange(k, dtype=np.int64))
 
-    def _reserve_entries(self, size: int) -> None:
-        for name in ("char_start", "char_len", "id_start", "id_len"):
-            setattr(self, name, _grown(getattr(self, name), size))
+
+def _laid_out(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray | None):
+    """The chunks' characters back to back, where each starts there, their lengths, and each
+    character's place inside its chunk. With no `lens` the chunks tile `cps` already."""
+    if lens is None:
+        lens = np.diff(np.append(starts, len(cps)))
+        return cps, starts, lens, np.arange(len(cps), dtype=np.int64) - np.repeat(starts, lens)
+    bounds = np.cumsum(lens) - lens
+    offset = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(bounds, lens)
+    return cps[np.repeat(starts, lens) + offset], bounds, lens, offset
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import regex
 
-from ..bpe.batchbpe import MergeTable, bpe_many
+from ..bpe.batchbpe import MergeTable, bpe_flat, bpe_many
 from ..bpe.chunkstore import ChunkStore
 from ..bpe.encode import merge_ids
 from ..errors import DecodeError, EncodeError
@@ -248,37 +248,49 @@ class Tokenizer:
 
     def _encode_by_offsets(self, text: str, offset: int, cps: np.ndarray, starts: np.ndarray) -> list[int]:
         """A long text under gpt4 or o200k: its chunks are found by offset and looked up in the
-        chunk store all at once; only the chunks not stored yet are cut out as str and encoded."""
+        chunk store all at once. Of the chunks not stored, one per distinct hash is cut out as
+        a str and encoded; the others must equal it character for character (else a hash
+        collision: each is stored on its own)."""
         store = self._chunk_store
         if len(store) > _CACHE_LIMIT:
             store = self.__dict__["_chunk_store"] = ChunkStore()
-        entries = store.find(cps, starts)
+        entries, hashes = store.find(cps, starts)
         missing = np.flatnonzero(entries < 0)
         if len(missing):
-            ends = np.append(starts[1:], len(cps))
-            a, b = starts[missing], ends[missing]
-            chunks = list(map(text.__getitem__, map(slice, a.tolist(), b.tolist())))
-            row = dict(zip(chunks, range(len(chunks))))  # each distinct chunk: one place it is
-            distinct = list(row)
-            rows = np.fromiter(row.values(), dtype=np.int64, count=len(row))
-            ids = self._encode_distinct(distinct, chunks, a, offset)
-            made = dict(zip(distinct, store.add(cps, a[rows], b[rows], ids).tolist()))
-            entries[missing] = np.fromiter(map(made.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+            lens = np.diff(np.append(starts, len(cps)))
+            _, first, which = np.unique(hashes[missing], return_index=True, return_inverse=True)
+            stand_in = missing[first]
+            made = self._store_new(store, text, offset, cps, stand_in, starts, lens, hashes)
+            entries[missing] = made[which]
+            other = stand_in[which]
+            odd = missing[~_same_chunks(cps, starts, lens, missing, other)]
+            if len(odd):
+                cut = list(map(text.__getitem__, map(slice, starts[odd].tolist(), (starts[odd] + lens[odd]).tolist())))
+                row = dict(zip(cut, odd.tolist()))
+                apart = np.fromiter(row.values(), dtype=np.int64, count=len(row))
+                made = dict(zip(row, self._store_new(store, text, offset, cps, apart, starts, lens, hashes).tolist()))
+                entries[odd] = [made[c] for c in cut]
         return store.ids_of(entries)
 
-    def _encode_distinct(self, distinct: list[str], chunks: list[str], starts: np.ndarray,
-                         offset: int) -> list[list[int]]:
-        """Outside ids of chunks not seen before; a lone surrogate is an error naming its offset
-        in the text (`chunks` at `starts` are the new chunks in text order)."""
+    def _store_new(self, store: ChunkStore, text: str, offset: int, cps: np.ndarray, rows: np.ndarray,
+                   starts: np.ndarray, lens: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        """Encode the chunks `rows` (distinct, in text order) and store them; their entries. A
+        lone surrogate is an error naming its offset in the text."""
+        a, n = starts[rows], lens[rows]
+        chunks = list(map(text.__getitem__, map(slice, a.tolist(), (a + n).tolist())))
         try:
-            pieces = list(map(str.encode, distinct))
+            pieces = list(map(str.encode, chunks))
         except UnicodeEncodeError:
-            for chunk, at in zip(chunks, starts.tolist()):
+            for chunk, at in zip(chunks, a.tolist()):
                 self._encode_chunk(chunk, offset + at)  # raises at the first bad one
             raise
         if len(pieces) >= _BATCH_FROM:
-            return bpe_many(pieces, self._merge_table, self._outside_array)
-        return [self.to_outside(self.apply_merges(list(p))) for p in pieces]
+            ids, id_lens = bpe_flat(pieces, self._merge_table, self._outside_array)
+        else:
+            made = [self.to_outside(self.apply_merges(list(p))) for p in pieces]
+            id_lens = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
+            ids = np.fromiter(chain.from_iterable(made), dtype=np.int64, count=int(id_lens.sum()))
+        return store.add(cps, a, n, hashes[rows], ids, id_lens)
 
     def _encode_new_chunks_at_once(self, chunks: list[str], cache: dict) -> None:
         """Fill the cache for every chunk not in it with one `bpe_many` call (half the time of
@@ -348,6 +360,19 @@ class Tokenizer:
                 f"the ids decode to bytes that are not valid UTF-8 at byte offset {exc.start}"
                 f" ({data[exc.start:exc.end].hex(' ')}); decode with errors=replace to see U+FFFD there"
             ) from None
+
+
+def _same_chunks(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, these: np.ndarray,
+                 those: np.ndarray) -> np.ndarray:
+    """Whether chunk `these[i]` holds the same characters as chunk `those[i]`."""
+    same = lens[these] == lens[those]
+    n = np.where(same, lens[these], 0)
+    bounds = np.cumsum(n) - n
+    offset = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(bounds, n)
+    differ = cps[np.repeat(starts[these], n) + offset] != cps[np.repeat(starts[those], n) + offset]
+    if differ.any():
+        same[np.repeat(np.arange(len(these)), n)[differ]] = False
+    return same
 
 
 class _ChunkCache(dict):
