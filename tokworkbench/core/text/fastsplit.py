@@ -84,10 +84,7 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     scan = _Scan(text, _KIND_GPT4 if name == "gpt4" else _KIND_O200K)
     if name == "gpt4":
         return scan.cps, scan.gpt4()
-    starts = scan.o200k()
-    if len(scan.hard):
-        starts = scan.by_regex(starts, PRESETS[name])
-    return scan.cps, starts
+    return scan.cps, scan.o200k(PRESETS[name])
 
 
 def _split_with(name: str, text: str) -> list[str]:
@@ -183,41 +180,43 @@ class _Scan:
         rs, re, rk, start, cls, n = self.rs, self.re, self.rk, self.start, self.cls, self.n
         runs = np.flatnonzero(rk == SPACE)
         s, e = rs[runs], re[runs]
-        after_p = np.zeros(len(runs), dtype=bool)
-        after_p[runs > 0] = rk[runs[runs > 0] - 1] == OTHER
-        a = s.copy()
+        eaten = np.zeros(0, dtype=np.int64)
         nl = self.nl
         if len(nl):
+            # only runs that hold a newline need more than their start and their last character
+            w_runs = np.searchsorted(rs, nl, side="right") - 1  # ascending: keep the first of each
+            w_runs = w_runs[np.concatenate(([True], w_runs[1:] != w_runs[:-1]))]
+            ws, we = rs[w_runs], re[w_runs]
+            after_p = np.zeros(len(w_runs), dtype=bool)
+            after_p[w_runs > 0] = rk[w_runs[w_runs > 0] - 1] == OTHER
+            a = ws.copy()
             # newline runs: where the run of newlines that starts a space run ends
             firsts = np.concatenate(([True], nl[1:] != nl[:-1] + 1))
             nl_starts = nl[firsts]
             nl_ends = np.append(nl[np.flatnonzero(firsts)[1:] - 1], nl[-1]) + 1
-            eat = after_p & (cls[s] == NL)
-            where = np.searchsorted(nl_starts, s[eat])
-            a[eat] = nl_ends[where]
-            start[s[eat]] = False
+            eat = after_p & (cls[ws] == NL)
+            a[eat] = nl_ends[np.searchsorted(nl_starts, ws[eat])]
+            start[ws[eat]] = False
             start[a[eat]] = True  # a == e leaves the flag of the next run's start, already set
             # the last newline of each run, if any at or after a
-            last = np.searchsorted(nl, e) - 1
-            has = last >= 0
-            m = np.where(has, nl[np.maximum(last, 0)], -1)
-            has &= m >= a
-            cut = has & (m + 1 < e)
-            if not whole_at_end:
-                start[m[cut] + 1] = True
-            else:
-                cut &= e < n
-                start[m[cut] + 1] = True
+            m = nl[np.searchsorted(nl, we) - 1]
+            cut = (m >= a) & (m + 1 < we)
+            if whole_at_end:
+                cut &= we < n
+            start[m[cut] + 1] = True
+            eaten = w_runs[after_p & (a == we) & (we < n)]
         inner = e < n
         last_ch = e - 1
-        free = inner & (cls[last_ch] != NL)
+        last_cls = cls[last_ch]
+        free = inner & (last_cls != NL)
         start[last_ch[free]] = True
-        nxt = np.minimum(runs + 1, len(rk) - 1)
-        joins = free & ((rk[nxt] == WORD) | ((rk[nxt] == OTHER) & (cls[last_ch] == SP)))
+        nxt = rk[np.minimum(runs + 1, len(rk) - 1)]
+        free_space = free & (last_cls == SP)
+        joins = free & ((nxt == WORD) | ((nxt == OTHER) & free_space))
         start[e[joins]] = False
         self.free_space = np.zeros(self.n + 1, dtype=bool)  # a free space before the run starting here
-        self.free_space[e[free & (cls[last_ch] == SP)]] = True
-        return runs[after_p & (a == e) & inner]
+        self.free_space[e[free_space]] = True
+        return eaten
 
     def lone_marks(self, contraction) -> None:
         """A punctuation run of one character before a word: it starts the word (`[^\\r\\n\\p{L}
@@ -272,7 +271,7 @@ class _Scan:
         return np.flatnonzero(self.start[: self.n])
 
     # -- o200k -----------------------------------------------------------------------------
-    def o200k(self) -> np.ndarray:
+    def o200k(self, pattern: str) -> np.ndarray:
         """Chunk starts of O200K_PATTERN: words `[^\\r\\n\\p{L}\\p{N}]?` + upper* lower+ or
         upper+ lower* (marks, Lm and Lo count as both) + an optional contraction |
         `\\p{N}{1,3}` | ` ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*` | `\\s*[\\r\\n]+` | `\\s+(?!\\S)` | `\\s+`."""
@@ -293,6 +292,8 @@ class _Scan:
             after = re[slashes]
             hard_at.append(after[(after < self.n) & (self.cps[np.minimum(after, self.n - 1)] == ord("/"))])
         self.hard = np.concatenate(hard_at + self.hard_extra)
+        if len(self.hard):
+            self.by_regex(pattern)
         return np.flatnonzero(self.start[: self.n])
 
     def _o200k_contractions(self) -> None:
@@ -384,34 +385,31 @@ class _Scan:
         start[last_b[cut] + 1] = True
 
     # -- what the rules leave to regex -----------------------------------------------------
-    def by_regex(self, starts: np.ndarray, pattern: str) -> np.ndarray:
+    def by_regex(self, pattern: str) -> None:
         """Replace the starts around each hard place with those `regex` finds, on a stretch
-        cut where a chunk always starts: a space or tab after a non-space, or a number after
-        neither number nor space (no chunk crosses into either, and no lookahead at the
-        stretch's end sees past it)."""
+        cut where a chunk always starts: a space or tab after a non-space, a number after
+        neither number nor space, or a line's first character when it is neither space nor
+        `/` (no chunk crosses into any of these, and no lookahead at the stretch's end sees
+        past it)."""
         cls, n = self.cls, self.n
         spaceish = (cls == WS) | (cls == SP) | (cls == NL)
         safe = np.flatnonzero(((cls[1:] == WS) | (cls[1:] == SP)) & ~spaceish[:-1]
-                              | (cls[1:] == NUM) & ~spaceish[:-1] & (cls[:-1] != NUM)) + 1
+                              | (cls[1:] == NUM) & ~spaceish[:-1] & (cls[:-1] != NUM)
+                              | (cls[:-1] == NL) & ~spaceish[1:] & (self.cps[1:] != ord("/"))) + 1
         safe = np.concatenate(([0], safe, [n]))
         hard = np.unique(self.hard)
         lo = safe[np.searchsorted(safe, hard, side="right") - 1]
         hi = safe[np.searchsorted(safe, hard + 2, side="left")]
-        keep = np.ones(len(starts), dtype=bool)
-        extra = []
         compiled = _compiled(pattern)
-        text = self.text
+        text, start = self.text, self.start
         done = -1
         for a, b in zip(lo.tolist(), hi.tolist()):
             if b <= done:
                 continue
             a = max(a, done)
-            keep[np.searchsorted(starts, a) : np.searchsorted(starts, b)] = False
+            start[a:b] = False
             pos = a
             for piece in compiled.findall(text[a:b]):
-                extra.append(pos)
+                start[pos] = True
                 pos += len(piece)
             done = b
-        out = np.concatenate((starts[keep], np.array(extra, dtype=np.int64)))
-        out.sort()
-        return out
