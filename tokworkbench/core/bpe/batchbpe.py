@@ -145,21 +145,23 @@ def bpe_flat(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
 
 def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
     """All chunks side by side in flat arrays; `rank[i]` is the rank of the pair starting at i
-    (`never` at a chunk's last unit). A round takes each open chunk's lowest rank, joins it
-    everywhere in that chunk, and looks up only the pairs the joins changed (two a join): the
-    pairs that did not change keep their ranks, so a round costs a few passes of cheap array
-    work, and a chunk leaves when its lowest rank is `never`."""
+    (`never` at a chunk's last unit, flagged in `last`). A round takes each open chunk's lowest
+    rank, joins it everywhere in that chunk, and looks up only the pairs the joins changed (two
+    a join): the pairs that did not change keep their ranks. A chunk leaves when its lowest rank
+    is `never`. Ids and ranks are int32 and chunks are told apart by `last`, not by an owner
+    per unit: each round copies what stays, so fewer bytes per unit make every round cheaper."""
     count = len(pieces)
-    ids = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int64)
-    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
     never, base = table.never, table.base_size
-    out_ids, out_owner = [], []
+    ids = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int32)
+    chunk = np.flatnonzero(lengths > 0)  # the piece each open chunk is
+    sizes = lengths[chunk]
     n = len(ids)
-    rank = np.full(n, never, dtype=np.int64)
-    if n:
-        left = np.flatnonzero(owner[1:] == owner[:-1])
-        rank[left] = table.rank((ids[left] << 32) | ids[left + 1])
-    sizes = lengths[lengths > 0]
+    last = np.zeros(n, dtype=bool)
+    last[np.cumsum(sizes) - 1] = True
+    rank = np.full(n, never, dtype=np.int32)
+    pos = np.flatnonzero(~last)
+    rank[pos] = table.rank((ids[pos].astype(np.int64) << 32) | ids[pos + 1])
+    out_ids, out_owner = [], []
     while n:
         starts = np.cumsum(sizes) - sizes
         best = np.minimum.reduceat(rank, starts)
@@ -167,14 +169,15 @@ def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
         if done.any():
             leaving = np.repeat(done, sizes)
             out_ids.append(ids[leaving])
-            out_owner.append(owner[leaving])
+            out_owner.append(np.repeat(chunk[done], sizes[done]))
             stay = ~leaving
-            ids, owner, rank = ids[stay], owner[stay], rank[stay]
-            best, sizes = best[~done], sizes[~done]
+            ids, rank, last = ids[stay], rank[stay], last[stay]
+            stay = ~done
+            best, sizes, chunk = best[stay], sizes[stay], chunk[stay]
             n = len(ids)
             if not n:
                 break
-        starts = np.cumsum(sizes) - sizes
+            starts = np.cumsum(sizes) - sizes
         at = np.flatnonzero(rank == np.repeat(best, sizes))
         # (a, a) in a run "aaa": take the 1st, 3rd... pair from the left, as a sequential merge does
         linked = np.concatenate(([False], at[1:] == at[:-1] + 1))
@@ -183,25 +186,22 @@ def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
             take = (index - np.maximum.accumulate(np.where(linked, 0, index))) % 2 == 0
             at = at[take]
         ids[at] = base + rank[at]
+        last[at] = last[at + 1]  # the joined unit ends its chunk if the right one did
         keep = np.ones(n, dtype=bool)
         keep[at + 1] = False
-        ids, owner, rank = ids[keep], owner[keep], rank[keep]
+        ids, rank, last = ids[keep], rank[keep], last[keep]
         n = len(ids)
         sizes = sizes - np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=len(sizes))
         at -= np.arange(len(at))  # where the joined units are now
         # the pairs that changed: each joined unit's own, and the one before it in its chunk
         before = at[at > 0] - 1
-        before = before[owner[before] == owner[before + 1]]
-        changed = np.concatenate((before, at))
-        last = changed + 1 >= n
-        inner = np.flatnonzero(~last)
-        inner = inner[owner[changed[inner]] == owner[changed[inner] + 1]]
+        changed = np.concatenate((before[~last[before]], at))
         rank[changed] = never
-        pos = changed[inner]
-        rank[pos] = table.rank((ids[pos] << 32) | ids[pos + 1])
+        pos = changed[~last[changed]]
+        rank[pos] = table.rank((ids[pos].astype(np.int64) << 32) | ids[pos + 1])
     if not out_ids:
         return np.zeros(0, dtype=np.int64), [0] * (count + 1)
-    ids = np.concatenate(out_ids)
+    ids = np.concatenate(out_ids).astype(np.int64)
     owner = np.concatenate(out_owner)
     order = np.argsort(owner, kind="stable")  # each chunk left in one round, in order
     bounds = np.searchsorted(owner[order], np.arange(count + 1)).tolist()
