@@ -39,10 +39,11 @@ class ChunkStore:
         return self.count
 
     # -- looking up -------------------------------------------------------------------------
-    def find(self, cps: np.ndarray, starts: np.ndarray, lens: np.ndarray | None = None):
+    def find(self, cps: np.ndarray, starts: np.ndarray, lens: np.ndarray | None = None, offset=None):
         """The entry of each chunk `cps[starts[i]:starts[i] + lens[i]]` (by default the chunks
-        tile `cps`), or -1 where it is not stored; and each chunk's hash."""
-        chars, bounds, lens, offset = _laid_out(cps, starts, lens)
+        tile `cps`, and `offset`, each character's place in its chunk, may be given), or -1
+        where it is not stored; and each chunk's hash."""
+        chars, bounds, lens, offset = _laid_out(cps, starts, lens, offset)
         hashes = self._hashes(chars, bounds, lens, offset)
         entry = self._probe(hashes)
         found = entry >= 0
@@ -156,12 +157,21 @@ class ChunkStore:
         self._insert(self._hashes(chars, bounds, lens, offset), np.arange(k, dtype=np.int64))
 
 
-def _laid_out(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray | None):
+def tiling_offsets(n: int, starts: np.ndarray) -> np.ndarray:
+    """Each character's place inside its chunk, for chunks starting at `starts` that tile
+    `n` characters (int32: these arrays are as long as the text, and half the bytes is half
+    the time)."""
+    marks = np.zeros(n, dtype=np.int32)
+    marks[starts[1:]] = np.diff(starts).astype(np.int32)
+    return np.arange(n, dtype=np.int32) - np.cumsum(marks, dtype=np.int32)
+
+
+def _laid_out(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray | None, offset=None):
     """The chunks' characters back to back, where each starts there, their lengths, and each
     character's place inside its chunk. With no `lens` the chunks tile `cps` already."""
     if lens is None:
         lens = np.diff(np.append(starts, len(cps)))
-        return cps, starts, lens, np.arange(len(cps), dtype=np.int64) - np.repeat(starts, lens)
+        return cps, starts, lens, tiling_offsets(len(cps), starts) if offset is None else offset
     bounds = np.cumsum(lens) - lens
     offset = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(bounds, lens)
     return cps[np.repeat(starts, lens) + offset], bounds, lens, offset

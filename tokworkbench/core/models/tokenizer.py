@@ -19,7 +19,7 @@ import numpy as np
 import regex
 
 from ..bpe.batchbpe import MergeTable, bpe_flat, bpe_many
-from ..bpe.chunkstore import ChunkStore
+from ..bpe.chunkstore import ChunkStore, tiling_offsets
 from ..bpe.encode import merge_ids
 from ..errors import DecodeError, EncodeError
 from ..inspection.escape import render_bytes
@@ -254,7 +254,8 @@ class Tokenizer:
         store = self._chunk_store
         if len(store) > _CACHE_LIMIT:
             store = self.__dict__["_chunk_store"] = ChunkStore()
-        entries, hashes = store.find(cps, starts)
+        places = tiling_offsets(len(cps), starts)
+        entries, hashes = store.find(cps, starts, offset=places)
         missing = np.flatnonzero(entries < 0)
         if len(missing):
             lens = np.diff(np.append(starts, len(cps)))
@@ -263,7 +264,7 @@ class Tokenizer:
             made = self._store_new(store, text, offset, cps, stand_in, starts, lens, hashes)
             entries[missing] = made[which]
             other = stand_in[which]
-            odd = missing[~_same_chunks(cps, starts, lens, missing, other)]
+            odd = missing[~_same_chunks(cps, starts, lens, missing, other, places)]
             if len(odd):
                 cut = list(map(text.__getitem__, map(slice, starts[odd].tolist(), (starts[odd] + lens[odd]).tolist())))
                 row = dict(zip(cut, odd.tolist()))
@@ -363,13 +364,13 @@ class Tokenizer:
 
 
 def _same_chunks(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, these: np.ndarray,
-                 those: np.ndarray) -> np.ndarray:
+                 those: np.ndarray, places: np.ndarray) -> np.ndarray:
     """Whether chunk `these[i]` holds the same characters as chunk `those[i]` (`these`
-    ascending; all of the text's chunks on a first encode, which saves finding their places)."""
+    ascending; all of the text's chunks on a first encode, where `places`, each character's
+    place in its chunk, saves finding where they are)."""
     same = lens[these] == lens[those]
     if len(these) == len(starts) and same.all():
-        offset = np.arange(len(cps), dtype=np.int64) - np.repeat(starts, lens)
-        differ = cps[np.repeat(starts[those], lens) + offset] != cps
+        differ = cps[np.repeat(starts[those].astype(np.int32), lens) + places] != cps
         n = lens
     else:
         n = np.where(same, lens[these], 0)
