@@ -80,7 +80,7 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     Lets an encoder find its chunks without making a str of each."""
     from .pretokenize import PRESETS
 
-    if len(text) < max(FAST_FROM, 1):
+    if not max(FAST_FROM, 1) <= len(text) < 1 << 31:  # offsets are int32 in places
         return None
     scan = _Scan(text, _KIND_GPT4 if name == "gpt4" else _KIND_O200K)
     if name == "gpt4":
