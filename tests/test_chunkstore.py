@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core import TrainConfig, pre_tokenizer
-from tokworkbench.core.bpe.chunkstore import ChunkStore
+from tokworkbench.core.bpe.chunkstore import ChunkStore, group_equal
 from tokworkbench.core.bpe.trainer import train
 from tokworkbench.core.errors import EncodeError
 from tokworkbench.core.text import fastsplit
@@ -101,3 +101,20 @@ def test_long_texts_encode_right_when_every_hash_collides(models, preset, monkey
     expected = [t for chunk in tok.pre_tokenizer.split(text) for t in tok.apply_merges(list(chunk.encode()))]
     assert tok.encode_normalized(text) == tok.to_outside(expected)
     assert tok.encode_normalized(text) == tok.to_outside(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(0, 6), max_size=60), spread=st.booleans())
+def test_group_equal_gives_one_index_per_value(values, spread):
+    hashes = np.array([v * (0x9E3779B97F4A7C15 if spread else 1) % 2**64 for v in values], dtype=np.uint64)
+    first, which = group_equal(hashes)
+    assert sorted(set(hashes[first].tolist())) == sorted(set(hashes.tolist()))
+    assert len(first) == len(set(values))
+    assert (hashes[first[which]] == hashes).all()
+    assert list(first) == sorted(first)
+
+
+def test_a_repeated_lone_surrogate_chunk_is_named_at_its_first_offset(models):
+    text = "ok " * 1000 + "\ud800 x" + " more" * 10 + " \ud800 x" * 30
+    with pytest.raises(EncodeError, match="offset 3000"):
+        models["gpt4"].encode_normalized(text)

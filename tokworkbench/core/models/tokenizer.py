@@ -19,7 +19,7 @@ import numpy as np
 import regex
 
 from ..bpe.batchbpe import MergeTable, bpe_flat, bpe_many
-from ..bpe.chunkstore import ChunkStore, tiling_offsets
+from ..bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
 from ..bpe.encode import merge_ids
 from ..errors import DecodeError, EncodeError
 from ..inspection.escape import render_bytes
@@ -259,31 +259,34 @@ class Tokenizer:
         missing = np.flatnonzero(entries < 0)
         if len(missing):
             lens = np.diff(np.append(starts, len(cps)))
-            _, first, which = np.unique(hashes[missing], return_index=True, return_inverse=True)
+            first, which = group_equal(hashes[missing])
             stand_in = missing[first]
-            made = self._store_new(store, text, offset, cps, stand_in, starts, lens, hashes)
+            made = self._store_new(store, text, offset, cps, stand_in, starts, lens, hashes, missing)
             entries[missing] = made[which]
             other = stand_in[which]
             odd = missing[~_same_chunks(cps, starts, lens, missing, other, places)]
             if len(odd):
                 cut = list(map(text.__getitem__, map(slice, starts[odd].tolist(), (starts[odd] + lens[odd]).tolist())))
-                row = dict(zip(cut, odd.tolist()))
-                apart = np.fromiter(row.values(), dtype=np.int64, count=len(row))
-                made = dict(zip(row, self._store_new(store, text, offset, cps, apart, starts, lens, hashes).tolist()))
+                row = dict(zip(cut, odd.tolist()))  # each distinct chunk: one place it is
+                keys, apart = list(row), np.fromiter(row.values(), dtype=np.int64, count=len(row))
+                order = np.argsort(apart)
+                stored = self._store_new(store, text, offset, cps, apart[order], starts, lens, hashes, odd)
+                made = dict(zip([keys[i] for i in order.tolist()], stored.tolist()))
                 entries[odd] = [made[c] for c in cut]
         return store.ids_of(entries)
 
     def _store_new(self, store: ChunkStore, text: str, offset: int, cps: np.ndarray, rows: np.ndarray,
-                   starts: np.ndarray, lens: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-        """Encode the chunks `rows` (distinct, in text order) and store them; their entries. A
-        lone surrogate is an error naming its offset in the text."""
+                   starts: np.ndarray, lens: np.ndarray, hashes: np.ndarray, among: np.ndarray) -> np.ndarray:
+        """Encode the chunks `rows` (distinct, ascending) and store them; their entries. A lone
+        surrogate is an error naming its first offset in the text (`among`, ascending: every
+        chunk `rows` stand for)."""
         a, n = starts[rows], lens[rows]
         chunks = list(map(text.__getitem__, map(slice, a.tolist(), (a + n).tolist())))
         try:
             pieces = list(map(str.encode, chunks))
         except UnicodeEncodeError:
-            for chunk, at in zip(chunks, a.tolist()):
-                self._encode_chunk(chunk, offset + at)  # raises at the first bad one
+            for at, size in zip(starts[among].tolist(), lens[among].tolist()):
+                self._encode_chunk(text[at : at + size], offset + at)  # raises at the first bad one
             raise
         if len(pieces) >= _BATCH_FROM:
             ids, id_lens = bpe_flat(pieces, self._merge_table, self._outside_array)
