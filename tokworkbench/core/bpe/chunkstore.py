@@ -26,6 +26,7 @@ class ChunkStore:
         self.chars_used = 0
         self.ids = np.zeros(1 << 16, dtype=np.int64)
         self.ids_used = 0
+        self.hash = np.zeros(1 << 12, dtype=np.uint64)  # each entry's hash, for growing the slots
         self.char_start = np.zeros(1 << 12, dtype=np.int64)
         self.char_len = np.zeros(1 << 12, dtype=np.int64)
         self.id_start = np.zeros(1 << 12, dtype=np.int64)
@@ -77,11 +78,12 @@ class ChunkStore:
         their hashes and ids (`ids` flat, `id_lens` per chunk); returns their entries."""
         k = len(starts)
         first = self.count
-        for name in ("char_start", "char_len", "id_start", "id_len"):
+        for name in ("hash", "char_start", "char_len", "id_start", "id_len"):
             setattr(self, name, _grown(getattr(self, name), first + k))
         chars, bounds, lens, _ = _laid_out(cps, starts, lens)
         self.chars = _grown(self.chars, self.chars_used + len(chars))
         self.chars[self.chars_used : self.chars_used + len(chars)] = chars
+        self.hash[first : first + k] = hashes
         self.char_start[first : first + k] = self.chars_used + bounds
         self.char_len[first : first + k] = lens
         self.chars_used += len(chars)
@@ -105,7 +107,7 @@ class ChunkStore:
         longest = int(lens.max()) if len(lens) else 0
         if longest > len(self.powers):
             self.powers = _powers(max(longest, 2 * len(self.powers)))
-        terms = chars.astype(np.uint64) * self.powers[offset]
+        terms = np.multiply(self.powers[offset], chars, dtype=np.uint64)
         sums = np.add.reduceat(terms, bounds) if len(bounds) else np.zeros(0, dtype=np.uint64)
         h = sums ^ (lens.astype(np.uint64) * _MIX)
         h ^= h >> np.uint64(31)
@@ -152,9 +154,7 @@ class ChunkStore:
             self.bits += 1
         self.slot_hash = np.zeros(1 << self.bits, dtype=np.uint64)
         self.slot_entry = np.full(1 << self.bits, -1, dtype=np.int64)
-        k = self.count
-        chars, bounds, lens, offset = _laid_out(self.chars, self.char_start[:k], self.char_len[:k])
-        self._insert(self._hashes(chars, bounds, lens, offset), np.arange(k, dtype=np.int64))
+        self._insert(self.hash[: self.count], np.arange(self.count, dtype=np.int64))
 
 
 def group_equal(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
