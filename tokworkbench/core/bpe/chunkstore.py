@@ -39,6 +39,12 @@ class ChunkStore:
     def __len__(self) -> int:
         return self.count
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the arrays (allocated, not only used)."""
+        return sum(a.nbytes for a in (self.chars, self.ids, self.hash, self.char_start, self.char_len,
+                                      self.id_start, self.id_len, self.slot_hash, self.slot_entry, self.powers))
+
     # -- looking up -------------------------------------------------------------------------
     def find(self, cps: np.ndarray, starts: np.ndarray, lens: np.ndarray | None = None, offset=None):
         """The entry of each chunk `cps[starts[i]:starts[i] + lens[i]]` (by default the chunks
