@@ -114,6 +114,24 @@ def _slot(keys: np.ndarray, bits: int) -> np.ndarray:
     return ((keys.astype(np.uint64) * _HASH_MULT) >> np.uint64(64 - bits)).astype(np.int64)
 
 
+def _fresh(ids: np.ndarray, sizes: np.ndarray, table: MergeTable, rank=None, last=None):
+    """Arrays for `_rounds` over units that are all alive, chunk after chunk of these sizes:
+    ranks (looked up unless given), last-unit flags, links, chunk starts."""
+    n = len(ids)
+    starts = np.cumsum(sizes) - sizes
+    if last is None:
+        last = np.zeros(n, dtype=bool)
+        last[np.cumsum(sizes) - 1] = True
+    if rank is None:
+        rank = np.full(n, table.never, dtype=np.int32)
+        pos = np.flatnonzero(~last)
+        rank[pos] = table.rank((ids[pos].astype(np.int64) << 32) | ids[pos + 1])
+    nxt = np.arange(1, n + 1, dtype=np.int32)
+    prv = np.arange(-1, n - 1, dtype=np.int32)
+    prv[starts] = -1
+    return ids, rank, last, nxt, prv, starts
+
+
 def bpe_many(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None = None) -> list[list[int]]:
     """Token ids of each byte string, as `Tokenizer._bpe` would give them; mapped through
     `outside` (inside id -> outside id) when given, in one numpy pass rather than per chunk."""
@@ -144,61 +162,62 @@ def bpe_flat(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
 
 
 def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
-    """All chunks side by side in flat arrays; `rank[i]` is the rank of the pair starting at i
-    (`never` at a chunk's last unit, flagged in `last`). A round takes each open chunk's lowest
-    rank, joins it everywhere in that chunk, and looks up only the pairs the joins changed (two
-    a join): the pairs that did not change keep their ranks. A chunk leaves when its lowest rank
-    is `never`. Ids and ranks are int32 and chunks are told apart by `last`, not by an owner
-    per unit: each round copies what stays, so fewer bytes per unit make every round cheaper."""
+    """All chunks side by side in flat arrays; `rank[i]` is the rank of the pair that unit i
+    starts (`never` at a chunk's last unit, flagged in `last`, and at joined-away units, whose
+    id is -1). A round takes each open chunk's lowest rank, joins it everywhere in that chunk,
+    and looks up only the pairs the joins changed (two a join). Units joined away stay where
+    they are, skipped through `nxt`/`prv` links, so a round costs four passes over the arrays
+    and work per join; the arrays are compacted (finished chunks leave, dead units go) only
+    when more than half of them is dead or finished. Ids and ranks are int32."""
     count = len(pieces)
     never, base = table.never, table.base_size
     ids = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int32)
-    chunk = np.flatnonzero(lengths > 0)  # the piece each open chunk is
+    chunk = np.flatnonzero(lengths > 0)  # the piece each chunk in the arrays is
     sizes = lengths[chunk]
-    n = len(ids)
-    last = np.zeros(n, dtype=bool)
-    last[np.cumsum(sizes) - 1] = True
-    rank = np.full(n, never, dtype=np.int32)
-    pos = np.flatnonzero(~last)
-    rank[pos] = table.rank((ids[pos].astype(np.int64) << 32) | ids[pos + 1])
     out_ids, out_owner = [], []
-    while n:
-        starts = np.cumsum(sizes) - sizes
+    ids, rank, last, nxt, prv, starts = _fresh(ids, sizes, table)
+    idle = 0  # units dead or in finished chunks
+    while len(ids):
         best = np.minimum.reduceat(rank, starts)
         done = best == never
-        if done.any():
+        if idle + int(sizes[done].sum()) > len(ids) // 2 or done.all():
+            alive = ids >= 0
             leaving = np.repeat(done, sizes)
-            out_ids.append(ids[leaving])
-            out_owner.append(np.repeat(chunk[done], sizes[done]))
-            stay = ~leaving
-            ids, rank, last = ids[stay], rank[stay], last[stay]
-            stay = ~done
-            best, sizes, chunk = best[stay], sizes[stay], chunk[stay]
-            n = len(ids)
-            if not n:
+            out = leaving & alive
+            out_ids.append(ids[out])
+            out_owner.append(np.repeat(chunk[done], np.add.reduceat(alive, starts)[done]))
+            stay = ~leaving & alive
+            sizes = np.add.reduceat(alive, starts)[~done]
+            chunk, best = chunk[~done], best[~done]
+            ids, rank, last, nxt, prv, starts = _fresh(ids[stay], sizes, table, rank[stay], last[stay])
+            idle = 0
+            if not len(ids):
                 break
-            starts = np.cumsum(sizes) - sizes
+            done = np.zeros(len(sizes), dtype=bool)
+        best[done] = -1  # no rank is -1: nothing of a finished chunk is chosen
         at = np.flatnonzero(rank == np.repeat(best, sizes))
+        right = nxt[at]
         # (a, a) in a run "aaa": take the 1st, 3rd... pair from the left, as a sequential merge does
-        linked = np.concatenate(([False], at[1:] == at[:-1] + 1))
+        linked = np.concatenate(([False], at[1:] == right[:-1]))
         if linked.any():
             index = np.arange(len(at))
             take = (index - np.maximum.accumulate(np.where(linked, 0, index))) % 2 == 0
-            at = at[take]
+            at, right = at[take], right[take]
         ids[at] = base + rank[at]
-        last[at] = last[at + 1]  # the joined unit ends its chunk if the right one did
-        keep = np.ones(n, dtype=bool)
-        keep[at + 1] = False
-        ids, rank, last = ids[keep], rank[keep], last[keep]
-        n = len(ids)
-        sizes = sizes - np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=len(sizes))
-        at -= np.arange(len(at))  # where the joined units are now
+        ids[right] = -1
+        rank[right] = never
+        last[at] = last[right]  # the joined unit ends its chunk if the right one did
+        beyond = nxt[right]
+        nxt[at] = beyond
+        inner = ~last[at]
+        prv[beyond[inner]] = at[inner]
+        idle += len(at)
         # the pairs that changed: each joined unit's own, and the one before it in its chunk
-        before = at[at > 0] - 1
-        changed = np.concatenate((before[~last[before]], at))
+        before = prv[at]
+        changed = np.concatenate((before[before >= 0], at))
         rank[changed] = never
         pos = changed[~last[changed]]
-        rank[pos] = table.rank((ids[pos].astype(np.int64) << 32) | ids[pos + 1])
+        rank[pos] = table.rank((ids[pos].astype(np.int64) << 32) | ids[nxt[pos]])
     if not out_ids:
         return np.zeros(0, dtype=np.int64), [0] * (count + 1)
     ids = np.concatenate(out_ids).astype(np.int64)
