@@ -8,9 +8,17 @@ TOKWORKBENCH_DATA, ~/.cache/tokworkbench, tiktoken's cache, or the bpe-openai wh
 each text with both on one thread (ours through the serial path, as tiktoken's
 `encode_ordinary` runs), checks the ids are identical, and prints MB/s and the ratio. The bar
 is 0.75x tiktoken's throughput.
+
+Times are CPU seconds of this process (`time.process_time`; both encoders run on one thread),
+so that other people's jobs on a shared machine do not count. Rounds are interleaved
+(tiktoken, ours cold, ours warm) and the medians printed: the machine's speed drifts. Cold: a fresh model with an empty chunk cache (its lookup tables built before
+the clock starts, as tiktoken's are when its Encoding is made); warm: the same model again,
+every chunk cached. Also printed: the pre-tokenizer alone (ours, and `regex.findall`), and the
+chunk cache's size and the process's peak memory.
 """
 
 import argparse
+import resource
 import statistics
 import sys
 import time
@@ -19,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import regex  # noqa: E402
 import tiktoken  # noqa: E402
 
 from tokworkbench.core.errors import ModelFileError  # noqa: E402
@@ -40,12 +49,22 @@ def tiktoken_for(name: str, ranks: dict) -> tiktoken.Encoding:
                              special_tokens=spec["special_tokens"])
 
 
+def prepare_tables(tok) -> None:
+    """Build the model's lookup tables (merge ranks, pair hash, outside ids), which a first
+    encode builds once per model; tiktoken builds its own when its Encoding is made."""
+    table = tok._merge_table
+    table._hash
+    table.rank_of
+    tok._outside_array
+    tok._ranks
+
+
 def main():
     ap = argparse.ArgumentParser()
     corpus = ROOT / "bench-data" / "corpus"
     ap.add_argument("--text", nargs="+", default=[str(corpus / "en-10M.txt"), str(corpus / "multi-10M.txt")])
     ap.add_argument("--mb", type=float, default=4.0, help="encode the first MB megabytes of each text")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds; each encoder once per round, interleaved")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds; each encoder once per round, interleaved")
     args = ap.parse_args()
     texts = []
     for path in map(Path, args.text):
@@ -64,25 +83,45 @@ def main():
             continue
         t = time.perf_counter()
         load_preset(name)
-        print(f"{name} from {where}: loaded in {time.perf_counter() - t:.2f} s")
+        print(f"{name} from {where}: loaded in {time.perf_counter() - t:.2f} s (wall clock)")
         enc = tiktoken_for(name, parse_ranks(raw))
         for label, text in texts:
             mb = len(text.encode()) / 1e6
-            times = {"tiktoken": [], "ours": []}
+            times = {"tiktoken": [], "tables": [], "cold": [], "warm": [], "split": [], "regex": []}
             same = True
             for _ in range(args.repeat):
-                t = time.perf_counter()
+                t = time.process_time()
                 theirs = enc.encode_ordinary(text)
-                times["tiktoken"].append(time.perf_counter() - t)
-                fresh = load_preset(name)  # cold: no chunk cache
-                t = time.perf_counter()
+                times["tiktoken"].append(time.process_time() - t)
+                fresh = load_preset(name)
+                t = time.process_time()
+                prepare_tables(fresh)
+                times["tables"].append(time.process_time() - t)
+                t = time.process_time()
                 ours = fresh.encode_normalized(text)  # one thread (encode_ordinary forks on long texts)
-                times["ours"].append(time.perf_counter() - t)
-                same = same and ours == theirs
-            tt, us = statistics.median(times["tiktoken"]), statistics.median(times["ours"])
-            print(f"  {label} ({mb:.1f} MB, {len(theirs):,} tokens): tiktoken {mb / tt:6.2f} MB/s, "
-                  f"tokworkbench {mb / us:6.2f} MB/s, ratio {tt / us:.2f}x; ids identical: {same}")
-
+                times["cold"].append(time.process_time() - t)
+                t = time.process_time()
+                warm = fresh.encode_normalized(text)
+                times["warm"].append(time.process_time() - t)
+                same = same and ours == theirs and warm == theirs
+                store = fresh._chunk_store
+                t = time.process_time()
+                chunks = fresh.pre_tokenizer.split(text)
+                times["split"].append(time.process_time() - t)
+                t = time.process_time()
+                regex.findall(fresh.pre_tokenizer.pattern, text)
+                times["regex"].append(time.process_time() - t)
+            tt, tables, cold, warm_t, split, rx = (statistics.median(times[k])
+                                                   for k in ("tiktoken", "tables", "cold", "warm", "split", "regex"))
+            print(f"  {label} ({mb:.1f} MB, {len(theirs):,} tokens, {len(chunks):,} chunks, "
+                  f"{len(set(chunks)):,} distinct): ids identical: {same}; chunk store after it:"
+                  f" {len(store):,} entries, {store.nbytes / 1e6:.1f} MB")
+            print(f"    tiktoken {mb / tt:6.2f} MB/s | ours cold {mb / cold:6.2f} MB/s = {tt / cold:.2f}x"
+                  f" | warm {mb / warm_t:6.2f} MB/s = {tt / warm_t:.2f}x")
+            print(f"    pre-tokenizer alone: ours {split:.2f} s, regex.findall {rx:.2f} s, tiktoken's whole encode {tt:.2f} s;"
+                  f" ours cold {cold:.2f} s, warm {warm_t:.2f} s; lookup tables (once per model) {tables:.2f} s")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"  peak memory of this process so far: {peak:,.0f} MB")
 
 if __name__ == "__main__":
     main()

@@ -15,13 +15,16 @@ from functools import cached_property
 from itertools import chain
 from typing import Any
 
+import numpy as np
 import regex
 
-from ..bpe.batchbpe import MergeTable, bpe_many
+from ..bpe.batchbpe import MergeTable, bpe_flat, bpe_many
+from ..bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
 from ..bpe.encode import merge_ids
 from ..errors import DecodeError, EncodeError
 from ..inspection.escape import render_bytes
 from ..text.normalize import normalize
+from ..text.fastsplit import FAST_PRESETS, chunk_starts
 from ..text.parallel import can_parallelize, encode_parallel
 from ..text.pretokenize import PreTokenizer
 from ..units import Units
@@ -31,7 +34,8 @@ from .roles import NO_ROLES, Roles
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
-_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache")
+_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array",
+            "_chunk_store")
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,7 @@ class Tokenizer:
 
     def encode_normalized(self, text: str, offset: int = 0) -> list[int]:
         """Ids of text that is already normalized (what parallel encoding hands each worker)."""
-        return self.to_outside(self._encode_serial(text, offset))
+        return self._encode_serial(text, offset)
 
     def apply_merges(self, units: list[int]) -> list[int]:
         """The inside ids BPE makes of a run of base units (one chunk's bytes or characters)."""
@@ -206,7 +210,7 @@ class Tokenizer:
 
     @cached_property
     def _chunk_cache(self) -> "_ChunkCache":
-        return _ChunkCache(self._encode_chunk)
+        return _ChunkCache(self._encode_chunk_outside)
 
     def _encode_text(self, text: str, offset: int) -> list[int]:
         """Long texts with a preset pattern are cut where the preset always cuts and encoded on
@@ -219,11 +223,21 @@ class Tokenizer:
         return self.encode_normalized(text, offset)
 
     def _encode_serial(self, text: str, offset: int) -> list[int]:
-        """Each distinct chunk is encoded once (and cached); the rest is C-speed lookups."""
-        chunks = self.pre_tokenizer.split(text)
+        """Outside ids. Each distinct chunk is encoded once (and cached, already as outside
+        ids); the rest is C-speed lookups."""
+        pre = self.pre_tokenizer
+        if self.units.is_bytes and pre.is_preset_pattern and pre.name in FAST_PRESETS:
+            found = chunk_starts(pre.name, text)
+            if found is not None:
+                return self._encode_by_offsets(text, offset, *found)
+        chunks = pre.split(text)
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
+        try:  # every chunk seen before: one pass of lookups (a chunk not seen gives None)
+            return list(chain.from_iterable(map(cache.get, chunks)))
+        except TypeError:
+            pass
         if self.units.is_bytes and len(chunks) >= _BATCH_FROM:
             self._encode_new_chunks_at_once(chunks, cache)
         try:
@@ -237,6 +251,60 @@ class Tokenizer:
             self._encode_chunk(exc.chunk, pos)
             raise
 
+    @cached_property
+    def _chunk_store(self) -> ChunkStore:
+        return ChunkStore()
+
+    def _encode_by_offsets(self, text: str, offset: int, cps: np.ndarray, starts: np.ndarray) -> list[int]:
+        """A long text under gpt4 or o200k: its chunks are found by offset and looked up in the
+        chunk store all at once. Of the chunks not stored, one per distinct hash is cut out as
+        a str and encoded; the others must equal it character for character (else a hash
+        collision: each is stored on its own)."""
+        store = self._chunk_store
+        if len(store) > _CACHE_LIMIT:
+            store = self.__dict__["_chunk_store"] = ChunkStore()
+        places = tiling_offsets(len(cps), starts)
+        entries, hashes = store.find(cps, starts, offset=places)
+        missing = np.flatnonzero(entries < 0)
+        if len(missing):
+            lens = np.diff(np.append(starts, len(cps)))
+            first, which = group_equal(hashes[missing])
+            stand_in = missing[first]
+            made = self._store_new(store, text, offset, cps, stand_in, starts, lens, hashes, missing)
+            entries[missing] = made[which]
+            other = stand_in[which]
+            odd = missing[~_same_chunks(cps, starts, lens, missing, other, places)]
+            if len(odd):
+                cut = list(map(text.__getitem__, map(slice, starts[odd].tolist(), (starts[odd] + lens[odd]).tolist())))
+                row = dict(zip(cut, odd.tolist()))  # each distinct chunk: one place it is
+                keys, apart = list(row), np.fromiter(row.values(), dtype=np.int64, count=len(row))
+                order = np.argsort(apart)
+                stored = self._store_new(store, text, offset, cps, apart[order], starts, lens, hashes, odd)
+                made = dict(zip([keys[i] for i in order.tolist()], stored.tolist()))
+                entries[odd] = [made[c] for c in cut]
+        return store.ids_of(entries)
+
+    def _store_new(self, store: ChunkStore, text: str, offset: int, cps: np.ndarray, rows: np.ndarray,
+                   starts: np.ndarray, lens: np.ndarray, hashes: np.ndarray, among: np.ndarray) -> np.ndarray:
+        """Encode the chunks `rows` (distinct, ascending) and store them; their entries. A lone
+        surrogate is an error naming its first offset in the text (`among`, ascending: every
+        chunk `rows` stand for)."""
+        a, n = starts[rows], lens[rows]
+        chunks = list(map(text.__getitem__, map(slice, a.tolist(), (a + n).tolist())))
+        try:
+            pieces = list(map(str.encode, chunks))
+        except UnicodeEncodeError:
+            for at, size in zip(starts[among].tolist(), lens[among].tolist()):
+                self._encode_chunk(text[at : at + size], offset + at)  # raises at the first bad one
+            raise
+        if len(pieces) >= _BATCH_FROM:
+            ids, id_lens = bpe_flat(pieces, self._merge_table, self._outside_array)
+        else:
+            made = [self.to_outside(self.apply_merges(list(p))) for p in pieces]
+            id_lens = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
+            ids = np.fromiter(chain.from_iterable(made), dtype=np.int64, count=int(id_lens.sum()))
+        return store.add(cps, a, n, hashes[rows], ids, id_lens)
+
     def _encode_new_chunks_at_once(self, chunks: list[str], cache: dict) -> None:
         """Fill the cache for every chunk not in it with one `bpe_many` call (half the time of
         one `merge_ids` call per chunk on a large text). A lone surrogate leaves it to the
@@ -246,10 +314,17 @@ class Tokenizer:
             return
         new = list(new)
         try:
-            pieces = [c.encode("utf-8") for c in new]
+            pieces = list(map(str.encode, new))
         except UnicodeEncodeError:
             return
-        cache.update(zip(new, bpe_many(pieces, self._merge_table)))
+        cache.update(zip(new, bpe_many(pieces, self._merge_table, self._outside_array)))
+
+    @cached_property
+    def _outside_array(self) -> np.ndarray | None:
+        return None if self.ids is None else np.array(self.ids.outside, dtype=np.int64)
+
+    def _encode_chunk_outside(self, chunk: str, offset: int) -> list[int]:
+        return self.to_outside(self._encode_chunk(chunk, offset))
 
     def _encode_chunk(self, chunk: str, offset: int) -> list[int]:
         if self.units.is_bytes:
@@ -298,6 +373,25 @@ class Tokenizer:
                 f"the ids decode to bytes that are not valid UTF-8 at byte offset {exc.start}"
                 f" ({data[exc.start:exc.end].hex(' ')}); decode with errors=replace to see U+FFFD there"
             ) from None
+
+
+def _same_chunks(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, these: np.ndarray,
+                 those: np.ndarray, places: np.ndarray) -> np.ndarray:
+    """Whether chunk `these[i]` holds the same characters as chunk `those[i]` (`these`
+    ascending; all of the text's chunks on a first encode, where `places`, each character's
+    place in its chunk, saves finding where they are)."""
+    same = lens[these] == lens[those]
+    if len(these) == len(starts) and same.all():
+        differ = cps[np.repeat(starts[those].astype(np.int32), lens) + places] != cps
+        n = lens
+    else:
+        n = np.where(same, lens[these], 0)
+        bounds = np.cumsum(n) - n
+        offset = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(bounds, n)
+        differ = cps[np.repeat(starts[these], n) + offset] != cps[np.repeat(starts[those], n) + offset]
+    if differ.any():
+        same[np.repeat(np.arange(len(these)), n)[differ]] = False
+    return same
 
 
 class _ChunkCache(dict):

@@ -1,0 +1,120 @@
+"""The chunk store gives each chunk its own ids, even when hashes collide, and long texts under
+the gpt4/o200k presets encode through it exactly as chunk by chunk."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokworkbench.core import TrainConfig, pre_tokenizer
+from tokworkbench.core.bpe.chunkstore import ChunkStore, group_equal
+from tokworkbench.core.bpe.trainer import train
+from tokworkbench.core.errors import EncodeError
+from tokworkbench.core.text import fastsplit
+
+
+def _cut(chunks: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    text = "".join(chunks)
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    starts = np.cumsum([0] + [len(c) for c in chunks[:-1]]).astype(np.int64)
+    return cps, starts
+
+
+def _ids(chunk: str) -> list[int]:
+    return [ord(c) * 7 for c in chunk][:3] or [0]
+
+
+def _store_and_find(store: ChunkStore, chunks: list[str]) -> list[int]:
+    cps, starts = _cut(chunks)
+    entries, hashes = store.find(cps, starts)
+    lens = np.diff(np.append(starts, len(cps)))
+    seen: dict[str, int] = {}
+    for i in np.flatnonzero(entries < 0).tolist():
+        c = chunks[i]
+        if c not in seen:
+            ids = np.array(_ids(c), dtype=np.int64)
+            seen[c] = int(store.add(cps, starts[i : i + 1], lens[i : i + 1], hashes[i : i + 1], ids,
+                                    np.array([len(ids)]))[0])
+        entries[i] = seen[c]
+    return store.ids_of(entries)
+
+
+chunk_lists = st.lists(st.text(alphabet="ab é中🙂\n", min_size=1, max_size=6), min_size=1, max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=chunk_lists, second=chunk_lists)
+def test_each_chunk_gets_its_own_ids(first, second):
+    store = ChunkStore()
+    for chunks in (first, second, first + second):
+        assert _store_and_find(store, chunks) == [t for c in chunks for t in _ids(c)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(first=chunk_lists, second=chunk_lists)
+def test_colliding_hashes_never_mix_chunks_up(first, second):
+    store = ChunkStore()
+    store._hashes = lambda cps, starts, lens, *a, **k: np.zeros(len(lens), dtype=np.uint64)  # all collide
+    for chunks in (first, second, first + second):
+        assert _store_and_find(store, chunks) == [t for c in chunks for t in _ids(c)]
+
+
+def test_it_grows_past_its_first_table():
+    store = ChunkStore()
+    chunks = [f"w{i}" for i in range(20_000)]
+    assert _store_and_find(store, chunks) == [t for c in chunks for t in _ids(c)]
+    assert _store_and_find(store, chunks[::-1]) == [t for c in chunks[::-1] for t in _ids(c)]
+    assert len(store) == 20_000
+
+
+@pytest.fixture(scope="module")
+def models():
+    text = "The quick brown fox's den. 中文字符 and Ελληνικά, 12345 \n\n  spaces\t\ttabs don't WON'T " * 40
+    return {p: train([text], TrainConfig(pre_tokenizer=pre_tokenizer(p)), vocab_size=400).tokenizer()
+            for p in ("gpt4", "o200k")}
+
+
+@pytest.mark.parametrize("preset", ["gpt4", "o200k"])
+@settings(max_examples=40, deadline=None)
+@given(text=st.text(alphabet="The quick fox's 中文 Ελλ 123 \n\t'sSA" + "é\u0301🙂", max_size=400))
+def test_long_texts_encode_as_chunk_by_chunk(models, preset, text):
+    tok = models[preset]
+    text = text * (1 + fastsplit.FAST_FROM // max(1, len(text)))  # past the numpy threshold
+    expected = [t for chunk in tok.pre_tokenizer.split(text) for t in tok.apply_merges(list(chunk.encode()))]
+    assert tok.encode_normalized(text) == tok.to_outside(expected)
+    assert tok.encode_normalized(text) == tok.to_outside(expected)  # from the store this time
+
+
+@pytest.mark.parametrize("preset", ["gpt4", "o200k"])
+def test_a_lone_surrogate_is_an_error_naming_its_offset(models, preset):
+    text = "ok " * 1000 + "\ud800" + " more" * 10
+    with pytest.raises(EncodeError, match="offset 3000"):
+        models[preset].encode_normalized(text)
+
+
+@pytest.mark.parametrize("preset", ["gpt4", "o200k"])
+def test_long_texts_encode_right_when_every_hash_collides(models, preset, monkeypatch):
+    monkeypatch.setattr(ChunkStore, "_hashes", lambda self, chars, bounds, lens, offset:
+                        np.zeros(len(lens), dtype=np.uint64))
+    tok = train(["some text 中文 don't"], TrainConfig(pre_tokenizer=pre_tokenizer(preset)), vocab_size=300).tokenizer()
+    text = "The quick brown fox's den. 中文字符 and Ελληνικά, 12345 \n\n  spaces " * 60
+    expected = [t for chunk in tok.pre_tokenizer.split(text) for t in tok.apply_merges(list(chunk.encode()))]
+    assert tok.encode_normalized(text) == tok.to_outside(expected)
+    assert tok.encode_normalized(text) == tok.to_outside(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(0, 6), max_size=60), spread=st.booleans())
+def test_group_equal_gives_one_index_per_value(values, spread):
+    hashes = np.array([v * (0x9E3779B97F4A7C15 if spread else 1) % 2**64 for v in values], dtype=np.uint64)
+    first, which = group_equal(hashes)
+    assert sorted(set(hashes[first].tolist())) == sorted(set(hashes.tolist()))
+    assert len(first) == len(set(values))
+    assert (hashes[first[which]] == hashes).all()
+    assert list(first) == sorted(first)
+
+
+def test_a_repeated_lone_surrogate_chunk_is_named_at_its_first_offset(models):
+    text = "ok " * 1000 + "\ud800 x" + " more" * 10 + " \ud800 x" * 30
+    with pytest.raises(EncodeError, match="offset 3000"):
+        models["gpt4"].encode_normalized(text)
