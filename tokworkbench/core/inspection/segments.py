@@ -18,11 +18,14 @@ class TokenSpan:
 
 
 def chunk_spans(
-    pieces: Iterable[tuple], token: Callable[[int], bytes | str], first_ordinal: int = 0
+    pieces: Iterable[tuple], token: Callable[[int], bytes | str], first_ordinal: int = 0,
+    char_lengths: Callable[[str, list[int]], list[int]] | None = None,
 ) -> list[TokenSpan]:
     """Spans for (char offset, chunk text, token ids[, first byte]) pieces; `token(id)` is the
     id's vocabulary entry (bytes, or str for char units): only its length matters here. A piece
-    cut from a long chunk may start its first token inside its first character, at `first byte`."""
+    cut from a long chunk may start its first token inside its first character, at `first byte`.
+    `char_lengths(chunk, ids)` (char units) says how many characters each id covers where that
+    is not its length: an unknown-text token such as `<unk>` covers the characters it stands for."""
     spans: list[TokenSpan] = []
     ordinal = first_ordinal
     for offset, chunk, ids, *rest in pieces:
@@ -33,8 +36,9 @@ def chunk_spans(
         # char units, or ASCII bytes: a token's length is its length in characters
         if isinstance(token(ids[0]), str) or len(data) == len(chunk):
             pos = offset + skip
-            for t in ids:
-                n = len(token(t))
+            chars = char_lengths(chunk, ids) if char_lengths is not None and not skip else None
+            for k, t in enumerate(ids):
+                n = chars[k] if chars is not None else len(token(t))
                 spans.append(TokenSpan(pos, pos + n, t, ordinal, False))
                 pos += n
                 ordinal += 1
@@ -67,7 +71,8 @@ def text_spans(tokenizer, text: str) -> tuple[str, list[TokenSpan]]:
         pieces.append((pos, chunk, ids))
         normalized_parts.append(chunk)
         pos += len(chunk)
-    return "".join(normalized_parts), chunk_spans(pieces, tokenizer.token)
+    return "".join(normalized_parts), chunk_spans(pieces, tokenizer.token,
+                                                  char_lengths=getattr(tokenizer, "char_lengths", None))
 
 
 def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> list[TokenSpan]:

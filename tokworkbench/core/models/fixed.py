@@ -112,6 +112,11 @@ class FixedVocab:
         """One chunk: a fixed vocabulary has no pre-tokenizer."""
         return [(text, self._segment(text, 0))] if text else []
 
+    def char_lengths(self, chunk: str, ids: list[int]) -> list[int]:
+        """Characters each id covers: the unk token stands for one character."""
+        unk = self.special_ids.get(self.roles.unk) if self.roles.unk is not None else None
+        return [1 if t == unk else len(self.token_text(t)) for t in ids]
+
     def _segment(self, text: str, offset: int) -> list[int]:
         table, lengths = self._content
         unk = self.special_ids.get(self.roles.unk) if self.roles.unk is not None else None

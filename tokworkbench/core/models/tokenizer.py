@@ -334,6 +334,11 @@ class Tokenizer:
                 raise EncodeError(f"cannot encode lone surrogate at offset {offset + exc.start}") from None
         return self._encode_chars(chunk, offset)
 
+    def char_lengths(self, chunk: str, ids: list[int]) -> list[int]:
+        """Characters each of a chunk's ids covers: the unknown-character token covers one."""
+        unk = self.special_ids.get(self.unk_token) if not self.units.is_bytes else None
+        return [1 if t == unk else len(self.token(t)) for t in ids]
+
     def _encode_chars(self, chunk: str, offset: int) -> list[int]:
         index = self._char_index
         unk = self._special_inside.get(self.unk_token)

@@ -152,13 +152,22 @@ class UnigramModel:
 
     def encode_word(self, word: str) -> list[int]:
         """One pre-tokenizer chunk's ids: the Viterbi path, runs of unknown characters fused."""
-        ids: list[int] = []
+        return [tid for tid, _ in self._word(word)]
+
+    def char_lengths(self, chunk: str, ids: list[int]) -> list[int]:
+        """Characters each id covers: a fused <unk> covers its whole run of unknown characters."""
+        return [n for _, n in self._word(chunk)]
+
+    def _word(self, word: str) -> list[tuple[int, int]]:
+        """(id, characters it covers) along the Viterbi path."""
+        out: list[tuple[int, int]] = []
         for a, b in self.segment(word):
             tid = self._ids.get(word[a:b], 0)
-            if tid == 0 and ids and ids[-1] == 0:
-                continue  # HF fuses consecutive unknowns into one <unk>
-            ids.append(tid)
-        return ids
+            if tid == 0 and out and out[-1][0] == 0:
+                out[-1] = (0, out[-1][1] + b - a)  # HF fuses consecutive unknowns into one <unk>
+                continue
+            out.append((tid, b - a))
+        return out
 
     def segment(self, word: str) -> list[tuple[int, int]]:
         """The best segmentation's spans (an unknown character is a span of its own)."""
