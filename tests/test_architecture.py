@@ -56,6 +56,22 @@ def test_the_bpe_kind_implements_the_model_kind_protocols():
     assert isinstance(trainer.model(), Model)
 
 
+def test_every_other_kind_implements_the_protocols_too():
+    """Unigram, fixed vocabularies and a loaded model shown frozen: each view and format works
+    through these protocols, so a kind that lacks a member breaks somewhere far away."""
+    from tokworkbench.core.models.fixed import FixedVocab
+    from tokworkbench.core.models.frozen import FrozenLearner
+    from tokworkbench.core.models.roles import Roles
+    from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+
+    unigram = UnigramLearner(["low lower lowest"], UnigramConfig(seed_size=30))
+    assert isinstance(unigram, Learner) and isinstance(unigram.model(), Model)
+    fixed = FixedVocab(("<unk>", "low", "er", "l", "o", "w"), Roles(unk="<unk>"))
+    assert isinstance(fixed, Model)
+    frozen = FrozenLearner(unigram.model(), ["low lower"], "u.json")
+    assert isinstance(frozen, Learner) and isinstance(frozen.model(), Model)
+
+
 def test_every_exception_class_lives_in_errors_py():
     """One place to find what can go wrong (private control-flow signals excepted)."""
     elsewhere = []

@@ -205,3 +205,28 @@ def test_encode_add_special_says_when_the_model_has_no_boundaries(tmp_path, caps
     out, err = capsys.readouterr()
     assert "gives no token the bos or eos role; --add-special adds nothing" in err
     assert [int(i) for i in out.split()] == bpe().encode("low")
+
+
+def test_a_unigram_model_takes_the_unk_role_and_its_file_keeps_it(tmp_path):
+    """Unigram's one special token is its <unk>: it can take the unk role (and no other token can
+    take one); the model file records it, and the fingerprint sees it."""
+    from tokworkbench.core.compat import fingerprint
+    from tokworkbench.core.errors import RoleError
+    from tokworkbench.core.formats import modelfile
+    from tokworkbench.core.models.roles import Roles, with_roles
+    from tokworkbench.core.session import Session
+    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+
+    plain = UnigramLearner(["ab ab ba"], UnigramConfig(seed_size=10)).model()
+    model = with_roles(plain, Roles(unk="<unk>"))
+    assert fingerprint(model) != fingerprint(plain)
+    path = modelfile.save(model, tmp_path / "u.json")
+    assert modelfile.load(path).roles == Roles(unk="<unk>")
+    docs = tmp_path / "c.txt"
+    docs.write_text("ab ab ba abba", encoding="utf-8")
+    session = Session.open([str(docs)], Settings(model="unigram", split="metaspace", seed_size=20, target=10))
+    session.set_roles(Roles(unk="<unk>"))
+    assert session.model().roles.unk == "<unk>"
+    with pytest.raises(RoleError, match="not a special token"):
+        session.set_roles(Roles(bos="<s>"))

@@ -154,7 +154,7 @@ class Session:
     def set_roles(self, roles: Roles) -> None:
         """Give special tokens roles (no retraining); RoleError, and nothing changed, for a role
         naming a token that is not one of the special tokens."""
-        roles = Roles.of(roles).check(self.settings.special_tokens)
+        roles = Roles.of(roles).check(self.settings.role_tokens)
         self.settings = self.settings.with_(roles=roles)
 
     def _replaying(self) -> int:

@@ -45,12 +45,17 @@ class Settings:
             raise TrainingError(f"unknown model {self.model!r}; choose bpe or unigram")
         if self.algorithm not in ALGORITHMS:
             raise TrainingError(f"unknown Unigram algorithm {self.algorithm!r}; choose course or em")
-        self.roles.check(self.special_tokens + (("<unk>",) if self.model == "unigram" else ()))
+        self.roles.check(self.role_tokens)
         pre = pre_tokenizer(CUSTOM, self.pattern or "") if self.split == CUSTOM else pre_tokenizer(self.split)
         if self.model == "unigram":
             return UnigramConfig(self.normalizer, pre, self.algorithm, self.seed_size, self.prune_fraction,
                                  self.shrinking_factor, self.sub_iterations, self.max_piece_length)
         return TrainConfig(self.units, self.normalizer, pre, self.tie_break, self.special_tokens)
+
+    @property
+    def role_tokens(self) -> tuple[str, ...]:
+        """The tokens a role may name: the special tokens, and Unigram's own <unk>."""
+        return self.special_tokens + (("<unk>",) if self.model == "unigram" else ())
 
     def learner(self, texts, keep_layout: bool = False, progress=None, counted=None) -> Learner:
         """The learner these settings train: a BPE `Trainer` or a `UnigramLearner`."""

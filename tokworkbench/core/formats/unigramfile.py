@@ -15,6 +15,7 @@ import json
 import math
 import struct
 
+from ..models.roles import Roles
 from ..errors import ExportError, ForeignModelError, ModelFileError, TokWorkbenchError
 from ..text.normalize import NORMALIZERS
 from ..text.pretokenize import METASPACE, PRESETS, PreTokenizer, from_pattern, pre_tokenizer
@@ -46,6 +47,7 @@ def to_json(model: UnigramModel, corpus: dict | None = None) -> dict:
         "start_cost": model.start_cost,
         "pieces": [[text, score] for text, score in model.pieces],
         "special_tokens": model.special_ids,
+        "roles": model.roles.to_dict(),
         "history": [{"round": r.round, "vocab_size": r.vocab_size, "loss": r.loss, "removed": list(r.removed),
                      "tokens": r.tokens} for r in model.history],
         "corpus": corpus or {},
@@ -84,7 +86,11 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     if not _finite(start_cost):
         raise ModelFileError(f"'start_cost' must be a finite number, not {_short(start_cost)}")
     history = _history(doc.get("history", []))
-    return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost))
+    try:
+        roles = Roles.of(doc.get("roles")).check((UNK,))
+    except TokWorkbenchError as exc:
+        raise ModelFileError(f"'roles': {exc}") from None
+    return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles)
 
 
 def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tuple[str, float]]:

@@ -19,6 +19,7 @@ import regex
 from ..errors import DecodeError, EncodeError
 from ..text.normalize import normalize
 from ..text.pretokenize import PreTokenizer
+from ..models.roles import NO_ROLES, Roles
 from ..units import Units
 from .rows import Lattice, LatticeEdge
 from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment
@@ -37,6 +38,7 @@ class UnigramModel:
     """The training rounds (RoundRow), round 0 first; empty for an imported model."""
     algorithm: str = ""  # "course", "em", or "" when imported
     start_cost: float = 0.0  # what the training Viterbi charged at a word's start (course: 1.0)
+    roles: Roles = NO_ROLES  # only unk can have a role here: <unk> is the one special token
 
     kind = "unigram"
     units = Units.CHAR
