@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.errors import CorpusError, TrainingError
+from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 from tokworkbench.core.unigram.em import Lattices, digamma, hash_strings, seed_pieces
 from tokworkbench.core.unigram.viterbi import Vocab, viterbi
@@ -161,3 +162,18 @@ def test_seed_edges_are_the_lattice_lookups_find(texts):
     for name in ("word", "start", "end", "pid", "back"):
         assert np.array_equal(getattr(looked_up, name), getattr(given, name)), name
     assert len(given.pid) > len(table.chunks)
+
+
+@pytest.mark.parametrize("text", ["hello", "aa bb", "hello world", "\n\n", "x"])
+def test_em_on_a_corpus_where_no_substring_repeats_keeps_the_characters(text):
+    """The seed then holds only characters; training must not fail on it."""
+    learner = UnigramLearner([text], UnigramConfig(algorithm="em", pre_tokenizer=pre_tokenizer("metaspace")))
+    list(learner.run(vocab_size=8))
+    model = learner.model()
+    assert model.decode(model.encode(text)) == text
+
+
+@pytest.mark.parametrize("algorithm", ["course", "em"])
+def test_an_empty_corpus_is_one_clear_error_for_both_algorithms(algorithm):
+    with pytest.raises(CorpusError, match="the corpus is empty"):
+        UnigramLearner([""], UnigramConfig(algorithm=algorithm, pre_tokenizer=pre_tokenizer("metaspace")))

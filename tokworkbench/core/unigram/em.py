@@ -174,6 +174,8 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
         piece_of = np.full(sum(len(f) for f in found_score), -1, dtype=np.int64)
         piece_of[best] = len(corder) + np.arange(len(best))
         for at_pos, candidate, length in seen:
+            if not len(piece_of):  # no substring made the seed (none repeats): characters only
+                continue
             pid = np.where(candidate >= 0, piece_of[np.maximum(candidate, 0)], -1)
             hit = pid >= 0
             edges.append((at_pos[hit], np.full(int(hit.sum()), length), pid[hit]))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import TrainingError
 from ..inspection.segments import corpus_spans
 from ..text.chunks import ChunkCounts, count_chunks
+from ..text.corpus import require_text
 from ..text.normalize import check_normalizer
 from ..text.pretokenize import PreTokenizer, pre_tokenizer
 from ..units import Units
@@ -95,6 +96,7 @@ class UnigramLearner:
         self.words = list(table.chunks)
         self.freqs = [int(f) for f in table.counts.tolist()]
         self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
+        require_text(self.initial_tokens)  # both algorithms need a character to build on
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
         if config.algorithm == "course" and vocabulary is None:
             pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size)
