@@ -270,3 +270,26 @@ def test_cli_nbest_sample_export_and_counts(course_files, tmp_path, capsys):
     assert main(["train", "--from-counts", str(counts), "--model", "unigram", "--vocab-size", "100",
                  "-o", str(again)]) == 0
     assert json.loads(again.read_text(encoding="utf-8"))["pieces"] == json.loads(model.read_text(encoding="utf-8"))["pieces"]
+
+
+def test_cli_roles_on_unigram_are_unk_only_and_recorded(course_files, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    common = ["train", *course_files, "--model", "unigram", "--vocab-size", "200", "-o", str(model)]
+    assert main([*common, "--bos", "<s>"]) == 1
+    assert "can take only the unk role" in capsys.readouterr().err and not model.exists()
+    assert main([*common, "--unk", "<unk>"]) == 0
+    assert json.loads(model.read_text(encoding="utf-8"))["roles"] == {"unk": "<unk>"}
+    capsys.readouterr()
+    assert main(["encode", "-m", str(model), "This"]) == 0
+    plain = capsys.readouterr().out
+    assert main(["encode", "-m", str(model), "This", "--add-special"]) == 0  # no bos/eos: a note, the same ids
+    out, err = capsys.readouterr()
+    assert "no token the bos or eos role" in err and out == plain
+
+
+def test_settings_refuse_special_tokens_for_unigram():
+    from tokworkbench.core.errors import TrainingError
+    from tokworkbench.core.settings import Settings
+
+    with pytest.raises(TrainingError, match="one special token is <unk>"):
+        Settings(model="unigram", split="metaspace", special_tokens=("<s>",)).config()

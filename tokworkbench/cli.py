@@ -345,6 +345,12 @@ def _seed_size(args) -> int:
 def _unigram_config(args, normalizer: str, pre) -> UnigramConfig:
     if args.special:
         raise TrainingError("a Unigram model's one special token is <unk> (id 0); --special is for BPE")
+    roles = roles_from(args)
+    other = [(r, t) for r, t in roles.items() if (r, t) != ("unk", "<unk>")]
+    if other:
+        role, token = other[0]
+        raise TrainingError(f"--{role} {token}: a Unigram model's one special token is <unk> (id 0), which can "
+                            "take only the unk role (--unk '<unk>'); bos, eos and pad need BPE or a fixed vocabulary")
     return UnigramConfig(normalizer, pre, args.algorithm, _seed_size(args), args.prune_fraction,
                          args.shrinking_factor, args.sub_iterations, args.max_piece_length)
 
@@ -461,7 +467,7 @@ def _run_unigram(args, config: UnigramConfig, docs, counted, report: Skipped, st
                 progress.update(row.round, todo)
     if progress:
         progress.close()
-    model = learner.model()
+    model = with_roles(learner.model(), roles_from(args))
     modelfile.save(model, args.output, learner.corpus_summary())
     elapsed = time.perf_counter() - started
     _emit(f"trained {len(learner.history)} rounds ({config.algorithm}), {seeded} -> {learner.vocab_size} pieces "

@@ -45,6 +45,9 @@ class Settings:
             raise TrainingError(f"unknown model {self.model!r}; choose bpe or unigram")
         if self.algorithm not in ALGORITHMS:
             raise TrainingError(f"unknown Unigram algorithm {self.algorithm!r}; choose course or em")
+        if self.model == "unigram" and self.special_tokens:
+            raise TrainingError(f"a Unigram model's one special token is <unk> (id 0): special tokens such as "
+                                f"{self.special_tokens[0]!r} need BPE")
         self.roles.check(self.role_tokens)
         pre = pre_tokenizer(CUSTOM, self.pattern or "") if self.split == CUSTOM else pre_tokenizer(self.split)
         if self.model == "unigram":
