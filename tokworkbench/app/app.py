@@ -49,5 +49,6 @@ class WorkbenchApp(App):
 
 def run_app(paths: list[str] | None = None, settings: Settings | None = None,
             inspect: tuple[Model, str] | None = None) -> int:
-    WorkbenchApp(paths or None, settings, inspect).run()
-    return 0
+    app = WorkbenchApp(paths or None, settings, inspect)
+    app.run()
+    return app.return_code or 0  # 1 after an unhandled error: a script must not read a crash as success
