@@ -19,7 +19,7 @@ import numpy as np
 from ..text.chunks import ChunkCounts, count_chunks
 from ..text.corpus import require_text
 from ..errors import TrainingError
-from .flatchunks import FlatChunks, Grouped, PackedApplied, key_pair, pair_keys
+from .flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
 from .gcpause import collector_paused
 from ..text.normalize import check_normalizer
 from ..text.pretokenize import PreTokenizer, pre_tokenizer
@@ -114,16 +114,16 @@ class Trainer:
         self._length_counts = [0, self.base_size]  # every base token is one unit long
         self.merges: list[Pair] = []
         self.history: list[MergeRecord] = []
-        self._applied: list[PackedApplied] = []  # what each step changed, for undo
+        self._applied: list[np.ndarray] = []  # each step's positions: its whole undo record
         self.initial_tokens = int(np.dot(table.counts, lengths))
         self.total_tokens = self.initial_tokens
         self._use_first = config.tie_break == "first"
         self._flat = FlatChunks(units, lengths, table.counts)
         pairs = self._flat.initial_pairs()
         # pairs are keyed by `pair_keys(a, b)` inside; the public API speaks (a, b)
-        self._counts: dict[int, int] = dict(zip(pairs.pair_keys(), pairs.counts.tolist()))
+        self._counts: dict[int, int] = dict(zip(pairs.keys, pairs.counts))
         # for `first`: a pair's leftmost position (positions order as (chunk, offset) do)
-        self._first: dict[int, int] = dict(zip(pairs.pair_keys(), pairs.leftmost.tolist())) if self._use_first else {}
+        self._first: dict[int, int] = dict(zip(pairs.keys, pairs.leftmost)) if self._use_first else {}
         # for rules that compare ids, a sort key per id (kept as long as the vocabulary)
         self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
         self._static = None if self._use_first or self._order is not None else string_key(config.tie_break, self.vocab)
@@ -339,7 +339,7 @@ class Trainer:
             self._order.append(next_order(self.config.tie_break, z))
         applied = self._flat.merge(a, b, z)
         self.merges.append(best)
-        self._applied.append(PackedApplied.of(applied))
+        self._applied.append(applied.positions)
         self.total_tokens -= applied.replacements
         self._gain(applied.added)
         self._lose(applied.removed)
@@ -353,17 +353,18 @@ class Trainer:
         if not self.history:
             return None
         record = self.history.pop()
-        applied = self._applied.pop().unpack()
-        key = pair_keys(*self.merges.pop())
-        self._flat.unmerge(applied)
-        for p in applied.added.pair_keys():  # every pair holding the new id goes with it
+        positions = self._applied.pop()
+        a, b = self.merges.pop()
+        key = pair_keys(a, b)
+        added, removed = self._flat.unmerge(a, b, record.new_id, positions, len(self.vocab[a]))
+        for p in added:  # every pair holding the new id goes with it
             del self._counts[p]
             self._first.pop(p, None)
-        self._gain(applied.removed)
+        self._gain(removed)
         if record.count:
             self._counts[key] = record.count
             if self._use_first:
-                self._first[key] = int(applied.positions[0])  # a run's leftmost pair is merged
+                self._first[key] = int(positions[0])  # a run's leftmost pair is merged
             self._push(key, record.count)
         self._count_length(len(self.vocab.pop()), -1)
         if self._order is not None:
@@ -396,14 +397,17 @@ class Trainer:
         of a trainer forked into another process back into this one. The per-step records
         travel as a few arrays: as objects they took seconds to load, with the GIL held."""
         state = {name: value for name, value in vars(self).items() if name not in self._FIXED}
-        state["_applied"] = PackedApplied.join(self._applied)
+        sizes = np.fromiter(map(len, self._applied), dtype=np.int64, count=len(self._applied))
+        state["_applied"] = (sizes, np.concatenate(self._applied) if self._applied else EMPTY)
         state["history"] = np.array([(r.step, *r.pair, r.new_id, r.count, r.replacements, r.length)
                                      for r in self.history], dtype=np.int64).reshape(-1, 7)
         return state
 
     def restore_state(self, state: dict) -> None:
         state = dict(state)
-        state["_applied"] = PackedApplied.split(*state["_applied"])
+        sizes, data = state["_applied"]
+        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+        state["_applied"] = [data[i:j] for i, j in zip(bounds, bounds[1:])]
         state["history"] = [MergeRecord(step, (a, b), z, count, reps, length)
                             for step, a, b, z, count, reps, length in state["history"].tolist()]
         vars(self).update(state)
@@ -417,12 +421,12 @@ class Trainer:
         order = self._order
         if order is not None:  # the common case, with the heap key inlined
             heap, heappush = self._heap, heapq.heappush
-            for p, n in zip(grouped.pair_keys(), grouped.counts.tolist()):
+            for p, n in zip(grouped.keys, grouped.counts):
                 n += counts.get(p, 0)
                 counts[p] = n
                 heappush(heap, (-n, (order[p >> 32] << 32) + order[p & 0xFFFFFFFF], p))
             return
-        for p, n, left in zip(grouped.pair_keys(), grouped.counts.tolist(), grouped.leftmost.tolist()):
+        for p, n, left in zip(grouped.keys, grouped.counts, grouped.leftmost):
             n += counts.get(p, 0)
             counts[p] = n
             if self._use_first:
@@ -433,11 +437,11 @@ class Trainer:
         """Pairs that lost occurrences; a `first` key moves only if its position was lost.
         No heap push: the pair's old entry ranks it no lower than it now stands."""
         counts, first, flat = self._counts, self._first, self._flat
-        keys = grouped.pair_keys()
+        keys = grouped.keys
         still = None
         if self._use_first and keys:
-            still = flat.standing(grouped.keys, np.array([first[p] for p in keys], dtype=np.int64)).tolist()
-        for i, (p, n) in enumerate(zip(keys, grouped.counts.tolist())):
+            still = flat.standing(keys, [first[p] for p in keys]).tolist()
+        for i, (p, n) in enumerate(zip(keys, grouped.counts)):
             n = counts[p] - n
             if not n:
                 del counts[p]
@@ -469,22 +473,18 @@ class Trainer:
             return (order[p >> 32] << 32) + order[p & 0xFFFFFFFF]
         return self._first[p] if self._use_first else self._static(key_pair(p))
 
-    def _live(self, entry) -> bool:
-        pair = entry[2]
-        return self._counts.get(pair) == -entry[0] and self._key(pair) == entry[1]
-
     def _best(self) -> Pair | None:
-        heap, counts = self._heap, self._counts
+        heap, counts, order = self._heap, self._counts, self._order
         while heap:
-            entry = heap[0]
-            if self._live(entry):
-                return key_pair(entry[2])
-            pair = entry[2]
+            minus, key, pair = heap[0]
             n = counts.get(pair)
             if n is None:
                 heapq.heappop(heap)
-            else:  # ranked too high since it lost: rank it as it stands now
-                heapq.heapreplace(heap, (-n, self._key(pair), pair))
+                continue
+            now = (order[pair >> 32] << 32) + order[pair & 0xFFFFFFFF] if order is not None else self._key(pair)
+            if n == -minus and now == key:  # live: the entry still ranks the pair as it stands
+                return key_pair(pair)
+            heapq.heapreplace(heap, (-n, now, pair))  # ranked too high since it lost
         return None
 
     def _rebuild_heap(self):
