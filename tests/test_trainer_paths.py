@@ -90,3 +90,13 @@ def test_a_pickled_state_undoes_as_the_original_on_both_paths(small, monkeypatch
         assert fresh.undo() == worked.undo()
         assert _state(fresh) == _state(worked)
         _check_invariants(fresh)
+
+
+@given(chunks=st.lists(st.text(max_size=8), max_size=12))
+def test_utf8_units_are_each_chunk_encoded_on_its_own(chunks):
+    from tokworkbench.core.bpe.trainer import utf8_units
+
+    chunks = [c.encode("utf-8", "replace").decode("utf-8") for c in chunks]  # no lone surrogates
+    units, lengths = utf8_units(chunks)
+    assert units.tobytes() == b"".join(c.encode("utf-8") for c in chunks)
+    assert lengths.tolist() == [len(c.encode("utf-8")) for c in chunks]

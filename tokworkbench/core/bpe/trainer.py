@@ -30,6 +30,8 @@ from ..inspection.segments import corpus_spans
 from ..units import Units
 
 Pair = tuple[int, int]
+# a packed heap entry: (2**64 - count) << 128 | (tie key + 2**63) << 64 | pair key
+_CAP, _OFF, _MASK, _LOW = 1 << 64, 1 << 63, (1 << 64) - 1, 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,7 @@ class Trainer:
         if config.units.is_bytes:
             self.base: tuple[str, ...] | None = None
             self.vocab: list = config.units.base_tokens(None)
-            encoded = [c.encode("utf-8") for c in table.chunks]
-            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-            units = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+            units, lengths = utf8_units(table.chunks)
         else:
             lengths = np.fromiter(map(len, table.chunks), dtype=np.int64, count=len(table.chunks))
             points = np.frombuffer("".join(table.chunks).encode("utf-32-le"), dtype=np.uint32)
@@ -180,11 +180,12 @@ class Trainer:
             if pair is None:
                 break
             entry = heapq.heappop(self._heap)
-            if entry[2] in seen:
+            n, _, p = self._open(entry)
+            if p in seen:
                 continue
-            seen.add(entry[2])
+            seen.add(p)
             keep.append(entry)
-            rows.append(self._row(pair, -entry[0]))
+            rows.append(self._row(pair, n))
         for entry in keep:
             heapq.heappush(self._heap, entry)
         return rows
@@ -419,12 +420,12 @@ class Trainer:
         """Pairs that gained occurrences (those a step created, or those an undo restores)."""
         counts, first, push = self._counts, self._first, self._push
         order = self._order
-        if order is not None:  # the common case, with the heap key inlined
+        if order is not None:  # the common case, with the heap entry inlined (see _entry)
             heap, heappush = self._heap, heapq.heappush
             for p, n in zip(grouped.keys, grouped.counts):
                 n += counts.get(p, 0)
                 counts[p] = n
-                heappush(heap, (-n, (order[p >> 32] << 32) + order[p & 0xFFFFFFFF], p))
+                heappush(heap, ((_CAP - n) << 128) | (((order[p >> 32] << 32) + order[p & _LOW] + _OFF) << 64) | p)
             return
         for p, n, left in zip(grouped.keys, grouped.counts, grouped.leftmost):
             n += counts.get(p, 0)
@@ -459,10 +460,25 @@ class Trainer:
         counts[n] += change
 
     def _push(self, p: int, n: int):
-        heapq.heappush(self._heap, (-n, self._key(p), p))
+        heapq.heappush(self._heap, self._entry(p, n))
+
+    def _entry(self, p: int, n: int):
+        """A heap entry, smallest first: by count (highest first), tie key, pair. Where the key
+        is a number (every rule but lexmin/lexmax over strings) the three are packed into one
+        int: it compares faster than a tuple and takes a third of the memory (the heap held
+        450k entries, 60 MB, at 32k merges on multi-10M)."""
+        if self._static is None:
+            return ((_CAP - n) << 128) | ((self._key(p) + _OFF) << 64) | p
+        return (-n, self._key(p), p)
+
+    def _open(self, entry) -> tuple[int, object, int]:
+        """(count, key, pair) of a heap entry."""
+        if self._static is None:
+            return _CAP - (entry >> 128), ((entry >> 64) & _MASK) - _OFF, entry & _MASK
+        return -entry[0], entry[1], entry[2]
 
     def _trim_heap(self):
-        if len(self._heap) > 4 * len(self._counts) + 4096:
+        if len(self._heap) > 3 * len(self._counts) + 4096:
             self._rebuild_heap()
 
     def _key(self, p: int):
@@ -474,21 +490,23 @@ class Trainer:
         return self._first[p] if self._use_first else self._static(key_pair(p))
 
     def _best(self) -> Pair | None:
-        heap, counts, order = self._heap, self._counts, self._order
+        heap, counts, entry = self._heap, self._counts, self._entry
         while heap:
-            minus, key, pair = heap[0]
+            top = heap[0]
+            pair = top & _MASK if type(top) is int else top[2]
             n = counts.get(pair)
             if n is None:
                 heapq.heappop(heap)
                 continue
-            now = (order[pair >> 32] << 32) + order[pair & 0xFFFFFFFF] if order is not None else self._key(pair)
-            if n == -minus and now == key:  # live: the entry still ranks the pair as it stands
+            now = entry(pair, n)
+            if now == top:  # live: the entry still ranks the pair as it stands
                 return key_pair(pair)
-            heapq.heapreplace(heap, (-n, now, pair))  # ranked too high since it lost
+            heapq.heapreplace(heap, now)  # ranked too high since it lost
         return None
 
     def _rebuild_heap(self):
-        self._heap = [(-n, self._key(p), p) for p, n in self._counts.items()]
+        entry = self._entry
+        self._heap = [entry(p, n) for p, n in self._counts.items()]
         heapq.heapify(self._heap)
 
     def _row(self, pair, count) -> PairRow:
@@ -513,6 +531,21 @@ def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = No
             if on_step is not None:
                 on_step(len(trainer.merges), todo)
     return trainer
+
+
+def utf8_units(chunks: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The chunks' UTF-8 bytes end to end, and each chunk's length in bytes. One encode of the
+    joined text: a chunk's byte length is where its first character's lead byte sits, so no
+    chunk is encoded on its own (that was a bytes object per distinct chunk, all at once)."""
+    joined = "".join(chunks)
+    units = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
+    chars = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
+    if joined.isascii():
+        return units, chars
+    del joined
+    lead = np.flatnonzero((units & 0xC0) != 0x80)  # one per character
+    bounds = np.concatenate(([0], np.cumsum(chars)))
+    return units, np.diff(np.append(lead, len(units))[bounds])
 
 
 def query_needles(query: str) -> list[bytes]:
