@@ -153,18 +153,41 @@ class FlatChunks:
         """The index travels as three arrays rather than one object per pair."""
         state = dict(self.__dict__)
         del state["_mark"], state["_cells"]  # all False between merges; views of the arrays
-        keys = np.fromiter(self.index, dtype=np.int64, count=len(self.index))
-        parts = list(self.index.values())
-        state["index"] = (keys, np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)),
-                          np.concatenate(parts).astype(self.next.dtype) if parts else EMPTY)
+        state["index"] = _pack(self.index, self.next.dtype)
         return state
 
     def __setstate__(self, state):
-        keys, sizes, positions = state.pop("index")
+        packed = state.pop("index")
         self.__dict__.update(state)
         self._views()
-        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
-        self.index = dict(zip(keys.tolist(), (positions[i:j] for i, j in zip(bounds, bounds[1:]))))
+        self.index = _unpack(*packed)
+
+    # -- carrying a run back from a forked process -----------------------------------------
+    def checkpoint(self) -> tuple:
+        """The store as it is now, to tell later what changed (taken where a run starts)."""
+        return self.ids.copy(), self.next.copy(), self.prev.copy(), dict(self.index)
+
+    def changes(self, since: tuple) -> tuple:
+        """What changed since `checkpoint()`: the cells that differ, and the index entries that
+        were replaced or dropped (an entry is never changed in place, only replaced)."""
+        ids0, next0, prev0, index0 = since
+        cells = np.flatnonzero((self.ids != ids0) | (self.next != next0) | (self.prev != prev0))
+        index = self.index
+        changed = {k: v for k, v in index.items() if index0.get(k) is not v}
+        gone = [k for k in index0 if k not in index]
+        return (cells, self.ids[cells], self.next[cells], self.prev[cells], _pack(changed, self.next.dtype),
+                np.array(gone, dtype=np.int64))
+
+    def apply(self, changes: tuple) -> None:
+        """Make this store (the one `checkpoint` was taken of) what `changes` was taken from."""
+        cells, ids, nxt, prv, changed, gone = changes
+        self.ids[cells] = ids
+        self.next[cells] = nxt
+        self.prev[cells] = prv
+        index = self.index
+        for k in gone.tolist():
+            del index[k]
+        index.update(_unpack(*changed))
 
     @property
     def nbytes(self) -> int:
@@ -434,6 +457,26 @@ class FlatChunks:
                     e[0] += weight[p]
                     e[2].append(p)
         return made
+
+
+def _pack(index: dict, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An index as three arrays: keys, sizes, positions end to end."""
+    keys = np.fromiter(index, dtype=np.int64, count=len(index))
+    parts = list(index.values())
+    sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    flat = [p for p in parts if isinstance(p, list)]  # lists join as one array, not one by one
+    if flat:
+        parts = [p if not isinstance(p, list) else None for p in parts]
+        joined = np.array([x for p in flat for x in p], dtype=dtype)
+        bounds = np.cumsum([0] + [len(p) for p in flat]).tolist()
+        pieces = iter(joined[i:j] for i, j in zip(bounds, bounds[1:]))
+        parts = [p if p is not None else next(pieces) for p in parts]
+    return keys, sizes, np.concatenate(parts).astype(dtype, copy=False) if parts else EMPTY
+
+
+def _unpack(keys: np.ndarray, sizes: np.ndarray, positions: np.ndarray) -> dict:
+    bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+    return dict(zip(keys.tolist(), (positions[i:j] for i, j in zip(bounds, bounds[1:]))))
 
 
 def sorted_distinct(at: np.ndarray) -> np.ndarray:
