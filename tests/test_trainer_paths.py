@@ -100,26 +100,3 @@ def test_utf8_units_are_each_chunk_encoded_on_its_own(chunks):
     units, lengths = utf8_units(chunks)
     assert units.tobytes() == b"".join(c.encode("utf-8") for c in chunks)
     assert lengths.tolist() == [len(c.encode("utf-8")) for c in chunks]
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(texts=texts_with_runs, units=st.sampled_from(["byte", "char"]), tie=st.sampled_from(TIE_BREAKS),
-       split=st.sampled_from(SPLITS), before=st.integers(0, 8), undone=st.integers(0, 3), k=st.integers(0, 25))
-def test_a_forked_runs_changes_carried_back_make_the_same_trainer(texts, units, tie, split, before, undone, k):
-    """The app's training child sends only what its run changed: applied to the parent's
-    trainer (which the child was forked from) it must give the child's trainer, undo included."""
-    config = TrainConfig(units=units, tie_break=tie, pre_tokenizer=pre_tokenizer(split))
-    parent, child = Trainer(texts, config), Trainer(texts, config)  # the child: what fork copies
-    for t in (parent, child):
-        list(t.run(merges=before))
-        for _ in range(undone):
-            t.undo()
-    since = child.fork_point()
-    list(child.run(merges=k))
-    parent.apply_delta(pickle.loads(pickle.dumps(child.training_delta(since))))
-    assert _state(parent) == _state(child)
-    _check_invariants(parent)
-    while child.history:
-        assert parent.undo() == child.undo()
-        assert _state(parent) == _state(child)
-    assert [r.pair for r in parent.run(merges=5)] == [r.pair for r in child.run(merges=5)]

@@ -60,12 +60,9 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
     kind, payload = result
     if kind == "error":
         return RunFinished(FinishReason.FAILED, 0, payload)
-    delta, state, finished = payload
+    state, finished = payload
     with session.lock:
-        if delta:
-            session.learner.apply_delta(state)
-        else:
-            session.learner.restore_state(state)
+        session.learner.restore_state(state)
     if at_cancel is not None:
         finished = replace(finished, after_cancel=finished.done - at_cancel)
     return finished
@@ -84,9 +81,6 @@ def _child(session: Session, view: View, conn, cancel, done) -> None:
     gc.disable()  # this process only trains, then exits: see bpe/gcpause.py
     session.lock = threading.Lock()  # the parent held its own while forking
     try:
-        learner = session.learner
-        # a learner that can say what a run changed sends only that (see Trainer.fork_point)
-        since = learner.fork_point() if hasattr(learner, "fork_point") else None
         steps = session.run(view, cancel.is_set, on_step=lambda n: setattr(done, "value", n))
         while True:
             try:
@@ -94,8 +88,7 @@ def _child(session: Session, view: View, conn, cancel, done) -> None:
             except StopIteration as stop:
                 finished = stop.value
                 break
-        state = learner.training_delta(since) if since is not None else learner.training_state()
-        conn.send(("done", (since is not None, state, finished)))
+        conn.send(("done", (session.learner.training_state(), finished)))
     except BaseException as exc:  # the parent shows it; the child must not reach the terminal
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:

@@ -162,32 +162,16 @@ class FlatChunks:
         self._views()
         self.index = _unpack(*packed)
 
-    # -- carrying a run back from a forked process -----------------------------------------
-    def checkpoint(self) -> tuple:
-        """The store as it is now, to tell later what changed (taken where a run starts)."""
-        return self.ids.copy(), self.next.copy(), self.prev.copy(), dict(self.index)
+    def moving_state(self) -> dict:
+        """What training changes, to carry it to another process: not the weights and chunk
+        starts, which stay as they were built (a quarter of the store)."""
+        state = self.__getstate__()
+        del state["weight"], state["starts"]
+        return state
 
-    def changes(self, since: tuple) -> tuple:
-        """What changed since `checkpoint()`: the cells that differ, and the index entries that
-        were replaced or dropped (an entry is never changed in place, only replaced)."""
-        ids0, next0, prev0, index0 = since
-        cells = np.flatnonzero((self.ids != ids0) | (self.next != next0) | (self.prev != prev0))
-        index = self.index
-        changed = {k: v for k, v in index.items() if index0.get(k) is not v}
-        gone = [k for k in index0 if k not in index]
-        return (cells, self.ids[cells], self.next[cells], self.prev[cells], _pack(changed, self.next.dtype),
-                np.array(gone, dtype=np.int64))
-
-    def apply(self, changes: tuple) -> None:
-        """Make this store (the one `checkpoint` was taken of) what `changes` was taken from."""
-        cells, ids, nxt, prv, changed, gone = changes
-        self.ids[cells] = ids
-        self.next[cells] = nxt
-        self.prev[cells] = prv
-        index = self.index
-        for k in gone.tolist():
-            del index[k]
-        index.update(_unpack(*changed))
+    def take_state(self, state: dict) -> None:
+        """Take `moving_state()` of a store built from the same chunks."""
+        self.__setstate__({**state, "weight": self.weight, "starts": self.starts})
 
     @property
     def nbytes(self) -> int:

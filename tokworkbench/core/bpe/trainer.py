@@ -398,65 +398,15 @@ class Trainer:
         of a trainer forked into another process back into this one. The per-step records
         travel as a few arrays: as objects they took seconds to load, with the GIL held."""
         state = {name: value for name, value in vars(self).items() if name not in self._FIXED}
+        state["_flat"] = self._flat.moving_state()
         state["_applied"] = _join(self._applied)
         state["history"] = _history_array(self.history)
         return state
 
-    # A run forked from the app changes a few cells of the flat store and some of the pairs, not
-    # all of them: carrying back only what changed (with the steps it added) is what lets a
-    # cancel land at once. The whole state was 73-235 MB at 6k merges on multi-10M (1-2.5 s).
-    _DELTA = frozenset({"vocab", "_length_counts", "merges", "history", "_applied", "total_tokens", "_flat",
-                        "_counts", "_first", "_order", "_heap", "_replay"})
-
-    def fork_point(self) -> "ForkPoint":
-        """The state where a run starts, to carry back only what the run changed."""
-        return ForkPoint(len(self.merges), self._flat.checkpoint(), dict(self._counts), dict(self._first))
-
-    def training_delta(self, since: "ForkPoint") -> dict:
-        """What `apply_delta` needs to turn the trainer `since` was taken of into this one; the
-        run must only have stepped forward from it (undo in between is not carried)."""
-        n = since.merges
-        base = self.base_size + n
-        delta = {name: value for name, value in vars(self).items() if name not in self._FIXED | self._DELTA}
-        delta.update(
-            steps=n,
-            vocab=self.vocab[base:],
-            merges=self.merges[n:],
-            history=_history_array(self.history[n:]),
-            _applied=_join(self._applied[n:]),
-            _order=self._order[base:] if self._order is not None else None,
-            _length_counts=self._length_counts,
-            total_tokens=self.total_tokens,
-            _heap=self._heap,
-            _replay=self._replay,
-            _counts=_dict_changes(since.counts, self._counts),
-            _first=_dict_changes(since.first, self._first),
-            _flat=self._flat.changes(since.flat),
-        )
-        return delta
-
-    def apply_delta(self, delta: dict) -> None:
-        """Take the steps a forked run made (see `training_delta`), exactly."""
-        delta = dict(delta)
-        n = delta.pop("steps")
-        if n != len(self.merges):
-            raise TrainingError(f"a run's result was taken after {n} merges, but this trainer has {len(self.merges)}")
-        self.vocab += delta.pop("vocab")
-        self.merges += delta.pop("merges")
-        self.history += [MergeRecord(step, (a, b), z, count, reps, length)
-                         for step, a, b, z, count, reps, length in delta.pop("history").tolist()]
-        self._applied += _split(*delta.pop("_applied"))
-        order = delta.pop("_order")
-        if order is not None:
-            self._order += order
-        _apply_changes(self._counts, delta.pop("_counts"))
-        _apply_changes(self._first, delta.pop("_first"))
-        self._flat.apply(delta.pop("_flat"))
-        vars(self).update(delta)
-
     def restore_state(self, state: dict) -> None:
         state = dict(state)
         state["_applied"] = _split(*state["_applied"])
+        self._flat.take_state(state.pop("_flat"))
         state["history"] = [MergeRecord(step, (a, b), z, count, reps, length)
                             for step, a, b, z, count, reps, length in state["history"].tolist()]
         vars(self).update(state)
@@ -579,32 +529,6 @@ def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = No
             if on_step is not None:
                 on_step(len(trainer.merges), todo)
     return trainer
-
-
-@dataclass(frozen=True)
-class ForkPoint:
-    """A trainer's state where a forked run starts (see `Trainer.fork_point`)."""
-
-    merges: int
-    flat: tuple
-    counts: dict
-    first: dict
-
-
-_GONE = object()
-
-
-def _dict_changes(old: dict, new: dict) -> tuple[dict, list]:
-    """The entries of `new` that differ from `old`, and the keys `new` no longer has."""
-    changed = {k: v for k, v in new.items() if old.get(k, _GONE) != v}
-    return changed, [k for k in old if k not in new]
-
-
-def _apply_changes(d: dict, changes: tuple[dict, list]) -> None:
-    changed, gone = changes
-    for k in gone:
-        del d[k]
-    d.update(changed)
 
 
 def _history_array(history: list[MergeRecord]) -> np.ndarray:
