@@ -27,7 +27,7 @@ import numpy as np
 
 Pair = tuple[int, int]
 EMPTY = np.zeros(0, dtype=np.int64)
-SMALL = 40  # a merge or undo with at most this many candidate positions takes the Python path
+SMALL = 100  # a merge or undo with at most this many candidate positions takes the Python path
 _INT32_MAX = 2**31 - 1
 
 
