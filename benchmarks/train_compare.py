@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # -- the children -------------------------------------------------------------------------------
 # Each child imports only what its own trainer needs, so its start-up is its own.
 
-def child_hf(paths, vocab, pattern, out, whole_docs):
+def hf_untrained(vocab: int, pattern: str):
+    """An untrained HF byte-level BPE splitting with `pattern` (Oniguruma-safe), and its trainer."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
@@ -51,6 +52,20 @@ def child_hf(paths, vocab, pattern, out, whole_docs):
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab, min_frequency=0, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    return tok, trainer
+
+
+def hf_byte_level(vocab: int, split: str):
+    """The same for one of our pre-tokenizers (benchmarks/train_vs_hf.py uses it)."""
+    sys.path.insert(0, str(ROOT))
+    from tokworkbench.core import pre_tokenizer
+    from tokworkbench.core.formats.hf import hf_pattern
+
+    return hf_untrained(vocab, hf_pattern(pre_tokenizer(split).pattern))
+
+
+def child_hf(paths, vocab, pattern, out, whole_docs):
+    tok, trainer = hf_untrained(vocab, pattern)
     if whole_docs:
         tok.train_from_iterator((Path(p).read_text(encoding="utf-8") for p in paths), trainer=trainer)
     else:
