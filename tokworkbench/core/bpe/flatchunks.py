@@ -27,7 +27,7 @@ import numpy as np
 
 Pair = tuple[int, int]
 EMPTY = np.zeros(0, dtype=np.int64)
-SMALL = 100  # a merge or undo with at most this many candidate positions takes the Python path
+SMALL = 40  # a merge or undo with at most this many candidate positions takes the Python path
 _INT32_MAX = 2**31 - 1
 
 
@@ -250,8 +250,8 @@ class FlatChunks:
         if len(candidates) <= SMALL:
             return self._merge_few(a, b, z, candidates)
         ids, nxt, prv, end = self.ids, self.next, self.prev, self.size
-        at = sorted_distinct(np.asarray(candidates, dtype=nxt.dtype))
-        right = nxt[at]
+        at = sorted_distinct(np.asarray(candidates, dtype=np.intp))  # numpy indexes fastest with intp
+        right = nxt[at].astype(np.intp)
         hit = (ids[at] == a) & (ids[right] == b)
         P, Q = at[hit], right[hit]
         if a == b and len(P) > 1:
@@ -264,7 +264,7 @@ class FlatChunks:
         prv[R] = P  # prv[end] takes junk, never read
         added = self._created(z, P, R, free, with_positions=True)
         self.index.update(zip(added.keys, added.positions))
-        return Applied((a, b), z, P, added, removed, int(self.weight[P].sum(dtype=np.int64)))
+        return Applied((a, b), z, P.astype(nxt.dtype), added, removed, int(self.weight[P].sum(dtype=np.int64)))
 
     def unmerge(self, a: int, b: int, z: int, P: np.ndarray, width: int) -> tuple[list[int], Grouped]:
         """Exactly undo the merge of (a, b) into z at positions P, which must be the newest merge
@@ -273,6 +273,7 @@ class FlatChunks:
         if len(P) <= SMALL:
             return self._unmerge_few(a, b, z, P.tolist(), width)
         ids, nxt, prv = self.ids, self.next, self.prev
+        P = P.astype(np.intp)
         Q = P + width
         R, free = self._right_of(P, Q, after=True)
         added = self._created(z, P, R, free, with_positions=False).keys
@@ -299,13 +300,13 @@ class FlatChunks:
         if len(P):  # where (a, b) stood: P, and in a run of a == b also each Q
             if a == b:
                 P = sorted(P + Q) if isinstance(P, list) else np.union1d(P, Q)
-            index[pair_keys(a, b)] = P
+            index[pair_keys(a, b)] = P if isinstance(P, list) else P.astype(self.next.dtype, copy=False)
 
     def _right_of(self, P: np.ndarray, Q: np.ndarray, after: bool = False):
         """The token right of each occurrence, and whether it is free: there, and not the left
         token of another occurrence (then the two occurrences' new pair is counted once, from
         the left side of the second). `after`: the links as the merge left them."""
-        R = self.next[P] if after else self.next[Q]
+        R = (self.next[P] if after else self.next[Q]).astype(np.intp)
         mark = self._mark
         mark[P] = True
         free = (R != self.size) & ~mark[R]
@@ -316,20 +317,20 @@ class FlatChunks:
         """The pairs occurrences at P, Q have around them before the merge: (x, a) on the left,
         (b, y) on the right, without (a, b) itself ("aaaa": the (a, a) between two merges)."""
         ids, end = self.ids, self.size
-        L = self.prev[P]
+        L = self.prev[P].astype(np.intp)
         left_at = L[L != end]
         keys = np.concatenate((key_array(ids[left_at], a), key_array(b, ids[R[free]])))
-        at = np.concatenate((left_at, Q[free]))
+        at = np.concatenate((left_at, Q[free])).astype(self.next.dtype)
         keep = keys != pair_keys(a, b)
         return Grouped.of(keys[keep], at[keep], self.weight, with_positions=with_positions)
 
     def _created(self, z, P, R, free, with_positions: bool) -> Grouped:
         """The pairs holding z after the merge: (x, z) on the left, (z, y) on free right sides."""
         ids, end = self.ids, self.size
-        new_left = self.prev[P]
+        new_left = self.prev[P].astype(np.intp)
         new_left = new_left[new_left != end]
         keys = np.concatenate((key_array(ids[new_left], z), key_array(z, ids[R[free]])))
-        at = np.concatenate((new_left, P[free]))
+        at = np.concatenate((new_left, P[free])).astype(self.next.dtype)
         return Grouped.of(keys, at, self.weight, with_positions=with_positions)
 
     # -- the same for a few positions, in Python --------------------------------------------
