@@ -49,7 +49,7 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
 
 def save(tok: Tokenizer, path: str | Path, corpus: dict | None = None) -> Path:
     """Write the model atomically (see atomic.py for what `path` may be); OutputError if not."""
-    text = json.dumps(to_json(tok, corpus), ensure_ascii=False, indent=1)
+    text = json.dumps(to_json(tok, corpus), ensure_ascii=False, separators=(",", ":"))  # C encoder: indent= takes the pure-Python one (2x the memory and time at the end of a run)
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:  # only through the API: the CLI and the loaders refuse these
