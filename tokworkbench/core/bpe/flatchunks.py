@@ -197,7 +197,7 @@ class FlatChunks:
         else:
             grouped = Grouped.of(key_array(self.ids[left], self.ids[left + 1]), left, self.weight)
         self.index = dict(zip(grouped.keys, grouped.positions))
-        return grouped._replace(positions=None)
+        return Grouped(grouped.keys, grouped.counts, grouped.leftmost)
 
     def tokens(self, chunk: int) -> list[int]:
         ids = self.ids[self.starts[chunk] : self.starts[chunk + 1]]
