@@ -33,12 +33,12 @@ endif
 	@for f in $(CORPUS_FILES); do test -f "$(CORPUS)/$$f" || \
 	  { echo "make: $(CORPUS)/$$f is missing: CORPUS must name a folder with $(CORPUS_FILES)" >&2; exit 1; }; done
 
-# The whole table in benchmarks/README.md (about 10 minutes).
+# The whole table in benchmarks/README.md (about 25 minutes on 2 cores: three interleaved rounds of each trainer).
 bench: $(STAMP) corpus
 	$(BIN)/pip install --quiet -e '.[test,bench]'
-	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-100M.txt
-	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/multi-10M.txt --check-merges
-	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-10M.txt --check-merges
+	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-10M.txt --vocab-size 8192 --check-merges --phases
+	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/multi-10M.txt --vocab-size 32768 --check-merges --phases
+	$(BIN)/python benchmarks/train_compare.py $(CORPUS)/en-100M.txt --vocab-size 32768 --phases
 	$(BIN)/python benchmarks/encode_vs_tiktoken.py $(CORPUS)/en-10M.txt
 	$(BIN)/python benchmarks/app_latency.py $(CORPUS)/mixed-10M.txt
 	$(BIN)/python benchmarks/startup.py

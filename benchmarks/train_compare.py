@@ -1,57 +1,52 @@
 """Train byte-level BPE with tokworkbench, Hugging Face `tokenizers` and `rustbpe` on one corpus,
-side by side in one run: wall time and peak memory of each, and the ratios.
+each the way its users run it, side by side: wall time and peak memory of each whole process.
 
     python benchmarks/train_compare.py CORPUS [CORPUS...] [--vocab-size 32768] [--split gpt4]
+        [--rounds 3] [--check-merges] [--phases] [--whole-docs]
 
-Each trainer runs in its own child process, which reads the corpus into Python and trains. Peak
-memory is that process's own: its peak RSS, or, if higher, the largest total of it and the
-workers it forks (Linux PSS, sampled every 100 ms, so shared pages count once).
-All use the same pattern (Hugging Face gets the Oniguruma-safe form) and both cores. Also checks: our `hf` tie-break reproduces HF's merges, and
-our `lexmin` reproduces rustbpe's (when asked with --check-merges; it trains twice more).
+- tokworkbench: the command line, `tokworkbench train CORPUS --vocab-size N -o model.json`.
+- Hugging Face: `Tokenizer.train([files], BpeTrainer(...))` as its documentation shows (it reads
+  the files line by line), then `tokenizer.save(...)`.
+- rustbpe: `train_from_iterator` fed the file's lines (a text file object), then its ranks saved.
+
+Each run is a fresh process, timed from start to exit: imports, reading, training and writing the
+model, which is what a user waits for. Rounds alternate the trainers (ours, HF, rustbpe, ours, ...)
+so a machine that slows down slows all of them; the table shows medians. Peak memory is the
+process's peak RSS (`ru_maxrss` from wait4) or, while it has forked workers of its own (ours
+pre-tokenizes in two), the largest total PSS of its process tree sampled every 100 ms, whichever
+is higher. All use the same pattern (HF gets the Oniguruma-safe form) and both cores.
+
+`--check-merges` compares the merges: our `hf` tie-break must give HF's, our `lexmin` rustbpe's.
+Reading line by line cuts chunks at line ends, which changes a few chunks (not the work), so for
+this check ours is given the same lines, each as a document, through the core API (two more runs). `--phases` runs ours once more, in one process through the core API, and
+prints where its time goes. `--whole-docs` adds HF fed each file as one document through
+`train_from_iterator` (how this benchmark used to call it; HF then builds one giant sequence).
 """
 
 import argparse
 import json
 import os
-import resource
+import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
-def read_docs(paths):
-    from tokworkbench.core.text.corpus import iter_documents
+# -- the children -------------------------------------------------------------------------------
+# Each child imports only what its own trainer needs, so its start-up is its own.
 
-    return [d.text for d in iter_documents(paths)]
-
-
-def run_ours(paths, vocab, split, tie):
-    from tokworkbench.core import TrainConfig, pre_tokenizer
-    from tokworkbench.core.bpe.trainer import train
-
-    docs = read_docs(paths)
-    t = time.perf_counter()
-    trainer = train(docs, TrainConfig(pre_tokenizer=pre_tokenizer(split), tie_break=tie), vocab_size=vocab)
-    seconds = time.perf_counter() - t
-    merges = [trainer.token_bytes(trainer.base_size + r).hex() for r in range(len(trainer.merges))]
-    return seconds, merges
-
-
-def hf_byte_level(vocab: int, split: str):
-    """An untrained HF byte-level BPE with our pattern (in its Oniguruma-safe form) and its trainer."""
+def hf_untrained(vocab: int, pattern: str):
+    """An untrained HF byte-level BPE splitting with `pattern` (Oniguruma-safe), and its trainer."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    from tokworkbench.core import pre_tokenizer
-    from tokworkbench.core.formats.hf import hf_pattern
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(hf_pattern(pre_tokenizer(split).pattern)), behavior="isolated"),
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()
@@ -60,46 +55,106 @@ def hf_byte_level(vocab: int, split: str):
     return tok, trainer
 
 
-def run_hf(paths, vocab, split):
-    from tokworkbench.core.bytelevel import bytes_to_unicode
+def hf_byte_level(vocab: int, split: str):
+    """The same for one of our pre-tokenizers (benchmarks/train_vs_hf.py uses it)."""
+    sys.path.insert(0, str(ROOT))
+    from tokworkbench.core import pre_tokenizer
+    from tokworkbench.core.formats.hf import hf_pattern
 
-    docs = read_docs(paths)
-    t = time.perf_counter()
-    tok, trainer = hf_byte_level(vocab, split)
-    tok.train_from_iterator(docs, trainer=trainer)
-    seconds = time.perf_counter() - t
-    back = {c: b for b, c in bytes_to_unicode().items()}
-    merges = [bytes(back[ch] for ch in a + b).hex()
-              for a, b in json.loads(tok.to_str())["model"]["merges"]]
-    return seconds, merges
+    return hf_untrained(vocab, hf_pattern(pre_tokenizer(split).pattern))
 
 
-def run_rustbpe(paths, vocab, split):
+def child_hf(paths, vocab, pattern, out, whole_docs):
+    tok, trainer = hf_untrained(vocab, pattern)
+    if whole_docs:
+        tok.train_from_iterator((Path(p).read_text(encoding="utf-8") for p in paths), trainer=trainer)
+    else:
+        tok.train(list(paths), trainer=trainer)
+    tok.save(out)
+
+
+def child_rustbpe(paths, vocab, pattern, out):
     import rustbpe
 
-    from tokworkbench.core import pre_tokenizer
+    def lines():
+        for p in paths:
+            with open(p, encoding="utf-8") as f:
+                yield from f
 
-    docs = read_docs(paths)
-    t = time.perf_counter()
     tok = rustbpe.Tokenizer()
-    tok.train_from_iterator(iter(docs), vocab, pattern=pre_tokenizer(split).pattern)
-    seconds = time.perf_counter() - t
+    tok.train_from_iterator(lines(), vocab, pattern=pattern)
     ranks = sorted(tok.get_mergeable_ranks(), key=lambda kv: kv[1])
-    merges = [bytes(b).hex() for b, r in ranks if r >= 256]
-    return seconds, merges
+    with open(out, "w") as f:
+        json.dump([bytes(b).hex() for b, r in ranks if r >= 256], f)
 
+
+def child_ours_lines(paths, vocab, split, tie, out):
+    """Ours on exactly what HF's `train(files)` and our rustbpe child see: each line a document."""
+    sys.path.insert(0, str(ROOT))
+    from tokworkbench.core import TrainConfig
+    from tokworkbench.core.bpe.trainer import train
+    from tokworkbench.core.text.pretokenize import parse_split
+
+    def lines():
+        for p in paths:
+            with open(p, encoding="utf-8") as f:
+                yield from f
+
+    trainer = train(lines(), TrainConfig(pre_tokenizer=parse_split(split), tie_break=tie), vocab_size=vocab)
+    with open(out, "w") as f:
+        json.dump([trainer.token_bytes(trainer.base_size + r).hex() for r in range(len(trainer.merges))], f)
+
+
+def child_phases(paths, vocab, split, tie, out):
+    """Ours through the core API, each phase timed as `tokworkbench train` runs it."""
+    t0 = time.perf_counter()
+    sys.path.insert(0, str(ROOT))
+    from tokworkbench.core import TrainConfig
+    from tokworkbench.core.bpe.gcpause import collector_paused
+    from tokworkbench.core.bpe.trainer import Trainer
+    from tokworkbench.core.formats import modelfile
+    from tokworkbench.core.text.chunks import count_chunks
+    from tokworkbench.core.text.corpus import iter_documents
+    from tokworkbench.core.text.pretokenize import parse_split
+
+    config = TrainConfig(pre_tokenizer=parse_split(split), tie_break=tie)
+    phases = {"imports": time.perf_counter() - t0}
+    with collector_paused():
+        t = time.perf_counter()
+        docs = [d.text for d in iter_documents(paths)]
+        phases["read"] = time.perf_counter() - t
+        t = time.perf_counter()
+        counted = count_chunks(docs, config.normalizer, config.pre_tokenizer)
+        phases["pre-tokenize+count"] = time.perf_counter() - t
+        del docs
+        t = time.perf_counter()
+        trainer = Trainer([], config, counted=counted)
+        phases["build"] = time.perf_counter() - t
+        t = time.perf_counter()
+        for _ in trainer.run(vocab_size=vocab):
+            pass
+        phases["merges"] = time.perf_counter() - t
+        t = time.perf_counter()
+        modelfile.save(trainer.tokenizer(), out, trainer.corpus_summary())
+        phases["write"] = time.perf_counter() - t
+    print(json.dumps(phases))
+
+
+# -- measuring a child --------------------------------------------------------------------------
 
 def children(pid: int) -> list[int]:
     out = []
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/children") as f:
-            out += [int(c) for c in f.read().split()]
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
     return out
 
 
 def tree_pss(pid: int) -> int:
-    """Bytes of memory used by a process and all its descendants, shared pages split fairly
-    (Linux PSS): what a forked worker adds is its own pages, not the parent's it can see."""
+    """Bytes used by a process and its descendants, shared pages split fairly (Linux PSS)."""
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
@@ -112,55 +167,131 @@ def tree_pss(pid: int) -> int:
     return total
 
 
-class PeakMemory:
-    """This process's peak RSS, or, while it has worker processes (ours, pre-tokenizing), the
-    largest `tree_pss` seen every 100 ms if that is higher. Reading smaps walks the page tables
-    under the memory map's lock, so it is only done while workers exist: done all the time, it
+def measure(cmd: list[str], env: dict | None = None) -> dict:
+    """Run `cmd`; its wall time, peak memory and last stdout line. Tree PSS is sampled only while
+    the child has children: reading smaps takes the memory map's lock, and done all the time it
     slowed a 9 GB Hugging Face run from 66 s to 183 s."""
+    out = tempfile.TemporaryFile()
+    err = tempfile.TemporaryFile()
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+    peak = [0]
+    done = threading.Event()
 
-    def __init__(self):
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
+    def sample():
+        while not done.wait(0.1):
+            if children(proc.pid):
+                peak[0] = max(peak[0], tree_pss(proc.pid))
 
-    def _sample(self):
-        me = os.getpid()
-        while not self._stop.wait(0.1):
-            try:
-                if children(me):
-                    self.peak = max(self.peak, tree_pss(me))
-            except OSError:
-                pass
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return max(self.peak, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-
-
-def child(args):
-    paths = args.corpus
-    memory = PeakMemory()
-    if args.child == "ours":
-        seconds, merges = run_ours(paths, args.vocab_size, args.split, args.tie_break)
-    elif args.child == "hf":
-        seconds, merges = run_hf(paths, args.vocab_size, args.split)
-    else:
-        seconds, merges = run_rustbpe(paths, args.vocab_size, args.split)
-    peak = memory.stop()
-    print(json.dumps({"seconds": seconds, "peak": peak, "merges": merges if args.check_merges else []}))
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    done.set()
+    sampler.join()
+    out.seek(0)
+    err.seek(0)
+    stdout, stderr = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {proc.returncode}"
+        return {"error": last}
+    lines = stdout.strip().splitlines()
+    return {"seconds": seconds, "peak": max(peak[0], usage.ru_maxrss * 1024), "stdout": lines[-1] if lines else ""}
 
 
-def spawn(name, args, extra=()):
-    cmd = [sys.executable, __file__, *args.corpus, "--vocab-size", str(args.vocab_size), "--split", args.split,
-           "--child", name, *extra]
-    if args.check_merges:
-        cmd.append("--check-merges")
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+# -- merges as byte strings, to compare -------------------------------------------------------
+
+def our_merges(model: str) -> list[str]:
+    doc = json.loads(Path(model).read_text(encoding="utf-8"))
+    vocab = [bytes([i]) for i in range(256)]
+    for a, b in doc["merges"]:
+        vocab.append(vocab[a] + vocab[b])
+    return [t.hex() for t in vocab[256:]]
+
+
+def hf_merges(path: str) -> list[str]:
+    sys.path.insert(0, str(ROOT))
+    from tokworkbench.core.bytelevel import bytes_to_unicode
+
+    back = {c: b for b, c in bytes_to_unicode().items()}
+    merges = json.loads(Path(path).read_text(encoding="utf-8"))["model"]["merges"]
+    pairs = [m.split(" ") if isinstance(m, str) else m for m in merges]
+    return [bytes(back[ch] for ch in a + b).hex() for a, b in pairs]
+
+
+# -- the parent ---------------------------------------------------------------------------------
+
+class Runner:
+    def __init__(self, args, tmp: str):
+        sys.path.insert(0, str(ROOT))
+        from tokworkbench.core import pre_tokenizer
+        from tokworkbench.core.formats.hf import hf_pattern
+
+        self.args, self.tmp = args, tmp
+        self.pattern = pre_tokenizer(args.split).pattern
+        self.hf_pattern = hf_pattern(self.pattern)
+        self.env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def out(self, name: str) -> str:
+        return os.path.join(self.tmp, name)
+
+    def ours(self, tie: str) -> dict:
+        a = self.args
+        model = self.out(f"ours-{tie}.json")
+        r = measure([sys.executable, "-m", "tokworkbench", "train", *a.corpus, "--units", "byte", "--split", a.split,
+                     "--vocab-size", str(a.vocab_size), "--tie-break", tie, "-o", model], self.env)
+        if "error" not in r and a.check_merges:
+            r["merges"] = our_merges(model)
+        return r
+
+    def hf(self, whole_docs: bool = False) -> dict:
+        a = self.args
+        path = self.out("hf.json")
+        r = measure([sys.executable, __file__, *a.corpus, "--vocab-size", str(a.vocab_size), "--child",
+                     "hf-docs" if whole_docs else "hf", "--pattern", self.hf_pattern, "--out", path])
+        if "error" not in r and a.check_merges:
+            r["merges"] = hf_merges(path)
+        return r
+
+    def rustbpe(self) -> dict:
+        a = self.args
+        path = self.out("rustbpe.json")
+        r = measure([sys.executable, __file__, *a.corpus, "--vocab-size", str(a.vocab_size), "--child", "rustbpe",
+                     "--pattern", self.pattern, "--out", path])
+        if "error" not in r and a.check_merges:
+            r["merges"] = json.loads(Path(path).read_text())
+        return r
+
+    def ours_lines(self, tie: str) -> dict:
+        a = self.args
+        path = self.out(f"ours-lines-{tie}.json")
+        r = measure([sys.executable, __file__, *a.corpus, "--vocab-size", str(a.vocab_size), "--split", a.split,
+                     "--tie-break", tie, "--child", "ours-lines", "--out", path])
+        if "error" not in r:
+            r["merges"] = json.loads(Path(path).read_text())
+        return r
+
+    def phases(self) -> dict:
+        a = self.args
+        r = measure([sys.executable, __file__, *a.corpus, "--vocab-size", str(a.vocab_size), "--split", a.split,
+                     "--tie-break", a.tie_break, "--child", "phases", "--out", self.out("phases.json")])
+        if "error" in r:
+            return r
+        return {"seconds": r["seconds"], "peak": r["peak"], "phases": json.loads(r["stdout"])}
+
+
+def load() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def median_of(runs: list[dict]) -> dict:
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return runs[0]
+    return {"seconds": statistics.median(r["seconds"] for r in ok), "peak": statistics.median(r["peak"] for r in ok),
+            "all": [r["seconds"] for r in ok], "merges": ok[-1].get("merges")}
 
 
 def main():
@@ -169,36 +300,82 @@ def main():
     ap.add_argument("--vocab-size", type=int, default=32768)
     ap.add_argument("--split", default="gpt4")
     ap.add_argument("--tie-break", default="hf")
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--check-merges", action="store_true")
-    ap.add_argument("--child", choices=("ours", "hf", "rustbpe"))
+    ap.add_argument("--phases", action="store_true")
+    ap.add_argument("--whole-docs", action="store_true")
+    ap.add_argument("--only", help="comma-separated subset of ours,hf,rustbpe")
+    ap.add_argument("--child", choices=("hf", "hf-docs", "rustbpe", "phases", "ours-lines"))
+    ap.add_argument("--pattern")
+    ap.add_argument("--out")
     args = ap.parse_args()
-    if args.child:
-        return child(args)
+    if args.child in ("hf", "hf-docs"):
+        return child_hf(args.corpus, args.vocab_size, args.pattern, args.out, args.child == "hf-docs")
+    if args.child == "rustbpe":
+        return child_rustbpe(args.corpus, args.vocab_size, args.pattern, args.out)
+    if args.child == "ours-lines":
+        return child_ours_lines(args.corpus, args.vocab_size, args.split, args.tie_break, args.out)
+    if args.child == "phases":
+        return child_phases(args.corpus, args.vocab_size, args.split, args.tie_break, args.out)
+
+    import tokenizers
+
     size = sum(os.path.getsize(p) for p in args.corpus) / 1e6
     print(f"corpus {', '.join(Path(p).name for p in args.corpus)} ({size:.1f} MB) · byte units · split {args.split} · "
-          f"vocab {args.vocab_size} · {os.cpu_count()} cores")
-    results = {"tokworkbench": spawn("ours", args, ("--tie-break", args.tie_break)),
-               "HF tokenizers": spawn("hf", args), "rustbpe": spawn("rustbpe", args)}
-    ours = results["tokworkbench"]
-    print(f"{'trainer':16} {'time':>9} {'peak mem':>10} {'ours/them time':>15} {'ours/them mem':>14}")
-    for name, r in results.items():
-        if "error" in r:
-            print(f"{name:16} failed: {r['error']}")
-            continue
-        ratio_t = ours["seconds"] / r["seconds"]
-        ratio_m = ours["peak"] / r["peak"]
-        print(f"{name:16} {r['seconds']:8.2f}s {r['peak'] / 2**20:8.0f} MB {ratio_t:14.2f}x {ratio_m:13.2f}x")
-    if args.check_merges:
-        # HF's tie rule is our `hf`; rustbpe's is `lexmin` over raw byte ids
-        rules = {"HF tokenizers": "hf", "rustbpe": "lexmin"}
+          f"vocab {args.vocab_size} · {os.cpu_count()} cores · median of {args.rounds} interleaved rounds · "
+          f"load average at start {load()}", flush=True)
+    only = set((args.only or "ours,hf,rustbpe").split(","))
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Runner(args, tmp)
+        trainers = {f"tokworkbench ({args.tie_break})": lambda: run.ours(args.tie_break),
+                    f"HF {tokenizers.__version__} train(files)": run.hf, "rustbpe (lines)": run.rustbpe}
+        trainers = {k: v for k, v, key in zip(trainers, trainers.values(), ("ours", "hf", "rustbpe")) if key in only}
+        if args.whole_docs:
+            trainers["HF whole docs (extra)"] = lambda: run.hf(whole_docs=True)
+        runs: dict[str, list[dict]] = {name: [] for name in trainers}
+        for _ in range(args.rounds):
+            for name, go in trainers.items():
+                runs[name].append(go())
+        results = {name: median_of(rs) for name, rs in runs.items()}
+        ours = next(iter(results.values()))
+        print(f"{'trainer':28} {'time':>9} {'peak mem':>10} {'ours/them time':>15} {'ours/them mem':>14}   runs")
         for name, r in results.items():
-            if name == "tokworkbench" or "merges" not in r:
+            if "error" in r:
+                print(f"{name:28} failed: {r['error']}")
                 continue
-            mine = ours if rules[name] == args.tie_break else spawn("ours", args, ("--tie-break", rules[name]))
-            same = sum(1 for x, y in zip(mine["merges"], r["merges"]) if x == y)
-            first = next((i for i, (x, y) in enumerate(zip(mine["merges"], r["merges"])) if x != y), None)
-            print(f"merges with tie-break {rules[name]} equal to {name}'s: {same}/{len(r['merges'])}"
-                  + (f" (first difference at merge {first})" if first is not None else ""))
+            ratio_t = ours["seconds"] / r["seconds"] if "error" not in ours else float("nan")
+            ratio_m = ours["peak"] / r["peak"] if "error" not in ours else float("nan")
+            print(f"{name:28} {r['seconds']:8.2f}s {r['peak'] / 2**20:8.0f} MB {ratio_t:14.2f}x {ratio_m:13.2f}x   "
+                  + " ".join(f"{s:.2f}" for s in r["all"]))
+        print(f"load average at end {load()}", flush=True)
+        if args.check_merges:
+            names = list(results)
+            checks = [(n, "hf") for n in names if n.startswith("HF") and "extra" not in n]
+            checks += [(n, "lexmin") for n in names if n.startswith("rustbpe")]
+            for name, rule in checks:
+                theirs = results[name]
+                if "error" in theirs:
+                    continue
+                mine = run.ours_lines(rule)
+                if "error" in mine:
+                    print(f"ours on the lines with tie-break {rule} failed: {mine['error']}")
+                    continue
+                a, b = mine["merges"], theirs["merges"]
+                same = sum(1 for x, y in zip(a, b) if x == y)
+                first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+                print(f"merges of ours on the same lines, tie-break {rule}, equal to {name}'s: {same}/{len(b)}"
+                      f" (ours made {len(a)})"
+                      + (f"; first difference at merge {first}" if first is not None else ""))
+        if args.phases:
+            r = run.phases()
+            if "error" in r:
+                print(f"phases failed: {r['error']}")
+            else:
+                p = r["phases"]
+                startup = r["seconds"] - sum(p.values())
+                parts = [f"start-up {startup:.2f}"] + [f"{k} {v:.2f}" for k, v in p.items()]
+                print(f"ours by phase (one run, {r['seconds']:.2f} s, peak {r['peak'] / 2**20:.0f} MB): "
+                      + " · ".join(parts) + " s")
 
 
 if __name__ == "__main__":

@@ -89,3 +89,35 @@ def test_layouts_built_piece_by_piece_name_the_right_chunks(monkeypatch):
         assert [doc[a:b] for a, b in zip(starts, layout.ends.tolist())] == pre_tokenizer("gpt4").split(doc)
     plain = Trainer(docs, TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), tie_break="first"))
     assert plain.chunk_strings == t.chunk_strings
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=60), block=st.integers(1, 9))
+def test_utf8_length_block_by_block_is_the_whole_encoding(text, block):
+    from tokworkbench.core.text.chunks import utf8_length
+
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    assert utf8_length(text, 1, block) == len(text.encode("utf-8"))
+
+
+def test_a_lone_surrogate_is_named_at_its_offset_in_any_block():
+    import pytest
+
+    from tokworkbench.core.errors import CorpusError
+    from tokworkbench.core.text.chunks import utf8_length
+
+    with pytest.raises(CorpusError, match=r"document 3 holds a lone surrogate \(U\+DC00\) at offset 7"):
+        utf8_length("日本語abcd\udc00xyz", 3, block=3)
+
+
+def test_counting_spans_of_several_documents_across_workers(monkeypatch):
+    import tokworkbench.core.text.parallel as parallel
+
+    monkeypatch.setattr(parallel, "COUNT_PIECE", 50)  # many spans per document, split between workers
+    docs = [" ".join(f"wörd{i % 31} {i}" for i in range(400)), "x", "", "тест " * 90]
+    pre = pre_tokenizer("gpt4")
+    serial: Counter = Counter()
+    for d in docs:
+        serial.update(pre.split(d))
+    got = count_parallel(docs, pre, workers=3)
+    assert got == serial and list(got) == list(serial)

@@ -4,25 +4,42 @@ Every base unit of every distinct chunk has a fixed position (chunks laid end to
 first appearance), and a token is named by the position of its first unit. Comparing positions
 therefore compares (chunk, offset), which is the `first` tie-break's key. A merge writes the new
 id over the left token, punches a hole where the right one stood and relinks its neighbours.
-Nothing moves, so an undo writes the same cells back.
+Nothing moves, so an undo writes the same cells back: the right token of an occurrence at p
+stood at p + (units of the left token), so the positions alone are a step's whole undo record,
+and what the merge destroyed and created is worked out again from the cells (4 bytes a position
+instead of 13 arrays a step: 154 MB of records at 32k merges on multi-10M before).
 
-A step costs a few dozen numpy calls over the pair's occurrences, not a Python step per
-occurrence. On multilingual text the Python loop over occurrences was 80% of training time:
-long CJK chunks hold many occurrences of the early pairs.
+A merge with many occurrences costs a few dozen numpy calls over them, not a Python step per
+occurrence: on multilingual text the Python loop over occurrences was 80% of training time (long
+CJK chunks hold many occurrences of the early pairs). Most merges, though, have a handful of
+occurrences (more than half of 32k on multi-10M have under 10), and there those numpy calls'
+fixed cost was the whole step (180 us); such merges take a plain Python path over memoryviews
+of the same arrays instead, which does the same thing in the same order.
+
+The arrays are int32 while positions fit (they hold the distinct chunks' units, not the corpus),
+which halves the store; pair keys, counts and sums are int64 or Python ints.
 """
 
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
 
 Pair = tuple[int, int]
 EMPTY = np.zeros(0, dtype=np.int64)
+SMALL = 40  # a merge or undo with at most this many candidate positions takes the Python path
+_INT32_MAX = 2**31 - 1
 
 
-def pair_keys(left, right):
+def pair_keys(left: int, right: int) -> int:
     """One integer per pair (ids stay below 2**31): pairs sort and group as numbers, and as
     dictionary keys they hash faster and cost the garbage collector nothing, unlike tuples."""
     return (left << 32) | right
+
+
+def key_array(left, right) -> np.ndarray:
+    """`pair_keys` over arrays (either side may be one id), always as int64."""
+    return (np.asarray(left, dtype=np.int64) << 32) | np.asarray(right, dtype=np.int64)
 
 
 def key_pair(key: int) -> Pair:
@@ -30,141 +47,157 @@ def key_pair(key: int) -> Pair:
 
 
 class Grouped(NamedTuple):
-    """Distinct pairs (as sorted keys), each with its positions, weighted count and leftmost
-    position, as arrays: a step's undo record keeps two of these for the whole session."""
+    """Distinct pairs (ascending keys), each with its weighted count, its leftmost position and,
+    when asked for, its positions (for the index)."""
 
-    keys: np.ndarray
-    starts: np.ndarray  # where each pair's run of positions begins in `at`
-    at: np.ndarray
-    counts: np.ndarray
-    leftmost: np.ndarray
+    keys: list[int]
+    counts: list[int]
+    leftmost: list[int]
+    positions: list | None = None  # per key: an array, or a list for a few
 
     @staticmethod
-    def of(keys: np.ndarray, at: np.ndarray, weight: np.ndarray, order: np.ndarray | None = None) -> "Grouped":
+    def of(keys: np.ndarray, at: np.ndarray, weight: np.ndarray, order: np.ndarray | None = None,
+           with_positions: bool = True) -> "Grouped":
         """`order`, if given, must sort `keys` stably (a caller may know a cheaper way)."""
         if len(keys) == 0:
-            return Grouped(EMPTY, EMPTY, EMPTY, EMPTY, EMPTY)
+            return Grouped([], [], [], [] if with_positions else None)
         if order is None:
             order = np.argsort(keys, kind="stable")
         keys, at = keys[order], at[order]
         starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
-        return Grouped(keys[starts], starts, at, np.add.reduceat(weight[at], starts),
-                       np.minimum.reduceat(at, starts))
+        return Grouped.sorted(keys[starts], starts, at, weight, with_positions)
 
-    def pair_keys(self) -> list[int]:
-        return self.keys.tolist()
+    @staticmethod
+    def sorted(keys: np.ndarray, starts: np.ndarray, at: np.ndarray, weight: np.ndarray,
+               with_positions: bool = True) -> "Grouped":
+        """From positions already grouped by pair: `keys[i]` stands at at[starts[i]:starts[i+1]]."""
+        counts = np.add.reduceat(weight[at], starts, dtype=np.int64)
+        positions = None
+        if with_positions:
+            bounds = starts.tolist()
+            bounds.append(len(at))
+            positions = [at[i:j] for i, j in zip(bounds, bounds[1:])]  # np.split costs 5x more per piece
+        return Grouped(keys.tolist(), counts.tolist(), np.minimum.reduceat(at, starts).tolist(), positions)
 
-    def positions(self) -> list[np.ndarray]:
-        at, bounds = self.at, self.starts.tolist()
-        bounds.append(len(at))
-        return [at[i:j] for i, j in zip(bounds, bounds[1:])]  # np.split costs 5x more per piece
+    @staticmethod
+    def of_list(entries: list[tuple[int, int]], weight) -> "Grouped":
+        """The same from (key, position) pairs in the order the numpy path would concatenate them."""
+        entries.sort(key=itemgetter(0))  # stable, as argsort(kind="stable")
+        keys: list[int] = []
+        counts: list[int] = []
+        leftmost: list[int] = []
+        positions: list[list[int]] = []
+        last = None
+        for key, at in entries:
+            if key == last:
+                counts[-1] += weight[at]
+                if at < leftmost[-1]:
+                    leftmost[-1] = at
+                positions[-1].append(at)
+            else:
+                keys.append(key)
+                counts.append(weight[at])
+                leftmost.append(at)
+                positions.append([at])
+                last = key
+        return Grouped(keys, counts, leftmost, positions)
 
 
 class Applied(NamedTuple):
-    """What one merge changed: enough to report its counts and to undo it exactly."""
+    """What one merge changed: its counts for the trainer, and its positions, the undo record."""
 
     pair: Pair
     new_id: int
     positions: np.ndarray  # where the new token stands: the left token of each occurrence
-    holes: np.ndarray  # where the right token stood
-    candidates: np.ndarray  # the pair's index entry before the merge, put back by undo
     added: Grouped  # pairs the merge created (all hold the new id)
-    removed: Grouped  # pairs it destroyed, other than the merged pair itself
+    removed: Grouped  # pairs it destroyed, other than the merged pair itself (no positions)
     replacements: int  # weighted
-
-
-class PackedApplied(NamedTuple):
-    """An `Applied` as one array: what the trainer keeps for undo. Thousands of steps' records
-    pickle (to carry a run back from the training process) as thousands of arrays, not
-    thirteen times as many: 3 s to pickle and 2 s to load at 32k merges before this."""
-
-    pair: Pair
-    new_id: int
-    replacements: int
-    sizes: tuple[int, ...]
-    data: np.ndarray
-
-    @staticmethod
-    def of(applied: Applied) -> "PackedApplied":
-        parts = (applied.positions, applied.holes, applied.candidates, *applied.added, *applied.removed)
-        return PackedApplied(applied.pair, applied.new_id, applied.replacements, tuple(map(len, parts)),
-                             np.concatenate(parts))
-
-    @staticmethod
-    def join(records: list["PackedApplied"]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Many records as three arrays, for carrying a whole run between processes."""
-        head = np.array([(*r.pair, r.new_id, r.replacements) for r in records], dtype=np.int64).reshape(-1, 4)
-        sizes = np.array([r.sizes for r in records], dtype=np.int64).reshape(-1, 13)
-        data = np.concatenate([r.data for r in records]) if records else EMPTY
-        return head, sizes, data
-
-    @staticmethod
-    def split(head: np.ndarray, sizes: np.ndarray, data: np.ndarray) -> list["PackedApplied"]:
-        bounds = np.concatenate(([0], np.cumsum(sizes.sum(axis=1)))).tolist()
-        return [PackedApplied((a, b), z, n, tuple(sz), data[i:j])
-                for (a, b, z, n), sz, i, j in zip(head.tolist(), sizes.tolist(), bounds, bounds[1:])]
-
-    def unpack(self) -> Applied:
-        bounds = np.cumsum((0,) + self.sizes).tolist()
-        p = [self.data[i:j] for i, j in zip(bounds, bounds[1:])]
-        return Applied(self.pair, self.new_id, p[0], p[1], p[2], Grouped(*p[3:8]), Grouped(*p[8:13]),
-                       self.replacements)
 
 
 class FlatChunks:
     """Token ids of all distinct chunks, their links, and where each adjacent pair occurs.
 
     The index may keep positions where a pair no longer stands (a superset is enough to find a
-    pair's occurrences; `merge` checks them), never miss one where it does. Its values are bare
-    arrays (an undo that puts positions back concatenates).
+    pair's occurrences; `merge` checks them), never miss one where it does. Its values are
+    arrays, or lists for a few positions (a list is smaller and quicker to make than an array).
     """
 
     def __init__(self, units: np.ndarray, lengths: np.ndarray, weights: np.ndarray):
         size = int(lengths.sum())
         self.size = size  # also the position of the sentinel "no token here"
+        pos = np.int32 if size < _INT32_MAX else np.int64
         self.starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-        self.ids = np.empty(size + 1, dtype=np.int64)
+        self.ids = np.empty(size + 1, dtype=np.int32)  # ids stay below 2**31 (see pair_keys)
         self.ids[:size] = units
         self.ids[size] = -1  # holes hold -1 too, so no pair test ever matches them
-        positions = np.arange(size + 1, dtype=np.int64)
+        positions = np.arange(size + 1, dtype=pos)
         filled = lengths > 0
         self.next = positions + 1
         self.next[self.starts[1:][filled] - 1] = size
         self.next[size] = size
         self.prev = positions - 1
         self.prev[self.starts[:-1][filled]] = size
-        self.weight = np.zeros(size + 1, dtype=np.int64)
+        del positions
+        heaviest = int(weights.max()) if len(weights) else 0
+        self.weight = np.zeros(size + 1, dtype=np.int32 if heaviest <= _INT32_MAX else np.int64)
         self.weight[:size] = np.repeat(weights, lengths)
-        self._mark = np.zeros(size + 1, dtype=bool)
-        self.index: dict[int, np.ndarray] = {}  # pair key -> positions
+        self._views()
+        self.index: dict[int, np.ndarray | list[int]] = {}  # pair key -> positions
+
+    def _views(self) -> None:
+        self._mark = np.zeros(self.size + 1, dtype=bool)
+        # element access for the small path: a memoryview reads a Python int, numpy a numpy scalar
+        self._cells = tuple(memoryview(a) for a in (self.ids, self.next, self.prev, self.weight))
 
     def __getstate__(self):
-        """The index travels as three arrays rather than one array per pair."""
+        """The index travels as three arrays rather than one object per pair."""
         state = dict(self.__dict__)
-        del state["_mark"]  # all False between merges
-        keys = np.fromiter(self.index, dtype=np.int64, count=len(self.index))
-        parts = list(self.index.values())
-        state["index"] = (keys, np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)),
-                          np.concatenate(parts) if parts else EMPTY)
+        del state["_mark"], state["_cells"]  # all False between merges; views of the arrays
+        state["index"] = _pack(self.index, self.next.dtype)
         return state
 
     def __setstate__(self, state):
-        keys, sizes, positions = state.pop("index")
+        packed = state.pop("index")
         self.__dict__.update(state)
-        self._mark = np.zeros(self.size + 1, dtype=bool)
-        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
-        self.index = dict(zip(keys.tolist(), (positions[i:j] for i, j in zip(bounds, bounds[1:]))))
+        self._views()
+        self.index = _unpack(*packed)
+
+    def moving_state(self) -> dict:
+        """What training changes, to carry it to another process: not the weights and chunk
+        starts, which stay as they were built (a quarter of the store)."""
+        state = self.__getstate__()
+        del state["weight"], state["starts"]
+        return state
+
+    def take_state(self, state: dict) -> None:
+        """Take `moving_state()` of a store built from the same chunks."""
+        self.__setstate__({**state, "weight": self.weight, "starts": self.starts})
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays and the index's arrays (lists not counted)."""
+        arrays = self.ids.nbytes + self.next.nbytes + self.prev.nbytes + self.weight.nbytes + self._mark.nbytes
+        return arrays + sum(v.nbytes for v in self.index.values() if isinstance(v, np.ndarray))
 
     def initial_pairs(self) -> Grouped:
         """Every adjacent pair with its weighted count and leftmost position; fills the index."""
-        left = np.flatnonzero(self.next[: self.size] != self.size)
-        a, b = self.ids[left], self.ids[left + 1]
-        order = None
-        if self.size and self.ids[: self.size].max() < 256:  # bytes: 16-bit keys sort by radix, 5x faster
-            order = np.argsort((a * 256 + b).astype(np.uint16), kind="stable")
-        grouped = Grouped.of(pair_keys(a, b), left, self.weight, order)
-        self.index = dict(zip(grouped.pair_keys(), grouped.positions()))
-        return grouped
+        left = np.flatnonzero(self.next[: self.size] != self.size).astype(self.next.dtype)
+        if len(left) and self.ids[: self.size].max() < 256:
+            # bytes: 16-bit keys sort by radix (5x faster), and no int64 key per position is made
+            # (on multi-10M those arrays were 100 MB of the build's peak)
+            small = self.ids[left].astype(np.uint16) << 8
+            small |= self.ids[left + 1].astype(np.uint16)
+            order = np.argsort(small, kind="stable")
+            small = small[order]
+            at = left[order]
+            del order, left
+            starts = np.concatenate(([0], np.flatnonzero(small[1:] != small[:-1]) + 1))
+            distinct = small[starts]
+            grouped = Grouped.sorted(key_array(distinct >> 8, distinct & 255), starts, at, self.weight)
+        else:
+            grouped = Grouped.of(key_array(self.ids[left], self.ids[left + 1]), left, self.weight)
+        self.index = dict(zip(grouped.keys, grouped.positions))
+        return Grouped(grouped.keys, grouped.counts, grouped.leftmost)
 
     def tokens(self, chunk: int) -> list[int]:
         ids = self.ids[self.starts[chunk] : self.starts[chunk + 1]]
@@ -192,6 +225,8 @@ class FlatChunks:
 
     def standing(self, keys: np.ndarray, at: np.ndarray) -> np.ndarray:
         """Whether each pair (by key) still stands at its position."""
+        keys = np.asarray(keys, dtype=np.int64)
+        at = np.asarray(at, dtype=self.next.dtype)
         return (self.ids[at] == keys >> 32) & (self.ids[self.next[at]] == keys & 0xFFFFFFFF)
 
     def forget(self, key: int) -> None:
@@ -203,64 +238,230 @@ class FlatChunks:
         at = self.index.get(key)
         if at is None:
             return -1
+        at = np.asarray(at, dtype=self.next.dtype)
         at = sorted_distinct(at[self.standing(key, at)])
         self.index[key] = at
         return int(at[0]) if len(at) else -1
 
+    # -- a merge and its undo ---------------------------------------------------------------
     def merge(self, a: int, b: int, z: int) -> Applied:
         """Replace (a, b) by z left to right without overlap ("aaa" with (a, a) gives [z, a])."""
+        candidates = self.index.pop(pair_keys(a, b), EMPTY)
+        if len(candidates) <= SMALL:
+            return self._merge_few(a, b, z, candidates)
         ids, nxt, prv, end = self.ids, self.next, self.prev, self.size
-        ab = pair_keys(a, b)
-        candidates = self.index.pop(ab, EMPTY)
-        at = sorted_distinct(candidates)
-        right = nxt[at]
+        at = sorted_distinct(np.asarray(candidates, dtype=np.intp))  # numpy indexes fastest with intp
+        right = nxt[at].astype(np.intp)
         hit = (ids[at] == a) & (ids[right] == b)
         P, Q = at[hit], right[hit]
         if a == b and len(P) > 1:
             P, Q = _leftmost_of_runs(P, Q, nxt)
-        R, L = nxt[Q], prv[P]
-        self._mark[P] = True
-        right_free = (R != end) & ~self._mark[R]  # a right neighbour that is not merged itself
-        self._mark[P] = False
-
-        # pairs destroyed: (x, a) left of each occurrence, (b, y) right of it (once each)
-        has_left = L != end
-        left_at = L[has_left]
-        removed_keys = np.concatenate((pair_keys(ids[left_at], a), pair_keys(b, ids[R[right_free]])))
-        removed_at = np.concatenate((left_at, Q[right_free]))
-        keep = removed_keys != ab  # "aaaa": the (a, a) between two merges is the merged pair
-        removed = Grouped.of(removed_keys[keep], removed_at[keep], self.weight)
-
+        R, free = self._right_of(P, Q)
+        removed = self._around(a, b, P, Q, R, free, with_positions=False)
         ids[P] = z
         ids[Q] = -1
         nxt[P] = R
         prv[R] = P  # prv[end] takes junk, never read
+        added = self._created(z, P, R, free, with_positions=True)
+        self.index.update(zip(added.keys, added.positions))
+        return Applied((a, b), z, P.astype(nxt.dtype), added, removed, int(self.weight[P].sum(dtype=np.int64)))
 
-        new_left = prv[P]
-        new_left = new_left[new_left != end]
-        added_keys = np.concatenate((pair_keys(ids[new_left], z), pair_keys(z, ids[R[right_free]])))
-        added_at = np.concatenate((new_left, P[right_free]))
-        added = Grouped.of(added_keys, added_at, self.weight)
-        self.index.update(zip(added.pair_keys(), added.positions()))
-        return Applied((a, b), z, P, Q, candidates, added, removed, int(self.weight[P].sum()))
+    def unmerge(self, a: int, b: int, z: int, P: np.ndarray, width: int) -> tuple[list[int], Grouped]:
+        """Exactly undo the merge of (a, b) into z at positions P, which must be the newest merge
+        still in effect; `width` is the units of token a. Returns the keys of the pairs the merge
+        had created (all gone now) and the pairs it had destroyed (back now)."""
+        if len(P) <= SMALL:
+            return self._unmerge_few(a, b, z, P.tolist(), width)
+        ids, nxt, prv = self.ids, self.next, self.prev
+        P = P.astype(np.intp)
+        Q = P + width
+        R, free = self._right_of(P, Q, after=True)
+        added = self._created(z, P, R, free, with_positions=False).keys
+        ids[P] = a
+        ids[Q] = b
+        nxt[P] = Q  # nxt[Q] still points to R: a hole is never relinked
+        prv[R] = Q
+        removed = self._around(a, b, P, Q, R, free, with_positions=True)
+        self._reindex(a, b, P, Q, added, removed)
+        return added, removed
 
-    def unmerge(self, applied: Applied) -> None:
-        """Exactly undo `applied`, which must be the newest merge still in effect."""
-        a, b = applied.pair
-        P, Q = applied.positions, applied.holes
-        R = self.next[P]
-        self.ids[P] = a
-        self.ids[Q] = b
-        self.next[P] = Q  # next[Q] still points where it did: a hole is never relinked
-        self.prev[R] = Q
+    def _reindex(self, a, b, P, Q, added: list[int], removed: Grouped) -> None:
         index = self.index
-        for key in applied.added.pair_keys():
+        for key in added:
             index.pop(key, None)
-        for key, where in zip(applied.removed.pair_keys(), applied.removed.positions()):
+        for key, where in zip(removed.keys, removed.positions):
             old = index.get(key)
-            index[key] = where if old is None else np.concatenate((old, where))
-        if len(applied.candidates):
-            index[pair_keys(a, b)] = applied.candidates
+            if old is None:
+                index[key] = where
+            elif isinstance(old, list) and isinstance(where, list):
+                index[key] = old + where
+            else:
+                index[key] = np.concatenate((np.asarray(old, dtype=self.next.dtype), where))
+        if len(P):  # where (a, b) stood: P, and in a run of a == b also each Q
+            if a == b:
+                P = sorted(P + Q) if isinstance(P, list) else np.union1d(P, Q)
+            index[pair_keys(a, b)] = P if isinstance(P, list) else P.astype(self.next.dtype, copy=False)
+
+    def _right_of(self, P: np.ndarray, Q: np.ndarray, after: bool = False):
+        """The token right of each occurrence, and whether it is free: there, and not the left
+        token of another occurrence (then the two occurrences' new pair is counted once, from
+        the left side of the second). `after`: the links as the merge left them."""
+        R = (self.next[P] if after else self.next[Q]).astype(np.intp)
+        mark = self._mark
+        mark[P] = True
+        free = (R != self.size) & ~mark[R]
+        mark[P] = False
+        return R, free
+
+    def _around(self, a, b, P, Q, R, free, with_positions: bool) -> Grouped:
+        """The pairs occurrences at P, Q have around them before the merge: (x, a) on the left,
+        (b, y) on the right, without (a, b) itself ("aaaa": the (a, a) between two merges)."""
+        ids, end = self.ids, self.size
+        L = self.prev[P].astype(np.intp)
+        left_at = L[L != end]
+        keys = np.concatenate((key_array(ids[left_at], a), key_array(b, ids[R[free]])))
+        at = np.concatenate((left_at, Q[free])).astype(self.next.dtype)
+        keep = keys != pair_keys(a, b)
+        return Grouped.of(keys[keep], at[keep], self.weight, with_positions=with_positions)
+
+    def _created(self, z, P, R, free, with_positions: bool) -> Grouped:
+        """The pairs holding z after the merge: (x, z) on the left, (z, y) on free right sides."""
+        ids, end = self.ids, self.size
+        new_left = self.prev[P].astype(np.intp)
+        new_left = new_left[new_left != end]
+        keys = np.concatenate((key_array(ids[new_left], z), key_array(z, ids[R[free]])))
+        at = np.concatenate((new_left, P[free])).astype(self.next.dtype)
+        return Grouped.of(keys, at, self.weight, with_positions=with_positions)
+
+    # -- the same for a few positions, in Python --------------------------------------------
+    # The same cells read and written in the same order as above, one position at a time. Pairs
+    # are gathered in dicts (key -> [count, leftmost, positions]): nothing downstream needs them
+    # sorted, only grouped.
+    def _merge_few(self, a: int, b: int, z: int, candidates) -> Applied:
+        ids, nxt, prv, weight = self._cells
+        end = self.size
+        P: list[int] = []
+        Q: list[int] = []
+        R: list[int] = []
+        last = -1
+        for p in sorted(set(candidates.tolist() if isinstance(candidates, np.ndarray) else candidates)):
+            if ids[p] == a and p != last:  # p == last: the right token of a == b just merged
+                q = nxt[p]
+                if ids[q] == b:
+                    P.append(p)
+                    Q.append(q)
+                    R.append(nxt[q])
+                    last = q
+        free = self._free_few(P, R)
+        lost = self._around_few(a, b, P, Q, R, free, False)
+        replacements = 0
+        for p, q, r in zip(P, Q, R):
+            ids[p] = z
+            ids[q] = -1
+            nxt[p] = r
+            prv[r] = p
+            replacements += weight[p]
+        made = self._created_few(z, P, R, free)
+        added = Grouped(list(made), [e[0] for e in made.values()], [e[1] for e in made.values()],
+                        [e[2] for e in made.values()])
+        self.index.update(zip(added.keys, added.positions))
+        removed = Grouped(list(lost), list(lost.values()), [])
+        return Applied((a, b), z, np.array(P, dtype=self.next.dtype), added, removed, replacements)
+
+    def _unmerge_few(self, a: int, b: int, z: int, P: list[int], width: int) -> tuple[list[int], Grouped]:
+        ids, nxt, prv, _ = self._cells
+        Q = [p + width for p in P]
+        R = [nxt[p] for p in P]
+        free = self._free_few(P, R)
+        added = list(self._created_few(z, P, R, free))
+        for p, q, r in zip(P, Q, R):
+            ids[p] = a
+            ids[q] = b
+            nxt[p] = q
+            prv[r] = q
+        lost = self._around_few(a, b, P, Q, R, free, True)
+        removed = Grouped(list(lost), [e[0] for e in lost.values()], [e[1] for e in lost.values()],
+                          [e[2] for e in lost.values()])
+        self._reindex(a, b, P, Q, added, removed)
+        return added, removed
+
+    def _free_few(self, P: list[int], R: list[int]) -> list[bool]:
+        end = self.size
+        taken = set(P) if len(P) > 1 else ()
+        return [r != end and r not in taken for r in R]
+
+    def _around_few(self, a, b, P, Q, R, free, full: bool) -> dict:
+        """The pairs around the occurrences before the merge, as `_around`: key -> count, or
+        with `full` key -> [count, leftmost, positions]."""
+        ids, _, prv, weight = self._cells
+        end, ab = self.size, pair_keys(a, b)
+        sides = [((ids[left] << 32) | a, left) for left in map(prv.__getitem__, P) if left != end]
+        sides += [((b << 32) | ids[r], q) for q, r, f in zip(Q, R, free) if f]
+        found: dict = {}
+        get = found.get
+        for key, at in sides:
+            if key == ab:
+                continue
+            if not full:
+                found[key] = get(key, 0) + weight[at]
+                continue
+            e = get(key)
+            if e is None:
+                found[key] = [weight[at], at, [at]]
+            else:
+                e[0] += weight[at]
+                if at < e[1]:
+                    e[1] = at
+                e[2].append(at)
+        return found
+
+    def _created_few(self, z, P, R, free) -> dict:
+        """key -> [count, leftmost, positions] of the pairs holding z (positions ascend, so the
+        first is the leftmost; (x, z) and (z, y) never share a key, since y is never z)."""
+        ids, _, prv, weight = self._cells
+        end = self.size
+        made: dict = {}
+        get = made.get
+        for p in P:
+            left = prv[p]
+            if left != end:
+                key = (ids[left] << 32) | z
+                e = get(key)
+                if e is None:
+                    made[key] = [weight[left], left, [left]]
+                else:
+                    e[0] += weight[left]
+                    e[2].append(left)
+        for p, r, f in zip(P, R, free):
+            if f:
+                key = (z << 32) | ids[r]
+                e = get(key)
+                if e is None:
+                    made[key] = [weight[p], p, [p]]
+                else:
+                    e[0] += weight[p]
+                    e[2].append(p)
+        return made
+
+
+def _pack(index: dict, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An index as three arrays: keys, sizes, positions end to end."""
+    keys = np.fromiter(index, dtype=np.int64, count=len(index))
+    parts = list(index.values())
+    sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    flat = [p for p in parts if isinstance(p, list)]  # lists join as one array, not one by one
+    if flat:
+        parts = [p if not isinstance(p, list) else None for p in parts]
+        joined = np.array([x for p in flat for x in p], dtype=dtype)
+        bounds = np.cumsum([0] + [len(p) for p in flat]).tolist()
+        pieces = iter(joined[i:j] for i, j in zip(bounds, bounds[1:]))
+        parts = [p if p is not None else next(pieces) for p in parts]
+    return keys, sizes, np.concatenate(parts).astype(dtype, copy=False) if parts else EMPTY
+
+
+def _unpack(keys: np.ndarray, sizes: np.ndarray, positions: np.ndarray) -> dict:
+    bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+    return dict(zip(keys.tolist(), (positions[i:j] for i, j in zip(bounds, bounds[1:]))))
 
 
 def sorted_distinct(at: np.ndarray) -> np.ndarray:

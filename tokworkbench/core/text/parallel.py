@@ -22,6 +22,8 @@ from .pretokenize import PreTokenizer
 
 MIN_PARALLEL = 4_000_000  # characters; below this, starting processes costs more than it saves
 PIECE = 1_000_000  # characters pre-tokenized at a time: bounds the memory of the chunk lists
+COUNT_PIECE = 250_000  # characters a counting worker splits at a time (a 1M-character piece's
+# chunk list was 14 MB per process; the pieces are sliced one at a time, not all up front)
 
 
 _CANDIDATE = regex.compile(r"[ \r\n]")
@@ -44,24 +46,31 @@ def safe_cut(text: str, start: int, stop: int) -> int:
     return -1
 
 
-def cut_text(text: str, parts: int) -> list[str]:
-    """`text` in about `parts` pieces, cut only where the presets always cut."""
-    pieces, pos = [], 0
+def cut_points(text: str, parts: int) -> list[int]:
+    """Where `cut_text` cuts: 0, the cuts, len(text)."""
+    bounds, pos = [0], 0
     step = max(1, len(text) // parts)
     for k in range(1, parts):
         at = safe_cut(text, max(pos + 1, k * step), len(text))
         if at == -1:
             break
-        pieces.append(text[pos:at])
+        bounds.append(at)
         pos = at
-    pieces.append(text[pos:])
-    return pieces
+    bounds.append(len(text))
+    return bounds
 
 
-def _count(pre: PreTokenizer, pieces: list[str]) -> Counter:
+def cut_text(text: str, parts: int) -> list[str]:
+    """`text` in about `parts` pieces, cut only where the presets always cut."""
+    bounds = cut_points(text, parts)
+    return [text[i:j] for i, j in zip(bounds, bounds[1:])]
+
+
+def _count(pre: PreTokenizer, texts: list[str], spans: list[tuple[int, int, int]]) -> Counter:
+    """Chunk counts of the (document, start, stop) spans, each sliced only when it is split."""
     counter: Counter = Counter()
-    for piece in pieces:
-        counter.update(pre.split(piece))
+    for d, i, j in spans:
+        counter.update(pre.split(texts[d][i:j]))
     return counter
 
 
@@ -134,25 +143,28 @@ def _run_child(func, share, send) -> None:
         send.close()
 
 
-def _split_evenly(pieces: list[str], workers: int) -> list[list[str]]:
+def _split_evenly(pieces: list, workers: int, size: Callable = len) -> list[list]:
     """Consecutive runs of pieces with about the same number of characters each."""
-    total = sum(map(len, pieces))
-    groups: list[list[str]] = [[] for _ in range(workers)]
+    total = sum(map(size, pieces))
+    groups: list[list] = [[] for _ in range(workers)]
     budget, g, used = total / workers, 0, 0
     for piece in pieces:
         if used >= budget * (g + 1) and g < workers - 1:
             g += 1
         groups[g].append(piece)
-        used += len(piece)
+        used += size(piece)
     return [group for group in groups if group]
 
 
 def count_parallel(texts: list[str], pre: PreTokenizer, workers: int | None = None) -> Counter:
-    """Chunk counts of `texts` (already normalized), in order of first appearance."""
-    pieces: list[str] = []
-    for t in texts:
-        pieces += cut_text(t, max(1, len(t) // PIECE))
-    parts = fork_map(partial(_count, pre), _split_evenly(pieces, _workers(workers)))
+    """Chunk counts of `texts` (already normalized), in order of first appearance. Workers are
+    handed spans of the texts they inherit, not copies of the pieces."""
+    spans: list[tuple[int, int, int]] = []
+    for d, t in enumerate(texts):
+        bounds = cut_points(t, max(1, len(t) // COUNT_PIECE))
+        spans += [(d, i, j) for i, j in zip(bounds, bounds[1:])]
+    shares = _split_evenly(spans, _workers(workers), size=lambda span: span[2] - span[1])
+    parts = fork_map(partial(_count, pre, texts), shares)
     merged: Counter = parts[0] if parts else Counter()
     for part in parts[1:]:  # in text order, so first appearances keep their order
         get = merged.get
