@@ -160,3 +160,22 @@ def test_counts_are_indexed_by_outside_id(model):
     counts = count_tokens(model, ["!!! the"])
     assert counts[0] == len([i for i in model.encode_ordinary("!!! the") if i == 0])
     assert np.flatnonzero(counts).tolist() == sorted(set(model.encode_ordinary("!!! the")))
+
+
+def test_the_browser_keeps_the_ids_of_kinds_without_rank_tables():
+    """Unigram and fixed vocabularies number their specials first: every row keeps the model's
+    own id (the browser had numbered the other tokens from 0)."""
+    from tokworkbench.core.models.fixed import FixedVocab
+    from tokworkbench.core.models.roles import Roles
+    from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+
+    fixed = FixedVocab(("<s>", "</s>", "<pad>", "<unk>", "我", "喜欢", "学习", "AI"),
+                       Roles(bos="<s>", eos="</s>", pad="<pad>", unk="<unk>"))
+    unigram = UnigramLearner(["ab ab ba"], UnigramConfig(seed_size=10)).model()
+    for model in (fixed, unigram):
+        vocab = vocab_of(model)
+        assert sorted(vocab.ids.tolist()) == list(range(model.vocab_size))
+        for row in range(len(vocab)):
+            tid = int(vocab.ids[row])
+            assert vocab.data[row] == model.token_bytes(tid) or vocab.special[row]
+            assert token_info(model, tid).id == tid

@@ -69,16 +69,19 @@ class Vocab:
         merges = getattr(model, "merges", ())
         base = getattr(model, "base_size", len(tokens))
         specials = list(model.special_ids.items())
-        if not tokens:  # a model without rank tables: ask it id by id
+        plain: list[int] | None = None  # the ids of `tokens` when they are not 0..n-1 inside ids
+        if not tokens:  # a model without rank tables (Unigram, fixed): ask it id by id, ids kept
             special_ids = {i for _, i in specials}
-            tokens = [model.token(i) for i in range(model.vocab_size) if i not in special_ids]
+            plain = [i for i in range(model.vocab_size) if i not in special_ids]
+            tokens = [model.token(i) for i in plain]
         n = len(tokens)
         self.model = model
         self.data: list[bytes] = [Units.to_bytes(t) for t in tokens] + [s.encode("utf-8") for s, _ in specials]
         to_outside = getattr(model, "to_outside", None)
         inside = list(range(n))
-        self.ids = np.asarray((to_outside(inside) if to_outside else inside) + [i for _, i in specials],
-                              dtype=np.int64)
+        if plain is None:
+            plain = to_outside(inside) if to_outside else inside
+        self.ids = np.asarray(plain + [i for _, i in specials], dtype=np.int64)
         self.lengths = np.fromiter(map(len, self.data), dtype=np.int64, count=len(self.data))
         self.special = np.zeros(len(self.data), dtype=bool)
         self.special[n:] = True
