@@ -179,3 +179,20 @@ def test_the_browser_keeps_the_ids_of_kinds_without_rank_tables():
             tid = int(vocab.ids[row])
             assert vocab.data[row] == model.token_bytes(tid) or vocab.special[row]
             assert token_info(model, tid).id == tid
+
+
+def test_a_frozen_unigram_model_shows_its_pieces_and_rounds():
+    from tokworkbench.core.models.frozen import FrozenLearner
+    from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+
+    learner = UnigramLearner(["ab ab ba abba"], UnigramConfig(seed_size=12))
+    list(learner.run(merges=2))
+    model = learner.model()
+    frozen = FrozenLearner(model, ["ab ba"], "u.json")
+    rows, total = frozen.next_rows(400)
+    assert total == model.vocab_size - 1  # every piece but <unk>
+    assert [r.score for r in rows] == sorted((r.score for r in rows), reverse=True)
+    assert {r.id for r in rows} == set(range(1, model.vocab_size))
+    assert [r.vocab_size for r in frozen.history_rows(10)] == [r.vocab_size for r in model.history]
+    only = frozen.next_rows(400, "b")[0]
+    assert only and all("b" in r.piece for r in only)

@@ -95,9 +95,9 @@ In course mode a word starts at cost 1, not 0, as the Hugging Face course comput
 
 def describe_inspection(source: str, model) -> str:
     """The title while a loaded tokenizer is inspected: which one, and what it is."""
-    merges = len(getattr(model, "merges", ()))
-    return (f"inspecting {source} · {model.vocab_size:,} tokens ({merges:,} merges, "
-            f"{len(model.special_tokens)} special) · split {model.pre_tokenizer.name} · "
+    built = f"{len(model.merges):,} merges, " if model.kind == "bpe" else f"{model.kind}, "
+    return (f"inspecting {source} · {model.vocab_size:,} tokens ({built}"
+            f"{len(model.special_ids)} special) · split {model.pre_tokenizer.name} · "
             f"normalizer {model.normalizer}")
 
 

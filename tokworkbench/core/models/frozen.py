@@ -100,7 +100,18 @@ class FrozenLearner:
                             "trained (start the workbench without -m to train one)")
 
     def next_rows(self, k: int, query: str = "") -> tuple[list, int]:
-        return [], 0
+        """BPE: nothing is next. Unigram: its pieces, likeliest first, as the piece table shows
+        them (no frequencies or loss increases: there is no training corpus behind them)."""
+        pieces = getattr(self.frozen, "pieces", None)
+        if pieces is None:
+            return [], 0
+        from ..unigram.rows import PieceRow
+
+        order = sorted(range(1, len(pieces)), key=lambda i: -pieces[i][1])
+        if query:
+            order = [i for i in order if query in pieces[i][0]]
+        rows = [PieceRow(pieces[i][0], i, pieces[i][1], 0.0, None, False) for i in order[:k]]
+        return rows, len(order)
 
     def training_state(self) -> dict:
         return {}
@@ -109,8 +120,11 @@ class FrozenLearner:
         pass
 
     # -- what it shows ---------------------------------------------------------------------
-    def history_rows(self, k: int) -> list[MergeRow]:
-        """The last k merges in rank order, as the history table shows them (no counts)."""
+    def history_rows(self, k: int) -> list:
+        """The last k merges in rank order, as the history table shows them (no counts); for
+        Unigram, the rounds its file records."""
+        if self.kind == "unigram":
+            return list(self.frozen.history[-k:]) if k else []
         text = getattr(self.frozen, "rank_text", None)
         base = self.base_size
         rows = []
