@@ -602,7 +602,7 @@ def cmd_encode(args) -> int:
 def _encode_unigram_options(args, tok, text: str) -> int:
     """--nbest K and --sample: Unigram's other segmentations (ordinary text: no special tokens)."""
     if tok.kind != "unigram":
-        raise TrainingError("--nbest and --sample are for Unigram models; BPE has one segmentation")
+        raise TrainingError(f"--nbest and --sample are for Unigram models; this {tok.kind} model has one segmentation")
     if args.nbest is not None and args.sample:
         raise TrainingError("give --nbest or --sample, not both")
     if args.nbest is not None:

@@ -17,7 +17,7 @@ from .limits import is_count, is_text
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "s": " "}
 
 
-def unescape(line: str, lineno: int) -> str:
+def unescape(line: str, lineno: int, name: str = "TOKENS.txt") -> str:
     out = []
     chars = iter(enumerate(line))
     for col, ch in chars:
@@ -27,7 +27,7 @@ def unescape(line: str, lineno: int) -> str:
         nxt = next(chars, (col + 1, ""))[1]
         if nxt not in _ESCAPES:
             shown = f"\\{nxt}" if nxt else "a lone \\ at the end"
-            raise VocabFileError(f"line {lineno}: {shown} is not an escape (use \\n \\t \\r \\s or \\\\)")
+            raise VocabFileError(f"{name} line {lineno}: {shown} is not an escape (use \\n \\t \\r \\s or \\\\)")
         out.append(_ESCAPES[nxt])
     return "".join(out)
 
@@ -55,7 +55,7 @@ def parse_tokens(text: str, name: str = "TOKENS.txt") -> list[str]:
         raw = raw[:-1] if raw.endswith("\r") else raw
         if raw == "":
             raise VocabFileError(f"{name} line {lineno} is blank; no token is empty (remove the line)")
-        token = unescape(raw, lineno)
+        token = unescape(raw, lineno, name)
         if token in seen:
             raise VocabFileError(f"{name} line {lineno} repeats the token of line {seen[token]} ({raw!r}); "
                                  "each token appears once")
