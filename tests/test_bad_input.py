@@ -197,3 +197,13 @@ def test_one_escaping_rule_everywhere(tmp_path, capsys):
 def _write(path, text):
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_a_special_token_in_the_text_is_named_where_it_first_occurs():
+    from tokworkbench.core import TrainConfig, Trainer
+
+    trainer = Trainer(["hi there"], TrainConfig(special_tokens=("<s>", "</s>")))
+    with pytest.raises(EncodeError, match="special token '<s>' at offset 0"):
+        trainer.tokenizer().encode("<s>hi</s>")
+    with pytest.raises(EncodeError, match="special token '</s>' at offset 2"):
+        trainer.tokenizer().encode("hi</s><s>")

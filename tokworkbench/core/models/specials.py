@@ -22,13 +22,13 @@ def encode_with_specials(text: str, specials: dict[str, int], allowed_special: C
     if unknown:
         raise EncodeError(f"not a special token of this model: {', '.join(sorted(unknown))}")
     disallowed = (set(specials) - allowed) if disallowed_special == "all" else set(disallowed_special)
-    for s in sorted(disallowed):
-        at = text.find(s)
-        if at >= 0:
-            raise EncodeError(
-                f"text contains the special token {s!r} at offset {at}; allow it to encode it as"
-                " a special token, or encode it as ordinary text"
-            )
+    found = [(at, s) for s in disallowed if (at := text.find(s)) >= 0]
+    if found:
+        at, s = min(found, key=lambda f: (f[0], -len(f[1])))  # the first in the text, the longest there
+        raise EncodeError(
+            f"text contains the special token {s!r} at offset {at}; allow it to encode it as"
+            " a special token, or encode it as ordinary text"
+        )
     if not allowed:
         return encode_plain(text, 0)
     ids: list[int] = []

@@ -16,9 +16,9 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-import regex
 
 from ..bpe.batchbpe import MergeTable, bpe_flat, bpe_many
+from .specials import encode_with_specials
 from ..bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
 from ..bpe.encode import merge_ids
 from ..errors import DecodeError, EncodeError
@@ -147,30 +147,7 @@ class Tokenizer:
         allowed_special: Collection[str] | str = (),
         disallowed_special: Collection[str] | str = "all",
     ) -> list[int]:
-        specials = self.special_ids
-        allowed = set(specials) if allowed_special == "all" else set(allowed_special)
-        unknown = allowed - set(specials)
-        if unknown:
-            raise EncodeError(f"not a special token of this model: {', '.join(sorted(unknown))}")
-        disallowed = (set(specials) - allowed) if disallowed_special == "all" else set(disallowed_special)
-        for s in disallowed:
-            at = text.find(s)
-            if at >= 0:
-                raise EncodeError(
-                    f"text contains the special token {s!r} at offset {at}; allow it to encode it as"
-                    " a special token, or encode it as ordinary text"
-                )
-        if not allowed:
-            return self._encode_text(text, 0)
-        ids: list[int] = []
-        pos = 0
-        pattern = "|".join(regex.escape(s) for s in sorted(allowed, key=len, reverse=True))
-        for m in regex.finditer(pattern, text):
-            ids.extend(self._encode_text(text[pos : m.start()], pos))
-            ids.append(specials[m.group()])
-            pos = m.end()
-        ids.extend(self._encode_text(text[pos:], pos))
-        return ids
+        return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special, self._encode_text)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode with special-token strings treated as plain text."""
