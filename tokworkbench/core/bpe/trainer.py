@@ -18,6 +18,7 @@ import numpy as np
 
 from ..text.chunks import ChunkCounts, count_chunks
 from ..text.corpus import require_text
+from ..curve import compression_curve
 from ..errors import TrainingError
 from .flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
 from .gcpause import collector_paused
@@ -231,14 +232,7 @@ class Trainer:
     def compression_curve(self, points: int) -> list[float]:
         """Base units per token after each step, thinned to at most `points` evenly spaced steps
         (the last one always kept)."""
-        history, initial = self.history, self.initial_tokens
-        if not history:
-            return []
-        stride = max(1, -(-len(history) // points))
-        picked = history[stride - 1 :: stride]
-        if picked[-1] is not history[-1]:
-            picked.append(history[-1])
-        return [initial / r.length if r.length else 0.0 for r in picked]
+        return compression_curve(self.history, self.initial_tokens, lambda r: r.length, points)
 
     def token_lengths(self) -> list[int]:
         """How many vocabulary tokens have each length in base units (index = length). Kept up

@@ -28,6 +28,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+from ..curve import compression_curve
 from ..errors import TrainingError
 from ..inspection.segments import corpus_spans
 from ..text.chunks import ChunkCounts, count_chunks
@@ -217,14 +218,7 @@ class UnigramLearner:
         return rows[-k:] if k > 0 else []
 
     def compression_curve(self, points: int) -> list[float]:
-        history, initial = self.history, self.initial_tokens
-        if not history:
-            return []
-        stride = max(1, -(-len(history) // points))
-        picked = history[stride - 1 :: stride]
-        if picked[-1] is not history[-1]:
-            picked.append(history[-1])
-        return [initial / r.tokens if r.tokens else 0.0 for r in picked]
+        return compression_curve(self.history, self.initial_tokens, lambda r: r.tokens, points)
 
     def token_lengths(self) -> list[int]:
         counts = [0, 0]
