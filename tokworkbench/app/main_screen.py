@@ -212,7 +212,7 @@ class MainScreen(Screen):
             for selector in panes:
                 self.query_one(selector).display = other == kind
         tabs = self.query_one("#bottom", TabbedContent)
-        tabs.get_tab("tab-charts").label = "Loss by round" if kind == "unigram" else "Compression"
+        tabs.get_tab("tab-charts").label = "Loss" if kind == "unigram" else "Compression"
         if kind == "unigram":
             tabs.show_tab("tab-lattice")
         else:
