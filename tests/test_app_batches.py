@@ -370,3 +370,18 @@ def test_compare_tab_snapshot(snap_compare, tmp_path):
         await pilot.pause(0.2)
 
     assert snap_compare(WorkbenchApp(), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_escape_gives_the_batches_keys_back_to_the_screen():
+    """After b the pane has the keys (m is its mode); escape hands them back."""
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("b")
+        await pilot.pause()
+        assert isinstance(app.focused, BatchesPanel)
+        mode = app.query_one(BatchesPanel).choice
+        await pilot.press("escape", "m")
+        await pilot.pause()
+        assert not isinstance(app.focused, BatchesPanel)
+        assert app.query_one(BatchesPanel).choice == mode  # m no longer reached the pane

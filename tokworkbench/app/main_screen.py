@@ -506,7 +506,7 @@ class MainScreen(Screen):
         if action == "select_token":
             return True  # a click, never a key: fine while a box has focus
         if action == "escape":
-            return self.running or isinstance(self.focused, Input)
+            return self.running or isinstance(self.focused, (Input, BatchesPanel))
         if isinstance(self.focused, Input):
             return False  # every other key of ours is a character the box takes
         if action in TRAINING and self.inspect is not None:
@@ -602,6 +602,9 @@ class MainScreen(Screen):
     def action_escape(self) -> None:
         """Leave a text box (the pair filter clears itself), else cancel the run. A priority
         binding, so the box is left before the next key is routed."""
+        if isinstance(self.focused, BatchesPanel) and not self.running:
+            self.set_focus(None)  # its keys (+ − < > m g p w) go back to being the screen's
+            return
         if isinstance(self.focused, Input):
             if self.focused.id == "pair-filter":
                 self.query_one(PairsPanel).clear_filter()
