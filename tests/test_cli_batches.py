@@ -133,3 +133,15 @@ def test_batches_refuses_to_write_over_an_input(fixed, capsys):
     one_line_error(["batches", "-m", fixed / "m.json", fixed / "docs.txt", "-T", 2, "--stride", 1,
                     "-o", fixed / "docs.txt"], capsys, "it is one of the inputs")
     assert (fixed / "docs.txt").read_text(encoding="utf-8").startswith("我喜欢")
+
+
+def test_add_special_keeps_encodes_rule_for_special_strings_inside_the_text(fixed, capsys):
+    """With or without --add-special, a special token's string inside the text is an error unless
+    --allow-special; only the document's own leading BOS / trailing EOS count as its boundaries."""
+    model = fixed / "m.json"
+    for extra in ([], ["--add-special"]):
+        one_line_error(["encode", "-m", model, "我<pad>", *extra], capsys, "special token '<pad>' at offset 1")
+    _, out, _ = run(["encode", "-m", model, "<s>我</s>", "--add-special"], capsys)
+    assert out.split() == ["0", "4", "1"]
+    _, out, _ = run(["encode", "-m", model, "我<pad>", "--add-special", "--allow-special"], capsys)
+    assert out.split() == ["0", "4", "2", "1"]

@@ -584,7 +584,7 @@ def cmd_encode(args) -> int:
     if args.add_special and not (tok.roles.bos or tok.roles.eos):
         print(f"{PROG}: note: {args.model} gives no token the bos or eos role; --add-special adds nothing",
               file=sys.stderr)
-    ids = encode_document(tok, text, allowed) if args.add_special else tok.encode(text, allowed_special=allowed)
+    ids = encode_document(tok, text, allowed, strict=True) if args.add_special else tok.encode(text, allowed_special=allowed)
     if args.format == "json" and tok.kind == "unigram":
         scores = [tok.score(i) for i in ids]
         _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": math.fsum(scores),

@@ -115,16 +115,21 @@ def encode_content(model, text: str) -> list[int]:
     return model.encode_ordinary(text)
 
 
-def encode_document(model, text: str, allowed_special: Collection[str] | str = ()) -> list[int]:
+def encode_document(model, text: str, allowed_special: Collection[str] | str = (),
+                    strict: bool = False) -> list[int]:
     """BOS + content + EOS, each boundary exactly once (see the module docstring). A role the
     model lacks is simply not added. `allowed_special` lets special strings inside the text
-    become their ids, as `Model.encode` does."""
+    become their ids, as `Model.encode` does; `strict` makes any other special string inside
+    the text an error, as `Model.encode` does (the command line's rule), instead of plain text."""
     roles = roles_of(model)
     if roles.bos is not None and text.startswith(roles.bos):
         text = text[len(roles.bos):]
     if roles.eos is not None and text.endswith(roles.eos):
         text = text[: len(text) - len(roles.eos)]
-    ids = model.encode(text, allowed_special=allowed_special) if allowed_special else encode_content(model, text)
+    if allowed_special or strict:
+        ids = model.encode(text, allowed_special=allowed_special)
+    else:
+        ids = encode_content(model, text)
     return with_boundaries(model, ids)
 
 
