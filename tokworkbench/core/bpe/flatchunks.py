@@ -249,7 +249,7 @@ class FlatChunks:
         candidates = self.index.pop(pair_keys(a, b), EMPTY)
         if len(candidates) <= SMALL:
             return self._merge_few(a, b, z, candidates)
-        ids, nxt, prv, end = self.ids, self.next, self.prev, self.size
+        ids, nxt, prv = self.ids, self.next, self.prev
         at = sorted_distinct(np.asarray(candidates, dtype=np.intp))  # numpy indexes fastest with intp
         right = nxt[at].astype(np.intp)
         hit = (ids[at] == a) & (ids[right] == b)
@@ -339,7 +339,6 @@ class FlatChunks:
     # sorted, only grouped.
     def _merge_few(self, a: int, b: int, z: int, candidates) -> Applied:
         ids, nxt, prv, weight = self._cells
-        end = self.size
         P: list[int] = []
         Q: list[int] = []
         R: list[int] = []

@@ -180,7 +180,7 @@ class _Scan:
         and how far (for o200k's `/` rule)."""
         rs, re, rk, start, cls, n = self.rs, self.re, self.rk, self.start, self.cls, self.n
         runs = np.flatnonzero(rk == SPACE)
-        s, e = rs[runs], re[runs]
+        e = re[runs]
         eaten = np.zeros(0, dtype=np.int64)
         nl = self.nl
         if len(nl):
@@ -340,7 +340,7 @@ class _Scan:
         stretch of u/b characters of the run, when no l follows, after its last b, counting
         from its first u when an l comes before the stretch. Both are rare in most text, so
         they are found from the u positions, not from passes over every character."""
-        cls, start, n = self.cls, self.start, self.n
+        cls, start = self.cls, self.start
         ups = np.flatnonzero(cls == UP)
         if not len(ups):
             return
