@@ -71,17 +71,29 @@ def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[st
     if seed is not None:
         return _analyze_seeded(words, freqs, pieces, cost, prune_fraction, seed)
     vocab = Vocab(cost)
+    ends = [vocab.edges(word) for word in words]
+
+    def without(w: int, piece: str, best, back):
+        # nothing before the piece's first occurrence can change
+        return best_costs(ends[w], COURSE_START_COST, piece, words[w].find(piece), best, back)[0]
+
+    return _analyze(words, freqs, pieces, prune_fraction,
+                    lambda w: best_costs(ends[w], COURSE_START_COST), without)
+
+
+def _analyze(words, freqs, pieces, prune_fraction, solve, without) -> Analysis:
+    """The round's analysis, whichever way a word's lattice is held: `solve(w)` is word w's
+    (best, back) tables, `without(w, piece, best, back)` its best costs with `piece` removed."""
     n = len(words)
     contrib = np.empty(n, dtype=np.float64)
     paths: list[list[tuple[int, int]]] = []
     tables = []
     users: dict[str, list[int]] = {}
     for w, (word, f) in enumerate(zip(words, freqs)):
-        ends = vocab.edges(word)
-        best, back = best_costs(ends, COURSE_START_COST)
+        best, back = solve(w)
         path = segment(len(word), back)
         paths.append(path)
-        tables.append((ends, best, back))
+        tables.append((best, back))
         contrib[w] = f * best[len(word)]
         for a, b in path:
             if b - a > 1:
@@ -97,11 +109,8 @@ def analyze(words: list[str], freqs: list[int], pieces: list[str], cost: dict[st
             continue
         changed = contrib.copy()
         for w in dict.fromkeys(using):
-            word = words[w]
-            ends, best, back = tables[w]
-            # nothing before the piece's first occurrence can change
-            new_best, _ = best_costs(ends, COURSE_START_COST, piece, word.find(piece), best, back)
-            changed[w] = freqs[w] * new_best[len(word)]
+            best, back = tables[w]
+            changed[w] = freqs[w] * without(w, piece, best, back)[len(words[w])]
         increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
     return _finish(loss, increases, paths, pieces, prune_fraction)
 
@@ -131,36 +140,10 @@ def _analyze_seeded(words, freqs, pieces, cost, prune_fraction, seed: SeedLattic
     costs: list = [None] * len(seed.index)
     for p, c in cost.items():
         costs[seed.index[p]] = c
-    n = len(words)
-    contrib = np.empty(n, dtype=np.float64)
-    paths: list[list[tuple[int, int]]] = []
-    tables = []
-    users: dict[str, list[int]] = {}
-    for w, (word, f) in enumerate(zip(words, freqs)):
-        ends = seed.edges[w]
-        best, back = best_costs_indexed(ends, costs, COURSE_START_COST)
-        path = segment(len(word), back)
-        paths.append(path)
-        tables.append((best, back))
-        contrib[w] = f * best[len(word)]
-        for a, b in path:
-            if b - a > 1:
-                users.setdefault(word[a:b], []).append(w)
-    loss = float(np.add.accumulate(contrib)[-1]) if n else 0.0
-    increases: dict[str, float] = {}
-    for piece in pieces:
-        if len(piece) == 1:
-            continue
-        using = users.get(piece)
-        if not using:
-            increases[piece] = loss - loss
-            continue
-        changed = contrib.copy()
-        k = seed.index[piece]
-        for w in dict.fromkeys(using):
-            word = words[w]
-            best, back = tables[w]
-            new_best, _ = best_costs_indexed(seed.edges[w], costs, COURSE_START_COST, k, word.find(piece), best, back)
-            changed[w] = freqs[w] * new_best[len(word)]
-        increases[piece] = float(np.add.accumulate(changed)[-1]) - loss
-    return _finish(loss, increases, paths, pieces, prune_fraction)
+
+    def without(w: int, piece: str, best, back):
+        return best_costs_indexed(seed.edges[w], costs, COURSE_START_COST, seed.index[piece], words[w].find(piece),
+                                  best, back)[0]
+
+    return _analyze(words, freqs, pieces, prune_fraction,
+                    lambda w: best_costs_indexed(seed.edges[w], costs, COURSE_START_COST), without)
