@@ -27,7 +27,7 @@ from ..text.pretokenize import PreTokenizer, pre_tokenizer
 from .tiebreak import TIE_BREAKS, next_order, order_table, string_key
 from ..models.tokenizer import Tokenizer
 from ..inspection.escape import render_bytes
-from ..inspection.segments import corpus_spans
+from ..inspection.segments import layout_window
 from ..units import Units
 
 Pair = tuple[int, int]
@@ -251,14 +251,7 @@ class Trainer:
         return tuple(self.merges)
 
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list, int]:
-        if not self.layouts:
-            return 0, "", [], 0
-        doc = min(doc, len(self.layouts) - 1)
-        full = self.layouts[doc].text
-        size = end - start
-        start = max(0, min(start, max(0, len(full) - 1)))
-        end = min(len(full), start + size)
-        return start, full[start:end], corpus_spans(self, doc, start, end, origin=start), len(full)
+        return layout_window(self, doc, start, end)
 
     def corpus_summary(self) -> dict:
         """What the model file records about the corpus it was trained on."""

@@ -94,6 +94,19 @@ def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> li
     return chunk_spans(pieces, trainer.token)
 
 
+def layout_window(learner, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:
+    """A learner's `window` over its document layouts (clamped to the document): where it
+    starts, its text, its token spans from that start, and the document's length."""
+    if not learner.layouts:
+        return 0, "", [], 0
+    doc = min(doc, len(learner.layouts) - 1)
+    full = learner.layouts[doc].text
+    size = end - start
+    start = max(0, min(start, max(0, len(full) - 1)))
+    end = min(len(full), start + size)
+    return start, full[start:end], corpus_spans(learner, doc, start, end, origin=start), len(full)
+
+
 LONG_CHUNK = 8192  # characters; a longer chunk is read only where the window shows it
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from ..curve import compression_curve
 from ..errors import TrainingError
-from ..inspection.segments import corpus_spans
+from ..inspection.segments import layout_window
 from ..text.chunks import ChunkCounts, count_chunks
 from ..text.corpus import require_text
 from ..text.normalize import check_normalizer
@@ -247,14 +247,7 @@ class UnigramLearner:
         return build_lattice(word, Vocab(cost), ids, self.start_cost, -(min(low, 0.0) - UNK_PENALTY))
 
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list, int]:
-        if not self.layouts:
-            return 0, "", [], 0
-        doc = min(doc, len(self.layouts) - 1)
-        full = self.layouts[doc].text
-        size = end - start
-        start = max(0, min(start, max(0, len(full) - 1)))
-        end = min(len(full), start + size)
-        return start, full[start:end], corpus_spans(self, doc, start, end, origin=start), len(full)
+        return layout_window(self, doc, start, end)
 
     def chunk_tokens(self, index: int) -> list[int]:
         """Current ids of distinct chunk `index`, as the model encodes it."""
