@@ -12,8 +12,9 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import ModelFileError, TokenLimitError
+from ..errors import ModelFileError, TokenLimitError, TokWorkbenchError
 from ..text.corpus import describe_size, read_regular
+from ..text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
 
 MAX_MODEL_FILE_BYTES = 256 << 20  # a model file (and a tiktoken companion) is read up to this
 MAX_TOKEN_BYTES = 64 << 10  # one token's UTF-8 bytes; a parameter of every loader
@@ -94,3 +95,21 @@ def is_text(s) -> bool:
 def is_count(x, minimum: int = 0) -> bool:
     """An int (not a bool, which JSON's true would give) of at least `minimum`."""
     return type(x) is int and x >= minimum
+
+
+def read_pre_tokenizer(pre) -> PreTokenizer:
+    """Our model files' `"pre_tokenizer": {"name", "pattern"}`, checked (every kind's file)."""
+    if not isinstance(pre, dict) or not isinstance(pre.get("name"), str) or "pattern" not in pre:
+        raise ModelFileError("'pre_tokenizer' must be {\"name\": ..., \"pattern\": ...}")
+    name, pattern = pre["name"], pre["pattern"]
+    if pattern is None:
+        return pre_tokenizer("none")
+    if not isinstance(pattern, str):
+        raise ModelFileError(f"pre-tokenizer pattern must be a string, not {describe_json(pattern)}")
+    if name != "custom" and PRESETS.get(name) != pattern:
+        raise ModelFileError(f"pre-tokenizer {name!r} does not go with its pattern (name a preset with "
+                             "its own pattern, or 'custom')")
+    try:
+        return pre_tokenizer(name, pattern)
+    except TokWorkbenchError as exc:
+        raise ModelFileError(str(exc)) from None

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from . import unigramfile
 from .atomic import write_atomic
-from .limits import MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, parse_json, read_model_file
+from .limits import (MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, parse_json,
+                     read_model_file, read_pre_tokenizer)
 from ..errors import ModelFileError, TokWorkbenchError
 from ..text.normalize import NORMALIZERS
-from ..text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
 from ..bpe.tiebreak import TIE_BREAKS
 from ..models.tokenizer import Tokenizer
 from ..models.roles import Roles
@@ -106,7 +106,7 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     units = Units(_one_of(doc["units"], [u.value for u in Units], "units"))
     normalizer = _one_of(doc["normalizer"], NORMALIZERS, "normalizer")
     tie_break = _one_of(doc["tie_break"], TIE_BREAKS, "tie_break")
-    pretok = _pre_tokenizer(doc["pre_tokenizer"])
+    pretok = read_pre_tokenizer(doc["pre_tokenizer"])
     base = _base(doc.get("base"), units)
     base_size = units.base_size(base)
     merges = _merges(doc["merges"], base_size)
@@ -126,23 +126,6 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     except TokWorkbenchError as exc:
         raise ModelFileError(f"'roles': {exc}") from None
     return Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids, roles)
-
-
-def _pre_tokenizer(pre) -> PreTokenizer:
-    if not isinstance(pre, dict) or not isinstance(pre.get("name"), str) or "pattern" not in pre:
-        raise ModelFileError("'pre_tokenizer' must be {\"name\": ..., \"pattern\": ...}")
-    name, pattern = pre["name"], pre["pattern"]
-    if pattern is None:
-        return pre_tokenizer("none")
-    if not isinstance(pattern, str):
-        raise ModelFileError(f"pre-tokenizer pattern must be a string, not {describe_json(pattern)}")
-    if name != "custom" and PRESETS.get(name) != pattern:
-        raise ModelFileError(f"pre-tokenizer {name!r} does not go with its pattern (name a preset with "
-                             "its own pattern, or 'custom')")
-    try:
-        return pre_tokenizer(name, pattern)
-    except TokWorkbenchError as exc:
-        raise ModelFileError(str(exc)) from None
 
 
 def _base(base, units: Units) -> tuple[str, ...] | None:

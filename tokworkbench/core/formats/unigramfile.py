@@ -18,11 +18,11 @@ import struct
 from ..models.roles import Roles
 from ..errors import ExportError, ForeignModelError, ModelFileError, TokWorkbenchError
 from ..text.normalize import NORMALIZERS
-from ..text.pretokenize import METASPACE, PRESETS, PreTokenizer, from_pattern, pre_tokenizer
+from ..text.pretokenize import METASPACE, PreTokenizer, from_pattern, pre_tokenizer
 from ..unigram.model import UNK, UnigramModel
 from ..unigram.rows import RoundRow
 from .atomic import write_atomic
-from .limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text
+from .limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer
 
 FORMAT = "tokworkbench"
 VERSION = 1
@@ -72,7 +72,7 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     normalizer = doc["normalizer"]
     if normalizer not in NORMALIZERS:
         raise ModelFileError(f"normalizer {_short(normalizer)} is not one of {', '.join(NORMALIZERS)}")
-    pre = _our_pre_tokenizer(doc["pre_tokenizer"])
+    pre = read_pre_tokenizer(doc["pre_tokenizer"])
     pieces = check_pieces(doc["pieces"], max_token_bytes, ModelFileError)
     if pieces[0][0] != UNK:
         raise ModelFileError(f"piece 0 must be {UNK}, not {_short(pieces[0][0])}")
@@ -119,22 +119,6 @@ def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tup
 
 def _finite(x) -> bool:
     return type(x) in (int, float) and math.isfinite(x)
-
-
-def _our_pre_tokenizer(pre) -> PreTokenizer:
-    if not isinstance(pre, dict) or not isinstance(pre.get("name"), str) or "pattern" not in pre:
-        raise ModelFileError("'pre_tokenizer' must be {\"name\": ..., \"pattern\": ...}")
-    name, pattern = pre["name"], pre["pattern"]
-    if pattern is None:
-        return pre_tokenizer("none")
-    if not isinstance(pattern, str):
-        raise ModelFileError(f"pre-tokenizer pattern must be a string, not {describe_json(pattern)}")
-    if name != "custom" and PRESETS.get(name) != pattern:
-        raise ModelFileError(f"pre-tokenizer {name!r} does not go with its pattern")
-    try:
-        return pre_tokenizer(name, pattern)
-    except TokWorkbenchError as exc:
-        raise ModelFileError(str(exc)) from None
 
 
 def _history(history) -> tuple[RoundRow, ...]:
