@@ -57,6 +57,16 @@ class Vocab:
         return ends
 
 
+def _fresh_tables(n: int, start_cost: float, lo: int, best, back) -> tuple[list[float], list[int], int]:
+    """The tables a run fills: a previous run's up to `lo` (nothing there changes), else new."""
+    if best is None or back is None or lo == 0:
+        best = [INF] * (n + 1)
+        back = [-1] * (n + 1)
+        best[0] = start_cost
+        return best, back, 0
+    return best[: lo + 1] + [INF] * (n - lo), back[: lo + 1] + [-1] * (n - lo), lo
+
+
 def best_costs(ends: Edges, start_cost: float = 0.0, skip: str | None = None, lo: int = 0,
                best: list[float] | None = None, back: list[int] | None = None) -> tuple[list[float], list[int]]:
     """Best cost to reach each position 0..n, and where the best last piece starts (-1 where
@@ -66,14 +76,7 @@ def best_costs(ends: Edges, start_cost: float = 0.0, skip: str | None = None, lo
     kept: nothing there changes when only edges starting at `lo` or later are left out.
     """
     n = len(ends) - 1
-    if best is None or back is None or lo == 0:
-        best = [INF] * (n + 1)
-        back = [-1] * (n + 1)
-        best[0] = start_cost
-        lo = 0
-    else:
-        best = best[: lo + 1] + [INF] * (n - lo)
-        back = back[: lo + 1] + [-1] * (n - lo)
+    best, back, lo = _fresh_tables(n, start_cost, lo, best, back)
     for end in range(lo + 1, n + 1):
         top, at = INF, -1
         for start, piece, c in ends[end]:
@@ -94,14 +97,7 @@ def best_costs_indexed(ends: list[list[tuple[int, int]]], costs: list, start_cos
     no longer in the vocabulary: the edges of a shrinking vocabulary never need rebuilding.
     The same additions in the same order, so the same floats."""
     n = len(ends) - 1
-    if best is None or back is None or lo == 0:
-        best = [INF] * (n + 1)
-        back = [-1] * (n + 1)
-        best[0] = start_cost
-        lo = 0
-    else:
-        best = best[: lo + 1] + [INF] * (n - lo)
-        back = back[: lo + 1] + [-1] * (n - lo)
+    best, back, lo = _fresh_tables(n, start_cost, lo, best, back)
     for end in range(lo + 1, n + 1):
         top, at = INF, -1
         for start, k in ends[end]:
