@@ -112,7 +112,11 @@ def hf(lines: list[str], held: list[str], vocab_size: int) -> int:
     tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
     trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=["<unk>"], unk_token="<unk>",
                                       show_progress=False)
-    tok.train_from_iterator(lines, trainer=trainer)
+    # as HF's docs and users run it: train(files). The file is written here, as SentencePiece's is.
+    with tempfile.TemporaryDirectory() as folder:
+        src = Path(folder) / "train.txt"
+        src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        tok.train([str(src)], trainer=trainer)
     return sum(len(e.ids) for e in tok.encode_batch(held))
 
 
