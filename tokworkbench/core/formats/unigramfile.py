@@ -59,6 +59,7 @@ def to_json(model: UnigramModel, corpus: dict | None = None) -> dict:
         "special_tokens": model.special_ids,
         "unk_id": model.unk_id,
         "user_defined": list(model.user_defined),
+        "float32": model.float32,
         "roles": model.roles.to_dict(),
         "history": [{"round": r.round, "vocab_size": r.vocab_size, "loss": r.loss, "removed": list(r.removed),
                      "tokens": r.tokens} for r in model.history],
@@ -99,8 +100,11 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
         roles = Roles.of(doc.get("roles")).check([pieces[i][0] for i in specials])
     except TokWorkbenchError as exc:
         raise ModelFileError(f"'roles': {exc}") from None
+    float32 = doc.get("float32", False)
+    if not isinstance(float32, bool):
+        raise ModelFileError(f"'float32' must be true or false, not {_short(float32)}")
     return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles,
-                        specials, unk_id, user)
+                        specials, unk_id, user, float32)
 
 
 def _our_specials(doc: dict, pieces: list[tuple[str, float]]) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
@@ -232,7 +236,9 @@ def check_hf(model: UnigramModel) -> None:
 def write_hf(model: UnigramModel, out) -> list[str]:
     check_hf(model)
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
-    return [f"wrote {out}"]
+    notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
+             "exactly, HF may pick the other one"] if model.float32 else []
+    return notes + [f"wrote {out}"]
 
 
 PAD_NAMES = ("<pad>", "[PAD]")  # what a pad piece is called when no padding section names it
@@ -396,7 +402,7 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
         if role != "unk" and 0 <= tid < len(pieces) and kinds[tid] == SP_CONTROL:
             roles[role] = pieces[tid][0]
     return UnigramModel(tuple(checked), "none", pre_tokenizer(METASPACE), roles=Roles.of(roles),
-                        specials=specials, unk_id=unknown[0], user_defined=user)
+                        specials=specials, unk_id=unknown[0], user_defined=user, float32=True)
 
 
 def _check_sp_spec(trainer: dict, norm: dict) -> None:

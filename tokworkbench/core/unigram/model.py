@@ -29,7 +29,7 @@ from ..models.roles import NO_ROLES, Roles
 from ..models.specials import encode_with_specials
 from ..units import Units
 from .rows import Lattice, LatticeEdge
-from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment
+from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segment, to_f32
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
@@ -52,6 +52,9 @@ class UnigramModel:
     unk_id: int = 0  # the piece an unknown character becomes; one of `specials`
     user_defined: tuple[int, ...] = ()
     """SentencePiece USER_DEFINED pieces: matched in text at SentencePiece's bonus cost."""
+    float32: bool = False
+    """Viterbi sums path scores in float32, as SentencePiece does (a model read from its file);
+    else in float64, as HF does. They differ only where two paths tie exactly."""
 
     kind = "unigram"
     units = Units.CHAR
@@ -136,7 +139,11 @@ class UnigramModel:
     @cached_property
     def unk_cost(self) -> float:
         """HF: an unknown character scores `min_score - 10`, min_score over every piece, <unk>
-        included."""
+        included (SentencePiece: over its normal pieces, which gives the same in practice)."""
+        if self.float32:  # SentencePiece: min over its NORMAL pieces, in float32
+            user = set(self.user_defined)
+            low = min((self.pieces[i][1] for i in self.matched_ids() if i not in user), default=0.0)
+            return -to_f32(low - UNK_PENALTY)
         low = min((s for _, s in self.pieces), default=0.0)
         return -(low - UNK_PENALTY)
 
@@ -201,8 +208,11 @@ class UnigramModel:
         """The best segmentation's spans (an unknown character is a span of its own)."""
         if not word:
             return []
-        _, back = best_costs(self._vocab.edges(word, self.unk_cost))
+        _, back = self._best(self._vocab.edges(word, self.unk_cost))
         return segment(len(word), back)
+
+    def _best(self, edges):
+        return best_costs_f32(edges) if self.float32 else best_costs(edges)
 
     def nbest(self, word: str, k: int) -> list[tuple[list[int], float]]:
         """The k best segmentations of one chunk with their scores (log probabilities), best
@@ -265,7 +275,7 @@ class UnigramModel:
 
     # -- the picture -----------------------------------------------------------------------
     def lattice(self, word: str) -> Lattice:
-        return build_lattice(word, self._vocab, self._ids, 0.0, self.unk_cost, self.unk_id)
+        return build_lattice(word, self._vocab, self._ids, 0.0, self.unk_cost, self.unk_id, self.float32)
 
 
 def lattice(model: UnigramModel, word: str) -> Lattice:
@@ -274,13 +284,13 @@ def lattice(model: UnigramModel, word: str) -> Lattice:
 
 
 def build_lattice(word: str, vocab: Vocab, ids: dict[str, int], start_cost: float,
-                  unk_cost: float | None, unk_id: int = 0) -> Lattice:
+                  unk_cost: float | None, unk_id: int = 0, float32: bool = False) -> Lattice:
     ends = vocab.edges(word, unk_cost)
     edges = sorted((LatticeEdge(start, end, word[start:end], ids.get(piece, unk_id) if piece is not None else unk_id, c)
                     for end, at in enumerate(ends) for start, piece, c in at), key=lambda e: (e.start, e.end))
     if not word:
         return Lattice(word, (), (), (start_cost,), start_cost)
-    best, back = best_costs(ends, start_cost)
+    best, back = best_costs_f32(ends) if float32 else best_costs(ends, start_cost)
     where = {(e.start, e.end): i for i, e in enumerate(edges)}
     path = tuple(where[s] for s in segment(len(word), back)) if back[len(word)] >= 0 else ()
     return Lattice(word, tuple(edges), path, tuple(best), start_cost)
