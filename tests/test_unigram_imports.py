@@ -187,3 +187,15 @@ def test_hf_non_special_added_token_is_refused(hf_file, tmp_path):
     bad.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(ForeignModelError, match="is not special"):
         load_any(bad)
+
+
+def test_replaying_a_sentencepiece_model_takes_its_matched_pieces_only(sp_model):
+    from tokworkbench.core.session import Session
+    from tokworkbench.core.settings import Settings
+
+    model = load_any(sp_model[0])
+    session = Session.open([str(SAMPLES / "01_en_genesis_kjv.txt")],
+                           Settings(model="unigram", split="metaspace", seed_size=600, target=300))
+    session.replay(model, "sp.model")
+    pieces = set(session.learner.state.pieces)
+    assert not {"<unk>", "<s>", "</s>"} & pieces and {"ing", "▁the"} <= pieces
