@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from .course import check_seed_size
 from .state import RoundAnalysis, RoundState
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
@@ -116,6 +117,7 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
     char_freq = np.bincount(inverse, weights=weight)
     corder = np.argsort(-char_freq, kind="stable")
     pieces = [joined[first[i]] for i in corder]
+    check_seed_size(seed_size, len(pieces))
     scores = [char_freq[corder]]
     found_h, found_score, found_pos, found_len = [], [], [], []
     seen = []  # per length: (positions, candidate index of each, or -1)
