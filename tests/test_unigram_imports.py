@@ -199,3 +199,16 @@ def test_replaying_a_sentencepiece_model_takes_its_matched_pieces_only(sp_model)
     session.replay(model, "sp.model")
     pieces = set(session.learner.state.pieces)
     assert not {"<unk>", "<s>", "</s>"} & pieces and {"ing", "▁the"} <= pieces
+
+
+def test_our_file_keeps_what_a_sentencepiece_model_is(sp_model, tmp_path):
+    """Specials, the unknown piece, roles, user-defined pieces and float32 sums survive our file."""
+    from tokworkbench.core.formats.unigramfile import save_text
+
+    model = load_any(sp_model[0])
+    path = tmp_path / "ours.json"
+    path.write_bytes(save_text(model))
+    again = load_any(path)
+    assert again == model and again.float32 and again.user_defined == model.user_defined
+    line = "━" * 79  # two segmentations tie in real numbers: float32 sums pick SentencePiece's
+    assert again.encode(line) == sp_model[1].encode(line)
