@@ -158,6 +158,11 @@ def test_hf_unigram_we_cannot_reproduce_is_refused(trained, tmp_path):
         (tmp_path / "t.json").write_text(json.dumps(bad), encoding="utf-8")
         with pytest.raises(ForeignModelError, match=message):
             load_any(tmp_path / "t.json")
+    positive = json.loads(json.dumps(doc))
+    positive["model"]["vocab"][1][1] = 0.5  # a normal piece; the specials' 0 is fine
+    (tmp_path / "t.json").write_text(json.dumps(positive), encoding="utf-8")
+    with pytest.raises(ForeignModelError, match=r"piece 1 \(.*\) has the score 0.5; a piece's score is a log"):
+        load_any(tmp_path / "t.json")
 
 
 # -- SentencePiece .model, written by hand (the protobuf wire format) --------------------------
