@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import ExportError, ForeignModelError
@@ -58,6 +60,26 @@ def test_sentencepiece_ids_on_held_out_multilingual_text(sp_model):
     for line in lines:
         assert model.encode(line) == sp.encode(line), line
         assert encode_document(model, line) == sp.encode(line, add_bos=True, add_eos=True), line
+
+
+PIECES = st.sampled_from(list("abcdeghint ▁\t\n\r\x00\u200b,.!?ТестΑΓ中文あ☃🦜") + ["ing", " the", "<sep>", "  "])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(PIECES, max_size=30).map("".join))
+def test_sentencepiece_ids_on_arbitrary_text(sp_model, text):
+    """Any text but a leading space or ▁, before which SentencePiece adds its dummy ▁ anyway and
+    HF's Metaspace (and ours) adds none."""
+    path, sp = sp_model
+    text = text.lstrip(" ▁")
+    assume(not any(s in text for s in ("<unk>", "<s>", "</s>")))
+    assert _loaded(path).encode(text) == sp.encode(text)
+
+
+def _loaded(path, cache={}):
+    if path not in cache:
+        cache[path] = load_any(path)
+    return cache[path]
 
 
 def test_sentencepiece_user_defined_piece_is_a_viterbi_bonus_not_a_greedy_match(sp_model):
