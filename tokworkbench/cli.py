@@ -221,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         return status
     except TokWorkbenchError as exc:
         print(f"{PROG}: error: {_advice(exc, args)}", file=sys.stderr)
-        return 1
+        module = COMMAND_MODULES.get(args.command)
+        return getattr(module, "ERROR_STATUS", 1)  # compare keeps 1 for its answer "incompatible"
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
