@@ -16,7 +16,7 @@ from typing import Any
 
 import regex
 
-from ..errors import DecodeError, EncodeError
+from ..errors import DecodeError, EncodeError, SpecialTokenInTextError
 from ..text.normalize import normalize
 from ..text.pretokenize import PreTokenizer
 from ..models.roles import NO_ROLES, Roles
@@ -121,8 +121,7 @@ class UnigramModel:
             raise EncodeError(f"not a special token of this model: {', '.join(sorted(unknown))}")
         disallowed = ({UNK} - allowed) if disallowed_special == "all" else set(disallowed_special)
         if UNK in disallowed and UNK in text:
-            raise EncodeError(f"text contains the special token {UNK!r} at offset {text.find(UNK)}; allow it to "
-                              "encode it as a special token, or encode it as ordinary text")
+            raise SpecialTokenInTextError(UNK, text.find(UNK))
         if UNK not in allowed:
             return self.encode_ordinary(text)
         ids: list[int] = []
