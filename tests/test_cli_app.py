@@ -29,6 +29,24 @@ def test_the_train_command_shown_in_the_app_parses_back_to_the_same_settings():
     assert app_settings(args) == s
 
 
+def test_roles_on_the_app_command_line_read_back_from_the_train_command():
+    """The settings dialog shows `train … --bos '<s>'`; the app takes the same words, and a role's
+    token becomes a special token as `train` makes it one."""
+    s = settings_of("--bos", "<s>", "--eos", "</s>", "--special", "<pad>", "--pad", "<pad>")
+    assert s.special_tokens == ("<pad>", "<s>", "</s>")
+    assert dict(s.roles.items()) == {"bos": "<s>", "eos": "</s>", "pad": "<pad>"}
+    words = shlex.split(train_command(s).replace("PATH...", ""))[2:-2]
+    assert settings_of(*[w.replace("--vocab-size", "--target") for w in words]) == s
+    assert dict(settings_of("--model", "unigram", "--unk", "<unk>").roles.items()) == {"unk": "<unk>"}
+
+
+def test_roles_the_app_cannot_give_are_one_line(capsys):
+    assert main(["--model", "unigram", "--bos", "<s>"]) == 1
+    assert "'<s>' is not a special token" in capsys.readouterr().err
+    assert main(["-m", "cl100k_base", "--eos", "</s>"]) == 1
+    assert "keeps its own" in capsys.readouterr().err
+
+
 def test_bad_app_flags_are_one_line_before_any_screen(capsys):
     assert main(["--split", "gpt5"]) == 1
     assert "did you mean gpt4" in capsys.readouterr().err

@@ -72,10 +72,11 @@ def test_compare_command_exits_1_when_incompatible(tmp_path, capsys):
     assert "compatible: the same ids mean the same tokens" in capsys.readouterr().out
 
 
-def test_comparing_a_file_that_is_not_a_tokenizer_is_one_line(tmp_path, capsys):
+def test_comparing_a_file_that_is_not_a_tokenizer_is_one_line_and_exits_2(tmp_path, capsys):
+    """2, as cmp and diff: a pipeline gating on 1 ("incompatible") must not read an error as that answer."""
     modelfile.save(A, tmp_path / "a.json")
     (tmp_path / "x.json").write_text('{"hello": 1}')
-    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "x.json")]) == 1
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("tokworkbench: error: ") and "x.json" in err[0]
     assert "neither a tokworkbench model nor a Hugging Face" in err[0]

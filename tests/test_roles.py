@@ -230,3 +230,18 @@ def test_a_unigram_model_takes_the_unk_role_and_its_file_keeps_it(tmp_path):
     assert session.model().roles.unk == "<unk>"
     with pytest.raises(RoleError, match="not a special token"):
         session.set_roles(Roles(bos="<s>"))
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_a_special_in_the_text_is_named_where_it_stands_in_what_the_user_gave(kind):
+    """encode_document takes a leading BOS off before encoding; the error's offset still counts
+    it, so it points into the user's text, not into the slice."""
+    from tokworkbench.core.errors import SpecialTokenInTextError
+
+    model = MODELS[kind]()
+    text = "<s>low <pad> er"
+    with pytest.raises(SpecialTokenInTextError) as raised:
+        encode_document(model, text, strict=True)
+    assert raised.value.offset == text.index("<pad>") == 7 and "at offset 7" in str(raised.value)
+    with pytest.raises(SpecialTokenInTextError, match="at offset 4"):
+        encode_document(model, "low <pad> er", strict=True)

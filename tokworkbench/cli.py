@@ -156,6 +156,7 @@ def _workbench_options(parser: argparse.ArgumentParser) -> None:
                         help="inspect a tokenizer instead of training one: a preset (cl100k_base, o200k_base, "
                         "gpt2) or any model file this tool reads; --split and --special NAME=ID then apply to it "
                         "(--model bpe|unigram is the kind a training session learns)")
+    add_role_options(parser)  # as `train` takes them, so the settings dialog's train command reads back
     parser.set_defaults(split=None)  # gpt4 for training; with -m, a preset or companion brings its own
 
 
@@ -220,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         return status
     except TokWorkbenchError as exc:
         print(f"{PROG}: error: {_advice(exc, args)}", file=sys.stderr)
-        return 1
+        module = COMMAND_MODULES.get(args.command)
+        return getattr(module, "ERROR_STATUS", 1)  # compare keeps 1 for its answer "incompatible"
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
@@ -319,9 +321,17 @@ def app_settings(args) -> Settings:
             raise CorpusError(f"{path}: no such file or folder")
     pre = parse_split(args.split or "gpt4")
     split, pattern = (CUSTOM, pre.pattern) if pre.name == "custom" else (pre.name, None)
+    inspecting = bool(getattr(args, "model", None))
+    roles = roles_from(args)
+    if inspecting and roles:
+        raise TrainingError("--bos/--eos/--pad/--unk set a trained model's roles; a model opened with -m "
+                            "keeps its own")
+    if inspecting:
+        specials = ()
+    else:  # Unigram's roles name its own <unk>; its config refuses any --special
+        specials = tuple(args.special) if args.model_kind == "unigram" else _train_specials(args)
     settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,
-                        tie_break=args.tie_break, target=args.target,
-                        special_tokens=() if getattr(args, "model", None) else tuple(args.special),
+                        tie_break=args.tie_break, target=args.target, special_tokens=specials, roles=roles,
                         **_unigram_settings(args))
     settings.config()
     if args.target < 1:

@@ -12,6 +12,7 @@ import shlex
 import sys
 
 from .core.errors import TokWorkbenchError
+from .core.models.roles import ROLES
 
 NEEDS_EXTRA = "serve needs the optional extra: pip install 'tokworkbench[serve]'"
 TITLE = "tokworkbench"
@@ -35,6 +36,7 @@ def app_command(args) -> str:
                   f"--prune-fraction={args.prune_fraction}", f"--shrinking-factor={args.shrinking_factor}",
                   f"--sub-iterations={args.sub_iterations}", f"--max-piece-length={args.max_piece_length}"]
         words += [f"--seed-size={args.seed_size}"] if args.seed_size is not None else []
+    words += [f"--{role}={getattr(args, role)}" for role in ROLES if getattr(args, role, None) is not None]
     if len(args.special) == 1:
         words.append(f"--special={args.special[0]}")
     elif args.special:  # the command line took them as one list, so they read back as one

@@ -7,7 +7,7 @@ never touch a widget.
 """
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -23,22 +23,19 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.childrun import run_in_child
 from ..core.errors import TokWorkbenchError
-from ..core.formats.load import load_any
 from ..core.inspection.roundtrip import round_trip
 from ..core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from ..core.models.protocol import Model
 from ..core.session import FinishReason, RunFinished, Session
 from ..core.settings import Settings
-from ..core.batching import save_npz
 from ..core.models.roles import with_roles
 from ..core.snapshot import Snapshot, View
 from ..core.text.samples import sample_paths
 from . import messages as msg
-from .dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog, ReplayDialog,
-                      SettingsDialog)
-from .dialogs.export import HISTORY, folder_problem
+from .dialogs import HelpDialog
 from .labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, nothing_left, plural,
                      step_noun, why_not)
+from .file_flows import FileFlows
 from .loading import build_inspection, build_session, loads_quickly, throttled
 from .widgets.batches import BatchesPanel, line_documents
 from .widgets.bytes_view import BytesPanel
@@ -67,7 +64,7 @@ KIND_PANES = {"bpe": ("#pairs", "#merges"), "unigram": ("#pieces", "#rounds")}
 UNIGRAM_ONLY = {"round", "lattice"}
 
 
-class MainScreen(Screen):
+class MainScreen(FileFlows, Screen):
     """Keys that open a dialog or move focus are priority bindings: the app runs them as the key
     arrives, before it routes the next one, so keys typed right behind them (a burst over SSH)
     reach the dialog or box they opened. check_action turns them off while a box has focus."""
@@ -450,20 +447,6 @@ class MainScreen(Screen):
         of the screen while shown (at 80×24 the bottom is otherwise 7 lines)."""
         self.set_class(event.pane.id in ROOMY_TABS, "-roomy-tab")
 
-    def on_batch_export(self, message: msg.BatchExport) -> None:
-        """Write the batch as .npz through the core (atomic), asking before overwriting."""
-        batch, path = message.batch, message.path
-
-        def write() -> None:
-            with self.reporting("Batch not written"):
-                save_npz(batch, path)
-                self.last_folder = Path(path).parent.resolve()
-                self.query_one(BatchesPanel).folder = self.last_folder
-                rows, context = batch.inputs.shape
-                self.notify(f"wrote a {rows}×{context} batch to {path}", title="Batch written")
-
-        self._write_asking(path, write)
-
     def on_document_selected(self, message: msg.DocumentSelected) -> None:
         if message.index != self.view.doc:
             self._move_view(replace(self.view, doc=message.index, start=0))
@@ -633,19 +616,6 @@ class MainScreen(Screen):
         self.query_one("#bottom", TabbedContent).active = "tab-batches"
         self.set_focus(self.query_one(BatchesPanel))  # now: keys typed right behind b are the pane's
 
-    def action_compare(self) -> None:
-        def chosen(result: tuple[str, str | None] | None) -> None:
-            if not result:
-                return
-            path, split = result
-            with self.reporting("Cannot compare"):
-                self.query_one(ComparePanel).set_other(load_any(path, split), Path(path).name)
-                self.query_one("#bottom", TabbedContent).active = "tab-compare"
-
-        self.app.push_screen(ReplayDialog("Tokenizer to compare with this one: a tokworkbench model (BPE or "
-                                          "fixed vocabulary), HF tokenizer.json, minbpe .model or .tiktoken"),
-                             chosen)
-
     def action_vocabulary(self) -> None:
         """The vocabulary tab, with its search box focused at once (keys typed behind v land there)."""
         self.query_one("#bottom", TabbedContent).active = "tab-vocab"
@@ -694,164 +664,3 @@ class MainScreen(Screen):
                     ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
                                     ("escape", "close a dialog; clear the pair filter")])]
         self.app.push_screen(HelpDialog(sections, HELP_NOTES))
-
-    # -- dialogs ---------------------------------------------------------------------------
-    def ask(self, question: str, yes: str, then: Callable[[], None]) -> None:
-        self.app.push_screen(ConfirmDialog(question, yes), lambda answer: then() if answer else None)
-
-    def _write_asking(self, path: str, write: Callable[[], None]) -> None:
-        """Write now, or after a yes when the file exists: nothing is overwritten unasked."""
-        if Path(path).exists():
-            self.ask(f"{path} exists. Overwrite it?", "Overwrite", write)
-        else:
-            write()
-
-    def action_reset(self) -> None:
-        def reset() -> None:
-            self.session.undo_all()
-            self.refresh_snapshot()
-
-        self.ask(f"Undo all {plural(self.session.steps, step_noun(self.kind))}?", "Reset", reset)
-
-    def action_set_target(self) -> None:
-        session = self.session
-
-        def validate(value: str) -> str | None:
-            try:
-                session.learner.steps_for_vocab(int(value))
-            except ValueError:
-                return "a whole number, please"
-            except TokWorkbenchError as exc:
-                return str(exc)
-            return None
-
-        def done(value: str | None) -> None:
-            if value is not None:
-                with self.reporting("Target not changed"):
-                    session.set_target(int(value))
-                    self.app.sub_title = describe_settings(session.settings)
-                    self.refresh_snapshot()
-
-        self.app.push_screen(PromptDialog("Target vocabulary size (base + merges + specials)",
-                                          str(session.settings.target), validate,
-                                          f"now {self.snapshot.vocab_size:,}; base {self.snapshot.base_size}"), done)
-
-    def action_settings(self) -> None:
-        session = self.session
-
-        def done(new: Settings | None) -> None:
-            if new is None or new == session.settings:
-                return
-            if not session.settings.needs_retrain(new):
-                with self.reporting("Settings not changed"):
-                    session.set_target(new.target)
-                    session.set_roles(new.roles)
-                    self.app.sub_title = describe_settings(new)
-                    self.refresh_snapshot()
-                return
-            restart = lambda: self.start_load(None, session, new)  # noqa: E731
-            if session.steps:
-                self.ask(f"Restart training with the new settings? {plural(session.steps, step_noun(self.kind))} "
-                         "will be discarded.", "Restart", restart)
-            else:
-                restart()
-
-        self.app.push_screen(SettingsDialog(session.settings, session.stats.distinct_chars), done)
-
-    def action_open(self) -> None:
-        def done(paths: list[str] | None) -> None:
-            if not paths:
-                return
-            go = lambda: self.start_load(paths, None, self.session.settings)  # noqa: E731
-            if self.session.unsaved:
-                self.ask("Open another corpus? The trained model is not saved.", "Open", go)
-            else:
-                go()
-
-        self.app.push_screen(OpenDialog(self._default_folder()), done)
-
-    def _default_folder(self) -> Path:
-        """Where files are proposed: the last folder written to, else the corpus's own folder
-        (unless it is the embedded sample), else the working directory."""
-        if self.last_folder is not None:
-            return self.last_folder
-        first = Path(self.session.corpus.documents[0].name) if self.session and self.session.corpus.documents else None
-        if first is not None and first.parent != sample_paths()[0].parent and first.parent.is_dir():
-            return first.parent.resolve()
-        return Path.cwd()
-
-    def action_save(self) -> None:
-        session = self.session
-
-        def write(path: str) -> None:
-            with self.reporting("Not saved"):
-                written = session.save(path)
-                self.last_folder = written.parent.resolve()
-                self.notify(f"saved {plural(session.steps, step_noun(self.kind))} to {written}")
-
-        def chosen(path: str | None) -> None:
-            if path:
-                path = str(Path(path.strip()).expanduser())
-                self._write_asking(path, lambda: write(path))
-
-        self.app.push_screen(PromptDialog("Save model as (tokworkbench JSON)",
-                                          str(self._default_folder() / "model.json"), folder_problem), chosen)
-
-    def action_export(self) -> None:
-        session = self.session
-
-        def chosen(result: tuple[str, str] | None) -> None:
-            if not result:
-                return
-            fmt, path = result
-            if fmt == HISTORY and self.inspect is not None:
-                self.notify("a loaded tokenizer has no training history (no counts); export it as a model instead",
-                            title="Not exported", severity="warning")
-                return
-            with self.reporting(f"Cannot export to {fmt}"):
-                if fmt != HISTORY:
-                    session.check_export(fmt)
-
-                def write() -> None:
-                    with self.reporting("Not exported"):
-                        if fmt == HISTORY:
-                            written = session.export_history(path)
-                            notes = [f"wrote {plural(session.steps, step_noun(self.kind))} to {written}"]
-                        else:
-                            notes = session.export(fmt, path)
-                        self.last_folder = Path(path).parent.resolve()
-                        self.notify("; ".join(notes), title=f"Exported to {fmt}")
-
-                self._write_asking(path, write)
-
-        self.app.push_screen(ExportDialog(self._default_folder()), chosen)
-
-    def action_replay(self) -> None:
-        session = self.session
-
-        def chosen(result: tuple[str, str | None] | None) -> None:
-            if not result:
-                return
-            path, split = result
-            with self.reporting("Cannot replay"):
-                model = load_any(path, split)
-
-                def go() -> None:
-                    with self.reporting("Cannot replay"):
-                        session.replay(model, path)
-                        self.notify(f"replaying {plural(len(model.merges), 'merge')} from {path}: "
-                                    "n steps through them, r runs to their end")
-                        self.refresh_snapshot()
-
-                if session.steps:
-                    self.ask(f"Undo the {plural(session.steps, 'merge')} made here and replay {path}?", "Replay", go)
-                else:
-                    go()
-
-        self.app.push_screen(ReplayDialog(), chosen)
-
-    def action_quit_app(self) -> None:
-        if self.session is not None and self.session.unsaved:
-            self.ask("Quit without saving the trained model?", "Quit", self.app.exit)
-        else:
-            self.app.exit()

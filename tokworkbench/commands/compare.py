@@ -1,6 +1,8 @@
 """`tokworkbench compare A B [-f FILE]`: do two tokenizers mean the same tokens by the same ids?
 
-Exit 0 when the fingerprints agree, 1 when they do not (so a pipeline can gate on it).
+Exit 0 when the fingerprints agree, 1 when they do not (so a pipeline can gate on it), and 2
+when it cannot tell (a file that does not load), as `cmp` and `diff` do: an error must not read
+as an answer.
 """
 
 import argparse
@@ -10,9 +12,11 @@ from ..core.compat import compare
 from ..core.text.corpus import read_document
 from .common import add_model_options, emit, load
 
+ERROR_STATUS = 2  # the CLI's status for an error here; 1 is the answer "incompatible"
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("compare", help="compare two tokenizers' ids and fingerprints; exit 1 when incompatible")
+    p = sub.add_parser("compare", help="compare two tokenizers' ids and fingerprints; exit 1 when incompatible, 2 on an error")
     p.add_argument("a", metavar="A", help="a model file or a preset name")
     p.add_argument("b", metavar="B", help="a model file or a preset name")
     p.add_argument("-f", "--file", metavar="FILE", help="also count the tokens each gives on this UTF-8 text")

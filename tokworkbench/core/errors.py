@@ -21,6 +21,23 @@ class EncodeError(TokWorkbenchError):
     """Text cannot be encoded: unseen character without <unk>, or a disallowed special token."""
 
 
+class SpecialTokenInTextError(EncodeError):
+    """A special token's string in text that did not allow it. `offset` is where in the text it
+    starts; a caller that encoded a slice of the user's text raises it again `shifted` so that
+    the offset names a place in what the user gave."""
+
+    def __init__(self, token: str, offset: int):
+        super().__init__(f"text contains the special token {token!r} at offset {offset}; allow it to encode it "
+                         "as a special token, or encode it as ordinary text")
+        self.token, self.offset = token, offset
+
+    def shifted(self, by: int) -> "SpecialTokenInTextError":
+        return SpecialTokenInTextError(self.token, self.offset + by)
+
+    def __reduce__(self):
+        return type(self), (self.token, self.offset)
+
+
 class DecodeError(TokWorkbenchError):
     """Ids cannot be decoded: out of range, or bytes that are not UTF-8 under errors=strict."""
 

@@ -19,7 +19,7 @@ roles), not BPE code, so a new model kind gets document encoding by having `role
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 
-from ..errors import RoleError
+from ..errors import RoleError, SpecialTokenInTextError
 
 ROLES = ("bos", "eos", "pad", "unk")
 
@@ -122,12 +122,16 @@ def encode_document(model, text: str, allowed_special: Collection[str] | str = (
     become their ids, as `Model.encode` does; `strict` makes any other special string inside
     the text an error, as `Model.encode` does (the command line's rule), instead of plain text."""
     roles = roles_of(model)
+    skipped = 0  # the leading BOS taken off: an error's offset counts it back in
     if roles.bos is not None and text.startswith(roles.bos):
-        text = text[len(roles.bos):]
+        text, skipped = text[len(roles.bos):], len(roles.bos)
     if roles.eos is not None and text.endswith(roles.eos):
         text = text[: len(text) - len(roles.eos)]
     if allowed_special or strict:
-        ids = model.encode(text, allowed_special=allowed_special)
+        try:
+            ids = model.encode(text, allowed_special=allowed_special)
+        except SpecialTokenInTextError as exc:
+            raise exc.shifted(skipped) from None
     else:
         ids = encode_content(model, text)
     return with_boundaries(model, ids)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection
 
 import regex
 
-from ..errors import EncodeError
+from ..errors import EncodeError, SpecialTokenInTextError
 
 
 def encode_with_specials(text: str, specials: dict[str, int], allowed_special: Collection[str] | str,
@@ -25,10 +25,7 @@ def encode_with_specials(text: str, specials: dict[str, int], allowed_special: C
     found = [(at, s) for s in disallowed if (at := text.find(s)) >= 0]
     if found:
         at, s = min(found, key=lambda f: (f[0], -len(f[1])))  # the first in the text, the longest there
-        raise EncodeError(
-            f"text contains the special token {s!r} at offset {at}; allow it to encode it as"
-            " a special token, or encode it as ordinary text"
-        )
+        raise SpecialTokenInTextError(s, at)
     if not allowed:
         return encode_plain(text, 0)
     ids: list[int] = []
