@@ -12,6 +12,9 @@ SentencePiece runs with unigram, the identity normalization, remove_extra_whites
 otherwise its defaults (it uses every core; ours and HF's numpy/Rust paths as they come). Each
 trainer runs in a child process, so its peak memory (ru_maxrss) is its own. Prints times, the
 ratios to SentencePiece, peak memory and the tokens each model gives on the held-out lines.
+"time" is the child's whole run (imports, training, saving, encoding the held-out lines); "train"
+is training alone (from the lines in memory to a model: SentencePiece's includes writing its
+input file, which it reads), the time the bar is about. The load average is printed beside them.
 sentencepiece is only a benchmark dependency (the `bench` extra).
 """
 
@@ -19,7 +22,9 @@ import argparse
 import json
 import lzma
 import multiprocessing as mp
+import os
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -81,18 +86,21 @@ def ours(lines: list[str], held: list[str], vocab_size: int, seed_size: int, out
     from tokworkbench.core.formats import modelfile
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 
+    t0 = time.perf_counter()
     with collector_paused():
         learner = UnigramLearner(lines, UnigramConfig(algorithm="em", seed_size=seed_size))
         for _ in learner.run(vocab_size=vocab_size - 1):  # + <unk>
             pass
     model = learner.model()
+    trained = time.perf_counter() - t0
     modelfile.save(model, out)
-    return sum(len(model.encode(line)) for line in held)
+    return sum(len(model.encode(line)) for line in held), trained
 
 
 def sentencepiece(lines: list[str], held: list[str], vocab_size: int, prefix: str) -> int:
     import sentencepiece as spm
 
+    t0 = time.perf_counter()
     src = prefix + ".txt"
     Path(src).write_text("\n".join(lines) + "\n", encoding="utf-8")
     spm.SentencePieceTrainer.train(
@@ -100,8 +108,9 @@ def sentencepiece(lines: list[str], held: list[str], vocab_size: int, prefix: st
         normalization_rule_name="identity", remove_extra_whitespaces=False,
         bos_id=-1, eos_id=-1, unk_id=0, minloglevel=2, max_sentence_length=1 << 20,
     )
+    trained = time.perf_counter() - t0
     sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
-    return sum(len(ids) for ids in sp.encode(held))
+    return sum(len(ids) for ids in sp.encode(held)), trained
 
 
 def hf(lines: list[str], held: list[str], vocab_size: int) -> int:
@@ -113,11 +122,13 @@ def hf(lines: list[str], held: list[str], vocab_size: int) -> int:
     trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=["<unk>"], unk_token="<unk>",
                                       show_progress=False)
     # as HF's docs and users run it: train(files). The file is written here, as SentencePiece's is.
+    t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         src = Path(folder) / "train.txt"
         src.write_text("\n".join(lines) + "\n", encoding="utf-8")
         tok.train([str(src)], trainer=trainer)
-    return sum(len(e.ids) for e in tok.encode_batch(held))
+    trained = time.perf_counter() - t0
+    return sum(len(e.ids) for e in tok.encode_batch(held)), trained
 
 
 def main():
@@ -128,6 +139,7 @@ def main():
     ap.add_argument("--seed-size", type=int, default=1_000_000, help="our em seed pieces (default: 1000000)")
     ap.add_argument("--held-out-mb", type=float, default=0.3)
     ap.add_argument("--skip-hf", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1, help="run each size this many times (medians are printed)")
     args = ap.parse_args()
     corpus = args.corpus or default_corpus()
     sizes = [float(s) for s in args.sizes.split(",")]
@@ -138,17 +150,33 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for mb, lines in train.items():
             size = sum(len(line.encode("utf-8")) + 1 for line in lines) / 1e6
-            rows = {"sentencepiece": run_child(sentencepiece, lines, held, args.vocab_size, f"{tmp}/sp{mb}")}
-            rows["tokworkbench em"] = run_child(ours, lines, held, args.vocab_size, args.seed_size, f"{tmp}/ours{mb}.json")
-            if not args.skip_hf:
-                rows["hf UnigramTrainer"] = run_child(hf, lines, held, args.vocab_size)
-            sp_tokens, sp_time, sp_peak = rows["sentencepiece"]
-            print(f"\n{size:.1f} MB training text ({len(lines):,} lines)")
-            print(f"  {'trainer':<20} {'time s':>8} {'x sp':>6} {'peak MB':>8} {'x sp':>6} {'held-out tokens':>16} {'vs sp':>8}")
-            for name, (tokens, elapsed, peak) in rows.items():
-                print(f"  {name:<20} {elapsed:8.2f} {elapsed / sp_time:6.2f} {peak:8.0f} {peak / sp_peak:6.2f} "
-                      f"{tokens:16,} {100 * (tokens / sp_tokens - 1):+7.2f}%")
-                report.append({"mb": size, "trainer": name, "seconds": elapsed, "peak_mb": peak, "tokens": tokens})
+            runs = []
+            for k in range(args.repeat):  # interleaved, so load changes hit every trainer alike
+                load = os.getloadavg()[0]
+                rows = {"sentencepiece": run_child(sentencepiece, lines, held, args.vocab_size, f"{tmp}/sp{mb}")}
+                rows["tokworkbench em"] = run_child(ours, lines, held, args.vocab_size, args.seed_size,
+                                                    f"{tmp}/ours{mb}.json")
+                if not args.skip_hf:
+                    rows["hf UnigramTrainer"] = run_child(hf, lines, held, args.vocab_size)
+                runs.append(rows)
+                (sp_tokens, sp_train), sp_time, sp_peak = rows["sentencepiece"]
+                print(f"\n{size:.1f} MB training text ({len(lines):,} lines), run {k + 1}, "
+                      f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
+                print(f"  {'trainer':<20} {'time s':>8} {'x sp':>6} {'train s':>8} {'x sp':>6} {'peak MB':>8} "
+                      f"{'x sp':>6} {'held-out tokens':>16} {'vs sp':>8}")
+                for name, ((tokens, trained), elapsed, peak) in rows.items():
+                    print(f"  {name:<20} {elapsed:8.2f} {elapsed / sp_time:6.2f} {trained:8.2f} "
+                          f"{trained / sp_train:6.2f} {peak:8.0f} {peak / sp_peak:6.2f} "
+                          f"{tokens:16,} {100 * (tokens / sp_tokens - 1):+7.2f}%")
+                    report.append({"mb": size, "run": k + 1, "trainer": name, "seconds": elapsed,
+                                   "train_seconds": trained, "peak_mb": peak, "tokens": tokens, "load": load})
+            if args.repeat > 1:
+                print(f"  medians over {args.repeat} runs (ratio: median of each run's own ratio)")
+                for name in runs[0]:
+                    ratio = statistics.median(r[name][0][1] / r["sentencepiece"][0][1] for r in runs)
+                    whole = statistics.median(r[name][1] / r["sentencepiece"][1] for r in runs)
+                    print(f"  {name:<20} train {statistics.median(r[name][0][1] for r in runs):8.2f} s  "
+                          f"x sp {ratio:5.2f}   whole run x sp {whole:5.2f}")
     print("\n" + json.dumps(report))
 
 

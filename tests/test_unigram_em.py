@@ -177,3 +177,18 @@ def test_em_on_a_corpus_where_no_substring_repeats_keeps_the_characters(text):
 def test_an_empty_corpus_is_one_clear_error_for_both_algorithms(algorithm):
     with pytest.raises(CorpusError, match="the corpus is empty"):
         UnigramLearner([""], UnigramConfig(algorithm=algorithm, pre_tokenizer=pre_tokenizer("metaspace")))
+
+
+@pytest.mark.parametrize("algorithm", ["em", "course"])
+def test_a_seed_size_below_the_characters_is_refused_by_both_algorithms(tmp_path, capsys, algorithm):
+    from tokworkbench.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("abc abd xyz", encoding="utf-8")  # ▁ and a, b, c, d, x, y, z: 8 characters
+    out = tmp_path / "m.json"
+    assert main(["train", str(corpus), "--model", "unigram", "--algorithm", algorithm, "--split", "metaspace",
+                 "--vocab-size", "9", "--seed-size", "7", "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == ("tokworkbench: error: --seed-size 7 is below the number of distinct characters (8); "
+                   "the seed holds every character")
+    assert not out.exists()

@@ -119,7 +119,11 @@ def corrupt(doc: dict, **changes) -> dict:
     ({"pieces": [["<unk>", 0.0], ["a", "x"]]}, "score 'x'"),
     ({"pieces": [["<unk>", 0.0], ["a", 1e400]]}, "finite"),
     ({"pieces": [["<unk>", 0.0], ["a", -1.0], ["a", -2.0]]}, "both 'a'"),
-    ({"pieces": [["a", -1.0]]}, "piece 0 must be <unk>"),
+    ({"pieces": [["a", -1.0]]}, "special token '<unk>' has the id 0, which is not that piece's id"),
+    ({"pieces": [["<unk>", 0.0], ["a", 0.5]]}, r"piece 1 \('a'\) has the score 0.5; .* at most 0"),
+    ({"unk_id": 1}, "'unk_id' 1 must be the id of one of the special tokens"),
+    ({"user_defined": [0]}, "both user-defined and special"),
+    ({"roles": {"bos": "<s>"}}, "the bos token '<s>' is not a special token"),
     ({"pieces": []}, "non-empty list"),
     ({"pieces": [["<unk>", 0.0], ["", -1.0]]}, "non-empty text"),
     ({"history": [{"round": 0}]}, "history round 0"),
@@ -147,12 +151,18 @@ def test_nan_score_is_refused(trained, tmp_path):
 
 def test_hf_unigram_we_cannot_reproduce_is_refused(trained, tmp_path):
     doc = json.loads(json.dumps(__import__("tokworkbench.core.formats.unigramfile", fromlist=["to_hf"]).to_hf(trained[0])))
-    for key, value, message in [("unk_id", 3, "unk_id"), ("byte_fallback", True, "byte_fallback")]:
+    for key, value, message in [("unk_id", 10**6, "'unk_id' is 1000000"), ("unk_id", None, "'unk_id' is None"),
+                                ("byte_fallback", True, "byte_fallback")]:
         bad = json.loads(json.dumps(doc))
         bad["model"][key] = value
         (tmp_path / "t.json").write_text(json.dumps(bad), encoding="utf-8")
         with pytest.raises(ForeignModelError, match=message):
             load_any(tmp_path / "t.json")
+    positive = json.loads(json.dumps(doc))
+    positive["model"]["vocab"][1][1] = 0.5  # a normal piece; the specials' 0 is fine
+    (tmp_path / "t.json").write_text(json.dumps(positive), encoding="utf-8")
+    with pytest.raises(ForeignModelError, match=r"piece 1 \(.*\) has the score 0.5; a piece's score is a log"):
+        load_any(tmp_path / "t.json")
 
 
 # -- SentencePiece .model, written by hand (the protobuf wire format) --------------------------
@@ -201,10 +211,30 @@ def test_sentencepiece_models_we_cannot_reproduce(tmp_path, kwargs, message):
         load_any(path)
 
 
-def test_sentencepiece_control_pieces_are_refused(tmp_path):
+def test_sentencepiece_control_pieces_are_special_and_never_match(tmp_path):
     path = tmp_path / "sp.model"
-    path.write_bytes(sp_model([("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("a", -1.0, 1)]))
-    with pytest.raises(ForeignModelError, match="control piece"):
+    path.write_bytes(sp_model([("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3), ("▁", -1.0, 1), ("a", -1.0, 1),
+                               ("<", -2.0, 1), ("s", -2.0, 1), (">", -2.0, 1)]))
+    model = load_any(path)
+    assert model.special_ids == {"<unk>": 0, "<s>": 1, "</s>": 2}
+    assert (model.roles.bos, model.roles.eos, model.roles.unk) == ("<s>", "</s>", "<unk>")  # SP's default ids
+    assert model.encode_ordinary("a<s>") == [3, 4, 5, 6, 7]  # as text, never the control piece
+    assert model.encode("a<s>", allowed_special="all") == [3, 4, 1]
+    assert model.base_size == 5
+
+
+@pytest.mark.parametrize("kind, message", [(5, "an unused piece"), (6, "a byte piece")])
+def test_sentencepiece_unused_and_byte_pieces_are_refused(tmp_path, kind, message):
+    path = tmp_path / "sp.model"
+    path.write_bytes(sp_model([("<unk>", 0.0, 2), ("<0x41>", 0.0, kind), ("a", -1.0, 1)]))
+    with pytest.raises(ForeignModelError, match=f"piece 1 .* is {message}"):
+        load_any(path)
+
+
+def test_sentencepiece_positive_normal_score_is_refused(tmp_path):
+    path = tmp_path / "sp.model"
+    path.write_bytes(sp_model([("<unk>", 0.0, 2), ("a", -1.0, 1), ("b", 0.25, 1)]))
+    with pytest.raises(ForeignModelError, match=r"piece 2 \('b'\) has the score 0.25"):
         load_any(path)
 
 

@@ -42,7 +42,6 @@ from .core.bpe.tiebreak import TIE_BREAKS
 from .core.bpe.trainer import TrainConfig, Trainer, train
 from .core.formats.historycsv import write_history_csv, write_rounds_csv
 from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
-from .core.unigram.model import UNK
 from .core.unigram.sampling import unigram_nbest, unigram_sample
 from .core.inspection.escape import quote
 from .core.settings import CUSTOM, DEFAULT_TARGET, MODELS, Settings
@@ -722,8 +721,9 @@ def _inspect_unigram(args, tok) -> int:
         "units        char",
         f"normalizer   {tok.normalizer}",
         f"pre-tokenizer {pre.name}" + (f"  {pre.pattern}" if pre.name == "custom" else ""),
-        f"vocabulary   {tok.vocab_size} = 1 <unk> + {tok.base_size} single characters + "
-        f"{tok.vocab_size - 1 - tok.base_size} longer pieces",
+        f"vocabulary   {tok.vocab_size} = {len(tok.specials)} special + {tok.base_size} single characters + "
+        f"{tok.vocab_size - len(tok.specials) - tok.base_size} longer pieces"
+        + (f" ({len(tok.user_defined)} user-defined)" if tok.user_defined else ""),
     ]
     if tok.start_cost:
         lines.append(f"note         trained with the course's Viterbi, which starts each word at cost {tok.start_cost:g}")
@@ -731,11 +731,17 @@ def _inspect_unigram(args, tok) -> int:
         first, last = tok.history[0], tok.history[-1]
         lines.append(f"training     {len(tok.history) - 1} rounds, {first.vocab_size} -> {last.vocab_size} pieces, "
                      f"loss {first.loss:.6g} -> {last.loss:.6g}")
-    ranked = sorted(range(1, tok.vocab_size), key=lambda i: -tok.pieces[i][1])
+    user = set(tok.user_defined)
+    ranked = sorted((i for i in tok.matched_ids() if i not in user), key=lambda i: -tok.pieces[i][1])
     lines.append("likeliest pieces")
     lines += [f"  {i:>7}  {quote(tok.pieces[i][0])}  {tok.pieces[i][1]:.4f}" for i in ranked[:10]]
     lines.append("special tokens")
-    lines.append(f"  {0:>7}  {UNK}")
+    lines += [f"  {i:>7}  {s}" + (f"  ({tok.roles.role_of(s)})" if tok.roles.role_of(s) else "")
+              + ("  (unknown characters)" if i == tok.unk_id and tok.roles.role_of(s) != "unk" else "")
+              for s, i in tok.special_ids.items()]
+    if user:
+        lines.append("user-defined pieces (matched in text, SentencePiece's bonus cost)")
+        lines += [f"  {i:>7}  {quote(tok.pieces[i][0])}" for i in sorted(user)]
     if args.history_csv:
         if not tok.history:
             raise TrainingError(f"{args.model} records no training history to write")

@@ -273,7 +273,7 @@ class Session:
         with self.lock:
             undone = len(self.learner.history)
             learner = UnigramLearner([], config, keep_layout=True, counted=self.learner.chunk_table,
-                                     vocabulary=[p for p in model.pieces[1:]])
+                                     vocabulary=[model.pieces[i] for i in model.matched_ids()])
             learner.steps_for_vocab(max(self.settings.target, learner.base_size))
             self.learner = learner
         self.replay_source = source

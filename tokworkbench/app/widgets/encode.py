@@ -26,8 +26,8 @@ from .steady_input import SteadyInput
 
 
 def model_has_unk(model) -> bool:
-    """Whether id 0 is the `<unk>` that unknown characters become (Unigram)."""
-    return model.special_ids.get("<unk>") == 0
+    """Whether `<unk>` is what unknown characters become (Unigram: its unk_id, else id 0)."""
+    return model.special_ids.get("<unk>") == getattr(model, "unk_id", 0)
 
 
 class EncodePanel(Vertical):
@@ -190,7 +190,7 @@ class EncodePanel(Vertical):
                 surface = self.snapshot.model.pre_tokenizer.surface(rt.text)  # metaspace's ▁ are not a change
                 if rt.normalized != surface:
                     out.append("  (the normalizer changed the text)", "dim")
-                elif 0 in rt.ids and model_has_unk(self.snapshot.model):
+                elif getattr(self.snapshot.model, "unk_id", 0) in rt.ids and model_has_unk(self.snapshot.model):
                     out.append("  (characters the vocabulary lacks became <unk>)", "dim")
             out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))
         self._update("#encode-result", out)

@@ -86,14 +86,14 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     if len(set(ids)) != len(ids):
         raise ForeignModelError("two tokens share an id (an added token and a vocabulary entry)")
     pre = from_pattern(pattern, also_matches=hf_pattern)
-    roles = _roles(doc, model, set(specials))
+    roles = read_roles(doc, model, set(specials))
     tok = Tokenizer(units, normalizer, pre, "first", base, tuple(merges), tuple(specials), (), ids, roles)
     if ignore_merges:
         _check_ignore_merges(tok)
     return tok
 
 
-def _roles(doc: dict, model: dict, specials: set[str]) -> Roles:
+def read_roles(doc: dict, model: dict, specials: set[str]) -> Roles:
     """Roles from where HF keeps them (see the module docstring); a part that is not ours to
     read (another post-processor, a token that is not special) gives no role, not an error."""
     found: dict[str, str] = {}
@@ -389,11 +389,11 @@ def to_hf(tok: Tokenizer) -> dict:
     return {
         "version": "1.0",
         "truncation": None,
-        "padding": _padding(tok),
+        "padding": padding_of(tok),
         "added_tokens": added,
         "normalizer": normalizer,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": pretoks} if pretoks else None,
-        "post_processor": _post_processor(tok),
+        "post_processor": post_processor_of(tok),
         "decoder": decoder,
         "model": {
             "type": "BPE", "dropout": None, "unk_token": unk, "continuing_subword_prefix": None,
@@ -404,7 +404,7 @@ def to_hf(tok: Tokenizer) -> dict:
     }
 
 
-def _post_processor(tok: Tokenizer) -> dict | None:
+def post_processor_of(tok: Tokenizer) -> dict | None:
     """BOS $A EOS for one sequence (each where the model has the role), and the same around
     $B for a pair, as a TemplateProcessing."""
     ids = tok.special_ids
@@ -421,7 +421,7 @@ def _post_processor(tok: Tokenizer) -> dict | None:
             "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in (bos, eos) if t}}
 
 
-def _padding(tok: Tokenizer) -> dict | None:
+def padding_of(tok: Tokenizer) -> dict | None:
     pad = tok.roles.pad
     if pad is None:
         return None

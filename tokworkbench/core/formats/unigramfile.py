@@ -1,14 +1,24 @@
 """Unigram models in files: ours, Hugging Face's tokenizer.json, and SentencePiece's .model.
 
 Our file is the BPE one's envelope with `"model": "unigram"` and `"pieces": [[text, log_prob],
-...]` in id order, `<unk>` first (id 0). Its `"history"` lists the rounds, round 0 the seed.
-Every score must be a finite number and every piece distinct, non-empty text, or the file is
-refused with one line naming the entry.
+...]` in id order, special pieces included; `"special_tokens"` maps each special piece to its id,
+`"unk_id"` names the unknown piece (0, `<unk>`, in what we train) and `"user_defined"` lists
+SentencePiece USER_DEFINED ids. Its `"history"` lists the rounds, round 0 the seed. Every score
+must be a finite number and every piece distinct, non-empty text, or the file is refused with
+one line naming the entry.
 
-HF: a `Unigram` model with `unk_id` 0, the Metaspace pre-tokenizer and decoder (or a Split
-pattern and Fuse), `<unk>` an added special token. SentencePiece: the `.model` file is a
-protobuf; the few fields needed (pieces, model type, normalizer) are read by hand below, so no
-protobuf library is needed.
+Scores: a piece Viterbi matches holds a log probability, so it must be ≤ 0; a special piece and
+a USER_DEFINED one may hold any finite number (SentencePiece writes 0 for them, and HF's T5
+files do too: neither score takes part in a normal piece's cost).
+
+HF: a `Unigram` model with any `unk_id`, the Metaspace pre-tokenizer and decoder (or a Split
+pattern and Fuse); its added special tokens are the special pieces. Roles come from where HF
+keeps them (a TemplateProcessing post-processor for BOS/EOS, padding for PAD), PAD also from
+the names `<pad>`/`[PAD]` when exactly one special piece has one; UNK is the unk piece.
+SentencePiece: the `.model` file is a protobuf; the few fields needed (pieces and their types,
+the trainer's model type and special ids, the normalizer) are read by hand below, so no
+protobuf library is needed. Its UNKNOWN and CONTROL pieces are the special pieces, with the
+roles its trainer_spec gives them (unk_id, bos_id, eos_id, pad_id).
 """
 
 import json
@@ -19,7 +29,7 @@ from ..models.roles import Roles
 from ..errors import ExportError, ForeignModelError, ModelFileError, TokWorkbenchError
 from ..text.normalize import NORMALIZERS
 from ..text.pretokenize import METASPACE, PreTokenizer, from_pattern, pre_tokenizer
-from ..unigram.model import UNK, UnigramModel
+from ..unigram.model import UnigramModel
 from ..unigram.rows import RoundRow
 from .atomic import write_atomic
 from .limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer
@@ -47,6 +57,9 @@ def to_json(model: UnigramModel, corpus: dict | None = None) -> dict:
         "start_cost": model.start_cost,
         "pieces": [[text, score] for text, score in model.pieces],
         "special_tokens": model.special_ids,
+        "unk_id": model.unk_id,
+        "user_defined": list(model.user_defined),
+        "float32": model.float32,
         "roles": model.roles.to_dict(),
         "history": [{"round": r.round, "vocab_size": r.vocab_size, "loss": r.loss, "removed": list(r.removed),
                      "tokens": r.tokens} for r in model.history],
@@ -74,11 +87,8 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
         raise ModelFileError(f"normalizer {_short(normalizer)} is not one of {', '.join(NORMALIZERS)}")
     pre = read_pre_tokenizer(doc["pre_tokenizer"])
     pieces = check_pieces(doc["pieces"], max_token_bytes, ModelFileError)
-    if pieces[0][0] != UNK:
-        raise ModelFileError(f"piece 0 must be {UNK}, not {_short(pieces[0][0])}")
-    specials = doc.get("special_tokens", {UNK: 0})
-    if specials != {UNK: 0}:
-        raise ModelFileError(f"a Unigram model's one special token is {UNK} with id 0, not {_short(specials)}")
+    specials, unk_id, user = _our_specials(doc, pieces)
+    check_scores(pieces, set(specials) | set(user), ModelFileError)
     algorithm = doc.get("algorithm", "")
     if algorithm not in ("", "course", "em"):
         raise ModelFileError(f"algorithm {_short(algorithm)} is not course or em")
@@ -87,10 +97,44 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
         raise ModelFileError(f"'start_cost' must be a finite number, not {_short(start_cost)}")
     history = _history(doc.get("history", []))
     try:
-        roles = Roles.of(doc.get("roles")).check((UNK,))
+        roles = Roles.of(doc.get("roles")).check([pieces[i][0] for i in specials])
     except TokWorkbenchError as exc:
         raise ModelFileError(f"'roles': {exc}") from None
-    return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles)
+    float32 = doc.get("float32", False)
+    if not isinstance(float32, bool):
+        raise ModelFileError(f"'float32' must be true or false, not {_short(float32)}")
+    return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles,
+                        specials, unk_id, user, float32)
+
+
+def _our_specials(doc: dict, pieces: list[tuple[str, float]]) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
+    """The special ids (each naming its piece), the unknown piece among them, and the
+    USER_DEFINED ids; a file from before these fields has `<unk>` at 0 and nothing else."""
+    specials = doc.get("special_tokens", {pieces[0][0]: 0})
+    if not (isinstance(specials, dict) and specials):
+        raise ModelFileError(f"'special_tokens' must map each special piece to its id, not {_short(specials)}")
+    for text, tid in specials.items():
+        if not (is_count(tid) and tid < len(pieces) and pieces[tid][0] == text):
+            raise ModelFileError(f"special token {_short(text)} has the id {_short(tid)}, which is not that "
+                                 "piece's id")
+    unk_id = doc.get("unk_id", 0)
+    if unk_id not in specials.values() or not is_count(unk_id):
+        raise ModelFileError(f"'unk_id' {_short(unk_id)} must be the id of one of the special tokens")
+    user = doc.get("user_defined", [])
+    if not (isinstance(user, list) and all(is_count(i) and i < len(pieces) for i in user)):
+        raise ModelFileError(f"'user_defined' must be a list of piece ids, not {_short(user)}")
+    if set(user) & set(specials.values()):
+        raise ModelFileError("a piece cannot be both user-defined and special")
+    return tuple(sorted(specials.values())), unk_id, tuple(sorted(set(user)))
+
+
+def check_scores(pieces: list[tuple[str, float]], exempt: set[int], error=ModelFileError) -> None:
+    """A piece Viterbi matches scores a log probability, ≤ 0; `exempt` (special and
+    USER_DEFINED pieces) may score anything finite (see the module docstring)."""
+    for i, (text, score) in enumerate(pieces):
+        if score > 0 and i not in exempt:
+            raise error(f"piece {i} ({_short(text)}) has the score {score!r}; a piece's score is a log "
+                        "probability, at most 0")
 
 
 def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tuple[str, float]]:
@@ -145,6 +189,10 @@ METASPACE_HF = {"type": "Metaspace", "replacement": META, "prepend_scheme": "alw
 
 
 def to_hf(model: UnigramModel) -> dict:
+    """Every piece keeps its id: the special ones are added special tokens at their own ids,
+    BOS/EOS a TemplateProcessing and PAD the padding, as for BPE."""
+    from .hf import padding_of, post_processor_of
+
     pre = model.pre_tokenizer
     if pre.rewrites:
         pre_tok, decoder = dict(METASPACE_HF), dict(METASPACE_HF)
@@ -159,21 +207,28 @@ def to_hf(model: UnigramModel) -> dict:
     return {
         "version": "1.0",
         "truncation": None,
-        "padding": None,
-        "added_tokens": [{"id": 0, "content": UNK, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True}],
+        "padding": padding_of(model),
+        "added_tokens": [{"id": i, "content": model.pieces[i][0], "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True} for i in model.specials],
         "normalizer": {"type": model.normalizer.upper()} if model.normalizer != "none" else None,
         "pre_tokenizer": pre_tok,
-        "post_processor": None,
+        "post_processor": post_processor_of(model),
         "decoder": decoder,
-        "model": {"type": "Unigram", "unk_id": 0, "vocab": [[t, s] for t, s in model.pieces], "byte_fallback": False},
+        "model": {"type": "Unigram", "unk_id": model.unk_id, "vocab": [[t, s] for t, s in model.pieces],
+                  "byte_fallback": False},
     }
 
 
 def check_hf(model: UnigramModel) -> None:
-    """What HF cannot carry: a custom pattern Oniguruma reads otherwise (as for BPE)."""
+    """What HF cannot carry: a custom pattern Oniguruma reads otherwise (as for BPE), and
+    SentencePiece's USER_DEFINED pieces (HF has no Viterbi bonus; its converter makes them added
+    tokens, matched before Viterbi, which gives other ids on some text)."""
     from .hf import check_hf_pattern
 
+    if model.user_defined:
+        i = model.user_defined[0]
+        raise ExportError(f"piece {i} ({_short(model.pieces[i][0])}) is a SentencePiece user-defined piece; "
+                          "HF has no such piece (its added tokens match otherwise), so its ids would differ")
     if not model.pre_tokenizer.rewrites:
         check_hf_pattern(model.pre_tokenizer)
 
@@ -181,29 +236,64 @@ def check_hf(model: UnigramModel) -> None:
 def write_hf(model: UnigramModel, out) -> list[str]:
     check_hf(model)
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
-    return [f"wrote {out}"]
+    notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
+             "exactly, HF may pick the other one"] if model.float32 else []
+    return notes + [f"wrote {out}"]
+
+
+PAD_NAMES = ("<pad>", "[PAD]")  # what a pad piece is called when no padding section names it
 
 
 def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
     """A tokenizer.json Unigram model; what this tool cannot reproduce exactly is refused."""
+    from .hf import read_roles
+
     model = doc["model"]
     if model.get("byte_fallback"):
         raise ForeignModelError("Unigram with byte_fallback is not supported (unknown characters would become bytes)")
-    if model.get("unk_id") != 0:
-        raise ForeignModelError(f"this tool reads Unigram models whose <unk> is id 0; this one has unk_id "
-                                f"{_short(model.get('unk_id'))}")
     pieces = check_pieces(model.get("vocab"), max_token_bytes, ForeignModelError)
-    if pieces[0][0] != UNK:
-        pieces[0] = (UNK, pieces[0][1])  # HF names it as it likes; id 0 is the unknown piece either way
-    added = doc.get("added_tokens", [])
-    if not isinstance(added, list):
-        raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
-    for t in added:
-        if not (isinstance(t, dict) and t.get("id") == 0):
-            raise ForeignModelError("added tokens other than <unk> (id 0) are not supported in a Unigram model")
+    unk_id = model.get("unk_id")
+    if not (is_count(unk_id) and unk_id < len(pieces)):
+        raise ForeignModelError(f"'unk_id' is {_short(unk_id)}; this tool reads Unigram models with an unknown "
+                                f"piece (an id in 0..{len(pieces) - 1})")
+    specials = _hf_added(doc.get("added_tokens", []), pieces) | {unk_id}
+    check_scores(pieces, specials, ForeignModelError)
+    names = {pieces[i][0] for i in specials}
+    found = read_roles(doc, model, names).to_dict()
+    found["unk"] = pieces[unk_id][0]
+    if "pad" not in found:
+        pads = [t for t in PAD_NAMES if t in names]
+        if len(pads) == 1:
+            found["pad"] = pads[0]
+    try:
+        roles = Roles.of(found)
+    except TokWorkbenchError:  # two roles on one token: keep only the unknown piece's
+        roles = Roles(unk=pieces[unk_id][0])
     normalizer = _hf_normalizer(doc.get("normalizer"))
     pre = _hf_pre_tokenizer(doc.get("pre_tokenizer"), doc.get("decoder"))
-    return UnigramModel(tuple(pieces), normalizer, pre)
+    return UnigramModel(tuple(pieces), normalizer, pre, roles=roles, specials=tuple(sorted(specials)),
+                        unk_id=unk_id)
+
+
+def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
+    """The ids of HF's added special tokens, each a piece of the model's own vocabulary. A
+    non-special added token is refused: HF cuts it out of the text before the model, which no
+    piece of ours does."""
+    if not isinstance(added, list):
+        raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
+    out = set()
+    for k, t in enumerate(added):
+        if not (isinstance(t, dict) and is_text(t.get("content")) and is_count(t.get("id"))):
+            raise ForeignModelError(f"added token {k} must have a text 'content' and a whole-number 'id'")
+        tid, content = t["id"], t["content"]
+        if tid >= len(pieces) or pieces[tid][0] != content:
+            raise ForeignModelError(f"added token {_short(content)} (id {tid}) is not the model's piece {tid}; this "
+                                    "tool reads added tokens that are pieces of the Unigram vocabulary")
+        if not t.get("special", False):
+            raise ForeignModelError(f"added token {_short(content)} (id {tid}) is not special; HF matches such a "
+                                    "token before the model, which this tool does not reproduce")
+        out.add(tid)
+    return out
 
 
 def _hf_normalizer(spec) -> str:
@@ -256,17 +346,24 @@ def looks_like_sentencepiece(raw: bytes) -> bool:
     return bool(first) and first[0][0] == 1
 
 
+SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER, SP_UNUSED, SP_BYTE = 1, 2, 3, 4, 5, 6
+SP_ROLE_IDS = {"unk": (40, 0), "bos": (41, 1), "eos": (42, 2), "pad": (43, -1)}  # trainer_spec field, default
+
+
 def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
     """The pieces of a SentencePiece ModelProto. Accepted: a Unigram model with the identity
-    normalizer (no precompiled map), no whitespace collapsing, a dummy prefix, `<unk>` at id 0
-    and no control or byte pieces; everything else is refused, naming what differs."""
+    normalizer (no precompiled map), no whitespace collapsing, a dummy prefix, one UNKNOWN piece,
+    and NORMAL, CONTROL and USER_DEFINED pieces at any ids. Everything else is refused, naming
+    what differs: SentencePiece's other normalizers (nmt_nfkc, the default) are compiled
+    character maps this tool cannot reproduce exactly, so their ids would differ on some text."""
     try:
         fields = _message(raw)
     except (IndexError, struct.error, ValueError) as exc:
         raise ForeignModelError(f"not a SentencePiece model: its protobuf is damaged ({exc})") from None
     pieces: list[tuple[str, float]] = []
     kinds: list[int] = []
-    trainer = normalizer = None
+    trainer: dict = {}
+    normalizer: dict = {}
     try:
         for number, value in fields:
             if number == 1:
@@ -274,7 +371,7 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
                 text = sub.get(1, b"").decode("utf-8")
                 score = struct.unpack("<f", sub[2])[0] if 2 in sub else 0.0
                 pieces.append((text, score))
-                kinds.append(sub.get(3, 1))
+                kinds.append(sub.get(3, SP_NORMAL))
             elif number == 2:
                 trainer = dict(_message(value))
             elif number == 3:
@@ -283,30 +380,62 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
         raise ForeignModelError(f"not a SentencePiece model: a piece cannot be read ({exc})") from None
     if not pieces:
         raise ForeignModelError("not a SentencePiece model: it holds no pieces")
-    model_type = (trainer or {}).get(3, 1)
+    _check_sp_spec(trainer, normalizer)
+    unknown = [i for i, k in enumerate(kinds) if k == SP_UNKNOWN]
+    if len(unknown) != 1:
+        raise ForeignModelError(f"a SentencePiece model has one unknown piece; this one has {len(unknown)}")
+    what = {SP_UNUSED: "an unused piece", SP_BYTE: "a byte piece"}
+    for i, (k, (text, _)) in enumerate(zip(kinds, pieces)):
+        if k not in (SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER):
+            raise ForeignModelError(f"piece {i} ({_short(text)}) is {what.get(k, f'of type {k}')}; this tool reads "
+                                    "normal, unknown, control and user-defined pieces")
+        if META in text[1:] and k in (SP_NORMAL, SP_USER):
+            raise ForeignModelError(f"piece {i} ({_short(text)}) holds ▁ after its start; the metaspace split "
+                                    "cuts before every ▁, so it could never match")
+    specials = tuple(i for i, k in enumerate(kinds) if k in (SP_UNKNOWN, SP_CONTROL))
+    user = tuple(i for i, k in enumerate(kinds) if k == SP_USER)
+    checked = check_pieces([[t, s] for t, s in pieces], max_token_bytes, ForeignModelError)
+    check_scores(checked, set(specials) | set(user), ForeignModelError)
+    roles = {"unk": pieces[unknown[0]][0]}
+    for role, (number, default) in SP_ROLE_IDS.items():
+        tid = _int32(trainer.get(number, default))
+        if role != "unk" and 0 <= tid < len(pieces) and kinds[tid] == SP_CONTROL:
+            roles[role] = pieces[tid][0]
+    return UnigramModel(tuple(checked), "none", pre_tokenizer(METASPACE), roles=Roles.of(roles),
+                        specials=specials, unk_id=unknown[0], user_defined=user, float32=True)
+
+
+def _check_sp_spec(trainer: dict, norm: dict) -> None:
+    """Refuse, naming it, each SentencePiece setting that makes its ids differ from a Viterbi
+    over metaspace chunks."""
+    model_type = trainer.get(3, 1)
     if model_type != 1:
         names = {2: "BPE", 3: "WORD", 4: "CHAR"}
         raise ForeignModelError(f"this SentencePiece model is {names.get(model_type, model_type)}, not Unigram")
-    norm = normalizer or {}
+    if trainer.get(35):
+        raise ForeignModelError("this SentencePiece model has byte_fallback (unknown characters become bytes); "
+                                "that is not supported")
+    if trainer.get(24):
+        raise ForeignModelError("this SentencePiece model puts ▁ at the end of pieces (treat_whitespace_as_suffix); "
+                                "metaspace puts it at the start")
     name = norm.get(1, b"nmt_nfkc").decode("utf-8", "replace")
     if name != "identity" or norm.get(2):
-        raise ForeignModelError(f"SentencePiece normalizer {name!r} is not supported (train with "
-                                "--normalization_rule_name=identity)")
+        raise ForeignModelError(f"SentencePiece normalizer {name!r} is not supported: it is a compiled character "
+                                "map this tool cannot reproduce exactly, so ids would differ on some text (train "
+                                "with --normalization_rule_name=identity)")
     if norm.get(4, 1):
         raise ForeignModelError("this SentencePiece model collapses runs of whitespace (remove_extra_whitespaces); "
                                 "train with --remove_extra_whitespaces=false")
     if not norm.get(3, 1):
         raise ForeignModelError("this SentencePiece model adds no dummy prefix; metaspace always adds one")
-    if kinds[0] != 2:
-        raise ForeignModelError("this tool reads SentencePiece models whose <unk> is id 0 (train with --unk_id=0 "
-                                "--bos_id=-1 --eos_id=-1)")
-    for i, k in enumerate(kinds[1:], 1):
-        if k != 1:
-            what = {3: "a control piece", 4: "a user-defined piece", 5: "an unused piece", 6: "a byte piece"}
-            raise ForeignModelError(f"piece {i} ({_short(pieces[i][0])}) is {what.get(k, f'of type {k}')}; this "
-                                    "tool reads normal pieces only (train with --bos_id=-1 --eos_id=-1)")
-    checked = check_pieces([[UNK, 0.0]] + [[t, s] for t, s in pieces[1:]], max_token_bytes, ForeignModelError)
-    return UnigramModel(tuple(checked), "none", pre_tokenizer(METASPACE))
+    if not norm.get(5, 1):
+        raise ForeignModelError("this SentencePiece model does not escape whitespace as ▁ (escape_whitespaces); "
+                                "metaspace does")
+
+
+def _int32(value) -> int:
+    """A protobuf int32 read as a varint: a negative one is written in 64-bit two's complement."""
+    return value - (1 << 64) if isinstance(value, int) and value >= 1 << 63 else value
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:

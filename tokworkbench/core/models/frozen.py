@@ -107,7 +107,7 @@ class FrozenLearner:
             return [], 0
         from ..unigram.rows import PieceRow
 
-        order = sorted(range(1, len(pieces)), key=lambda i: -pieces[i][1])
+        order = sorted(self.frozen.matched_ids(), key=lambda i: -pieces[i][1])  # specials: see the vocabulary
         if query:
             order = [i for i in order if query in pieces[i][0]]
         rows = [PieceRow(pieces[i][0], i, pieces[i][1], 0.0, None, False) for i in order[:k]]

@@ -30,6 +30,13 @@ from .viterbi import Vocab, best_costs, best_costs_indexed, segment
 COURSE_START_COST = 1.0
 
 
+def check_seed_size(seed_size: int, chars: int) -> None:
+    """Both algorithms' seed holds every character: a smaller seed size is refused, not raised."""
+    if seed_size < chars:
+        raise TrainingError(f"--seed-size {seed_size} is below the number of distinct characters ({chars}); "
+                            "the seed holds every character")
+
+
 def seed_course(words: list[str], freqs: list[int], seed_size: int) -> tuple[list[str], list[int]]:
     """The seed vocabulary and its frequencies (characters first)."""
     chars: dict[str, int] = {}
@@ -41,9 +48,7 @@ def seed_course(words: list[str], freqs: list[int], seed_size: int) -> tuple[lis
             chars[ch] = chars.get(ch, 0) + f
             for j in range(i + 2, n + 1):
                 subs[word[i:j]] += f
-    if seed_size < len(chars):
-        raise TrainingError(f"--seed-size {seed_size} is below the number of distinct characters ({len(chars)}); "
-                            "the seed holds every character")
+    check_seed_size(seed_size, len(chars))
     ranked = sorted(subs.items(), key=lambda kv: kv[1], reverse=True)[: seed_size - len(chars)]
     pieces = list(chars) + [p for p, _ in ranked]
     return pieces, list(chars.values()) + [f for _, f in ranked]

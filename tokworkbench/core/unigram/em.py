@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from .course import check_seed_size
 from .state import RoundAnalysis, RoundState
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
@@ -116,6 +117,7 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
     char_freq = np.bincount(inverse, weights=weight)
     corder = np.argsort(-char_freq, kind="stable")
     pieces = [joined[first[i]] for i in corder]
+    check_seed_size(seed_size, len(pieces))
     scores = [char_freq[corder]]
     found_h, found_score, found_pos, found_len = [], [], [], []
     seen = []  # per length: (positions, candidate index of each, or -1)
@@ -287,13 +289,14 @@ class Lattices:
         alpha[self.node_off] = 0.0
         for lo, hi, g in self._blocks(self.end, self.group_start):
             v = alpha[self.src[lo:hi]] + score[lo:hi]
-            alpha[self.dst[lo:hi][g]] = _segment_logsumexp(v, g)
+            # a group's last edge (the latest start) is its one-character piece: the reference
+            alpha[self.dst[lo:hi][g]] = _segment_logsumexp(v, g, np.r_[g[1:], hi - lo] - 1)
         beta = np.full(self.nodes, -np.inf)
         beta[self.end_nodes] = 0.0
         b_src, b_dst, b_score = self.back_src, self.back_dst, score[self.back]
         for lo, hi, g in self._blocks(self.back_start, self.back_group_start):
             v = beta[b_dst[lo:hi]] + b_score[lo:hi]
-            beta[b_src[lo:hi][g]] = _segment_logsumexp(v, g)
+            beta[b_src[lo:hi][g]] = _segment_logsumexp(v, g, g)  # first edge: the one-character piece
         z = alpha[self.end_nodes]
         post = np.exp(alpha[self.src] + score + beta[self.dst] - z[self.word])
         return weight[self.word] * post, z
@@ -310,8 +313,8 @@ class Lattices:
             sizes = np.diff(np.r_[g, hi - lo])
             group = np.repeat(np.arange(len(g)), sizes)
             winners = np.flatnonzero(v == top[group])
-            _, first = np.unique(group[winners], return_index=True)
-            chosen = winners[first]
+            won = group[winners]  # ascending: each group's first winner is where its run starts
+            chosen = winners[np.r_[True, won[1:] != won[:-1]]]
             dst = self.dst[lo:hi][g]
             best[dst] = top
             back[dst[group[chosen]]] = lo + chosen
@@ -349,9 +352,23 @@ def _run_starts(values: np.ndarray) -> np.ndarray:
     return np.r_[True, values[1:] != values[:-1]]
 
 
-def _segment_logsumexp(v: np.ndarray, g: np.ndarray) -> np.ndarray:
-    top = np.maximum.reduceat(v, g)
+def _segment_logsumexp(v: np.ndarray, g: np.ndarray, ref: np.ndarray | None = None) -> np.ndarray:
+    """log(sum(exp(v))) over each group (groups start at `g`). Each group's values are taken
+    relative to one of them, for range: its maximum, or with `ref` the value at index `ref` of
+    each group, which saves the pass that finds the maximum; a group where that overflows or
+    the reference is not finite is done again with the maximum."""
     sizes = np.diff(np.r_[g, len(v)])
+    if ref is not None:
+        top = v[ref]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            total = np.add.reduceat(np.exp(v - np.repeat(top, sizes)), g)
+            out = top + np.log(total)
+        bad = ~(np.isfinite(top) & np.isfinite(total))
+        if not bad.any():
+            return out
+        out[bad] = _segment_logsumexp(v, g)[bad]
+        return out
+    top = np.maximum.reduceat(v, g)
     safe = np.where(np.isfinite(top), top, 0.0)
     total = np.add.reduceat(np.exp(v - np.repeat(safe, sizes)), g)
     with np.errstate(divide="ignore"):

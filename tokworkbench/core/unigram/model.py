@@ -1,8 +1,14 @@
 """A Unigram LM, frozen: pieces with log-probability scores, encoded by Viterbi, decoded by join.
 
-Id 0 is `<unk>` (a special token, as in SentencePiece and HF); pieces follow in the order the
-model file lists them. Encoding follows HF's `Unigram` model exactly (viterbi.py's tie rule, an
-unknown character as `<unk>`, consecutive unknown characters fused into one `<unk>`), so an
+Pieces are in id order. Some are special tokens (`specials`): the unknown piece (`unk_id`; 0 and
+`<unk>` in what we train) and, in imported models, control pieces (SentencePiece's `<s>`, `</s>`,
+HF's added special tokens such as T5's `<pad>` at 0 and `<unk>` at 2). A special piece never
+matches text in Viterbi; an allowed special string in the text becomes its id by the shared rule
+(models/specials.py), as HF's added tokens do. SentencePiece's USER_DEFINED pieces
+(`user_defined`) do match text, inside Viterbi, at SentencePiece's bonus cost (see `_cost`).
+
+Encoding follows HF's `Unigram` model and SentencePiece's alike (viterbi.py's tie rule, an
+unknown character as the unknown piece, consecutive unknown characters fused into one), so an
 export to tokenizer.json gives HF's ids. Decoding joins the pieces and undoes the pre-tokenizer's
 rewrite (metaspace: ▁ back to a space, the prepended one dropped).
 """
@@ -14,35 +20,44 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import regex
+import numpy as np
 
-from ..errors import DecodeError, EncodeError, SpecialTokenInTextError
+from ..errors import DecodeError
 from ..text.normalize import normalize
 from ..text.pretokenize import PreTokenizer
 from ..models.roles import NO_ROLES, Roles
+from ..models.specials import encode_with_specials
 from ..units import Units
 from .rows import Lattice, LatticeEdge
-from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment
+from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segment, to_f32
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
+_FLT_MIN = float(np.finfo(np.float32).tiny)  # SentencePiece's starting max_score_ (FLT_MIN)
 
 
 @dataclass(frozen=True)
 class UnigramModel:
     pieces: tuple[tuple[str, float], ...]
-    """(text, log probability) in id order; id 0 is `<unk>`."""
+    """(text, log probability) in id order, special pieces included."""
     normalizer: str
     pre_tokenizer: PreTokenizer
     history: tuple[Any, ...] = ()
     """The training rounds (RoundRow), round 0 first; empty for an imported model."""
     algorithm: str = ""  # "course", "em", or "" when imported
     start_cost: float = 0.0  # what the training Viterbi charged at a word's start (course: 1.0)
-    roles: Roles = NO_ROLES  # only unk can have a role here: <unk> is the one special token
+    roles: Roles = NO_ROLES  # each names one of the special pieces
+    specials: tuple[int, ...] = (0,)
+    """Ids of the special pieces (the unknown piece, control pieces), ascending."""
+    unk_id: int = 0  # the piece an unknown character becomes; one of `specials`
+    user_defined: tuple[int, ...] = ()
+    """SentencePiece USER_DEFINED pieces: matched in text at SentencePiece's bonus cost."""
+    float32: bool = False
+    """Viterbi sums path scores in float32, as SentencePiece does (a model read from its file);
+    else in float64, as HF does. They differ only where two paths tie exactly."""
 
     kind = "unigram"
     units = Units.CHAR
-    special_tokens = (UNK,)
     tie_break = "viterbi"  # what `inspect` prints where BPE names its tie rule
     merges = ()  # no merges: replay and the BPE-only exports ask
 
@@ -54,11 +69,25 @@ class UnigramModel:
     @property
     def base_size(self) -> int:
         """Single-character pieces (what every word can fall back to)."""
-        return sum(1 for text, _ in self.pieces[1:] if len(text) == 1)
+        special = set(self.specials)
+        return sum(1 for i, (text, _) in enumerate(self.pieces) if len(text) == 1 and i not in special)
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return tuple(self.pieces[i][0] for i in self.specials)
 
     @property
     def special_ids(self) -> dict[str, int]:
-        return {UNK: 0}
+        return {self.pieces[i][0]: i for i in self.specials}
+
+    @property
+    def unk_token(self) -> str:
+        return self.pieces[self.unk_id][0]
+
+    def matched_ids(self) -> list[int]:
+        """The ids Viterbi can take over text: every piece but the special ones."""
+        special = set(self.specials)
+        return [i for i in range(len(self.pieces)) if i not in special]
 
     def token(self, tid: int) -> str:
         return self.pieces[self._checked([tid])[0]][0]
@@ -77,18 +106,30 @@ class UnigramModel:
 
     @cached_property
     def _cost(self) -> dict[str, float]:
-        """Piece text -> cost (-score); `<unk>` is no piece to match in text."""
+        """Piece text -> cost (-score); special pieces are no pieces to match in text.
+
+        A USER_DEFINED piece costs what SentencePiece's unigram_model.cc gives it, "an extra
+        bonus to always be selected": score = length in UTF-8 bytes × max_score − 0.1, in float32,
+        max_score being the highest NORMAL score (at least FLT_MIN). It is not matched greedily
+        before Viterbi: it is one more edge in the lattice, and nearly always the best one."""
         table: dict[str, float] = {}
-        for text, score in self.pieces[1:]:
+        user = set(self.user_defined)
+        top = None
+        if user:
+            normal = [self.pieces[i][1] for i in self.matched_ids() if i not in user]
+            top = np.float32(max([_FLT_MIN, *normal]))
+        for i in self.matched_ids():
+            text, score = self.pieces[i]
+            if i in user:
+                score = float(np.float32(len(text.encode("utf-8"))) * top - np.float32(0.1))
             table.setdefault(text, -score)
         return table
 
     @cached_property
     def _ids(self) -> dict[str, int]:
         ids: dict[str, int] = {}
-        for i, (text, _) in enumerate(self.pieces):
-            if i:
-                ids.setdefault(text, i)
+        for i in self.matched_ids():
+            ids.setdefault(self.pieces[i][0], i)
         return ids
 
     @cached_property
@@ -98,7 +139,11 @@ class UnigramModel:
     @cached_property
     def unk_cost(self) -> float:
         """HF: an unknown character scores `min_score - 10`, min_score over every piece, <unk>
-        included."""
+        included (SentencePiece: over its normal pieces, which gives the same in practice)."""
+        if self.float32:  # SentencePiece: min over its NORMAL pieces, in float32
+            user = set(self.user_defined)
+            low = min((self.pieces[i][1] for i in self.matched_ids() if i not in user), default=0.0)
+            return -to_f32(low - UNK_PENALTY)
         low = min((s for _, s in self.pieces), default=0.0)
         return -(low - UNK_PENALTY)
 
@@ -115,22 +160,10 @@ class UnigramModel:
     # -- encoding --------------------------------------------------------------------------
     def encode(self, text: str, allowed_special: Collection[str] | str = (),
                disallowed_special: Collection[str] | str = "all") -> list[int]:
-        allowed = {UNK} if allowed_special == "all" else set(allowed_special)
-        unknown = allowed - {UNK}
-        if unknown:
-            raise EncodeError(f"not a special token of this model: {', '.join(sorted(unknown))}")
-        disallowed = ({UNK} - allowed) if disallowed_special == "all" else set(disallowed_special)
-        if UNK in disallowed and UNK in text:
-            raise SpecialTokenInTextError(UNK, text.find(UNK))
-        if UNK not in allowed:
-            return self.encode_ordinary(text)
-        ids: list[int] = []
-        pos = 0
-        for m in regex.finditer(regex.escape(UNK), text):
-            ids += self.encode_ordinary(text[pos : m.start()])
-            ids.append(0)
-            pos = m.end()
-        return ids + self.encode_ordinary(text[pos:])
+        """The shared special-token rule: an allowed special string is its id, the text between
+        is encoded alone (so metaspace prepends ▁ to each part, as HF does around added tokens)."""
+        return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
+                                    lambda part, _: self.encode_ordinary(part))
 
     def encode_ordinary(self, text: str) -> list[int]:
         out: list[int] = []
@@ -162,10 +195,11 @@ class UnigramModel:
     def _word(self, word: str) -> list[tuple[int, int]]:
         """(id, characters it covers) along the Viterbi path."""
         out: list[tuple[int, int]] = []
+        unk = self.unk_id
         for a, b in self.segment(word):
-            tid = self._ids.get(word[a:b], 0)
-            if tid == 0 and out and out[-1][0] == 0:
-                out[-1] = (0, out[-1][1] + b - a)  # HF fuses consecutive unknowns into one <unk>
+            tid = self._ids.get(word[a:b], unk)
+            if tid == unk and out and out[-1][0] == unk:
+                out[-1] = (unk, out[-1][1] + b - a)  # HF and SentencePiece fuse a run of unknowns
                 continue
             out.append((tid, b - a))
         return out
@@ -174,8 +208,11 @@ class UnigramModel:
         """The best segmentation's spans (an unknown character is a span of its own)."""
         if not word:
             return []
-        _, back = best_costs(self._vocab.edges(word, self.unk_cost))
+        _, back = self._best(self._vocab.edges(word, self.unk_cost))
         return segment(len(word), back)
+
+    def _best(self, edges):
+        return best_costs_f32(edges) if self.float32 else best_costs(edges)
 
     def nbest(self, word: str, k: int) -> list[tuple[list[int], float]]:
         """The k best segmentations of one chunk with their scores (log probabilities), best
@@ -195,7 +232,7 @@ class UnigramModel:
         for total, ends in paths[n]:
             ids, start = [], 0
             for end in ends:
-                ids.append(self._ids.get(word[start:end], 0))
+                ids.append(self._ids.get(word[start:end], self.unk_id))
                 start = end
             out.append((ids, -total))
         return out
@@ -216,7 +253,7 @@ class UnigramModel:
         while end > 0:
             weights = [math.exp(alpha_at[s] + w - alpha_at[end]) for s, w in edges[end]]
             start = rng.choices([s for s, _ in edges[end]], weights)[0]
-            ids.append(self._ids.get(word[start:end], 0))
+            ids.append(self._ids.get(word[start:end], self.unk_id))
             end = start
         ids.reverse()
         return ids
@@ -238,7 +275,7 @@ class UnigramModel:
 
     # -- the picture -----------------------------------------------------------------------
     def lattice(self, word: str) -> Lattice:
-        return build_lattice(word, self._vocab, self._ids, 0.0, self.unk_cost)
+        return build_lattice(word, self._vocab, self._ids, 0.0, self.unk_cost, self.unk_id, self.float32)
 
 
 def lattice(model: UnigramModel, word: str) -> Lattice:
@@ -247,13 +284,13 @@ def lattice(model: UnigramModel, word: str) -> Lattice:
 
 
 def build_lattice(word: str, vocab: Vocab, ids: dict[str, int], start_cost: float,
-                  unk_cost: float | None) -> Lattice:
+                  unk_cost: float | None, unk_id: int = 0, float32: bool = False) -> Lattice:
     ends = vocab.edges(word, unk_cost)
-    edges = sorted((LatticeEdge(start, end, word[start:end], ids.get(piece, 0) if piece is not None else 0, c)
+    edges = sorted((LatticeEdge(start, end, word[start:end], ids.get(piece, unk_id) if piece is not None else unk_id, c)
                     for end, at in enumerate(ends) for start, piece, c in at), key=lambda e: (e.start, e.end))
     if not word:
         return Lattice(word, (), (), (start_cost,), start_cost)
-    best, back = best_costs(ends, start_cost)
+    best, back = best_costs_f32(ends) if float32 else best_costs(ends, start_cost)
     where = {(e.start, e.end): i for i, e in enumerate(edges)}
     path = tuple(where[s] for s in segment(len(word), back)) if back[len(word)] >= 0 else ()
     return Lattice(word, tuple(edges), path, tuple(best), start_cost)

@@ -12,6 +12,7 @@ costliest piece (HF's `min_score - K_UNK_PENALTY`), only where no single-charact
 """
 
 import math
+import struct
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -84,6 +85,40 @@ def best_costs(ends: Edges, start_cost: float = 0.0, skip: str | None = None, lo
             if here == INF or piece == skip and skip is not None:
                 continue
             cand = c + here
+            if at < 0 or cand < top:
+                top, at = cand, start
+        best[end], back[end] = top, at
+    return best, back
+
+
+_F32 = struct.Struct("<f")
+
+
+def to_f32(x: float) -> float:
+    """`x` rounded to the nearest float32 (as a Python float)."""
+    return _F32.unpack(_F32.pack(x))[0]
+
+
+def best_costs_f32(ends: Edges) -> tuple[list[float], list[int]]:
+    """`best_costs` as SentencePiece sums a path: in float32, each sum rounded to float32.
+
+    On a word where two segmentations tie exactly in real arithmetic (fifteen '━' as one piece
+    and five as five pieces, in either order), the roundings decide which wins, and float32
+    roundings are not float64's: a model read from a SentencePiece file is encoded this way
+    so that its ids are SentencePiece's. (The float64 sum of two float32 numbers rounded once to
+    float32 is their float32 sum except in rare double-rounding halfway cases.)"""
+    n = len(ends) - 1
+    best = [INF] * (n + 1)
+    back = [-1] * (n + 1)
+    best[0] = 0.0
+    f32 = to_f32
+    for end in range(1, n + 1):
+        top, at = INF, -1
+        for start, _, c in ends[end]:
+            here = best[start]
+            if here == INF:
+                continue
+            cand = f32(c + here)
             if at < 0 or cand < top:
                 top, at = cand, start
         best[end], back[end] = top, at
