@@ -67,6 +67,7 @@ def main():
     ap.add_argument("--text", nargs="+", default=[str(corpus / "en-10M.txt"), str(corpus / "multi-10M.txt")])
     ap.add_argument("--mb", type=float, default=4.0, help="encode the first MB megabytes of each text")
     ap.add_argument("--repeat", type=int, default=5, help="rounds; each encoder once per round, interleaved")
+    ap.add_argument("--model", nargs="+", default=["cl100k_base", "o200k_base"], help="the encodings to time")
     args = ap.parse_args()
     texts = []
     for path in map(Path, args.text):
@@ -77,7 +78,7 @@ def main():
         texts.append((path.name, raw.decode("utf-8", errors="ignore")))
     if not texts:
         sys.exit("no text to encode")
-    for name in ("cl100k_base", "o200k_base"):
+    for name in args.model:
         try:
             raw, where = preset_ranks(PRESETS[name])
         except ModelFileError as exc:

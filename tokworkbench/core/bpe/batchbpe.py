@@ -23,6 +23,7 @@ import numpy as np
 from .encode import merge_ids
 
 _ALONE_FROM = 512  # bytes: a chunk this long is encoded on its own (rounds would run on for it)
+_WHOLE_FROM = 16  # start from whole characters when at least 1 byte in this many is not ASCII
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
@@ -177,8 +178,8 @@ def _units(pieces: list[bytes], lengths: np.ndarray, table: MergeTable) -> tuple
     joined = b"".join(pieces)
     flat = np.frombuffer(joined, dtype=np.uint8)
     whole = table.whole_chars
-    if whole is None or not len(flat) or flat.max() < 0x80:
-        return flat.astype(np.int32), lengths
+    if whole is None or np.count_nonzero(flat >= 0x80) * _WHOLE_FROM < len(flat):
+        return flat.astype(np.int32), lengths  # (nearly) ASCII: little to join, and a pass to pay
     return whole.join(joined, flat, lengths)
 
 
@@ -270,7 +271,7 @@ class WholeChars:
         self.table = table
         self.before = before  # proper prefix of a character -> last bytes of tokens ending with it
         self.after = after  # proper suffix of a character -> first bytes of tokens beginning with it
-        self.unit = np.full(0x110000, -2, dtype=np.int32)  # per code point: its token, -1 bytes, -2 not known yet
+        self.unit = np.full(0x110000, -1, dtype=np.int32)  # per code point: its token, or -1: its bytes
         self.head = np.zeros(0x110000, dtype=np.int32)  # its row in `masks` for the byte before it
         self.tail = np.zeros(0x110000, dtype=np.int32)  # and for the byte after it
         self._rows: dict[frozenset, int] = {frozenset(): 0}
@@ -278,6 +279,8 @@ class WholeChars:
 
     @staticmethod
     def of(table: MergeTable) -> "WholeChars":
+        """The partial ends, and every character that is a token of the table: one that is
+        not cannot be one unit, whatever BPE does with its bytes."""
         tokens = [t for t in _tokens(table) if len(t) > 1]
         before: dict[bytes, set] = {}
         after: dict[bytes, set] = {}
@@ -300,7 +303,17 @@ class WholeChars:
             if begins_inside[i]:
                 first = next(k for k in range(1, len(t)) if t[k] & 0xC0 != 0x80)
                 after.setdefault(t[:first], set()).add(t[first])
-        return WholeChars(table, before, after)
+        whole = WholeChars(table, before, after)
+        one = ~inner & ~begins_inside & (lengths == _UTF8_LENGTH[flat[row_start]])  # one character's bytes
+        chars = []
+        for i in np.flatnonzero(one).tolist():
+            try:
+                chars.append(ord(tokens[i].decode("utf-8")))
+            except (UnicodeDecodeError, TypeError):
+                pass  # bytes no text holds (an overlong form, a surrogate)
+        if chars:
+            whole._learn(chars)
+        return whole
 
     def _row(self, risky: set) -> int:
         row = self._rows.get(frozenset(risky))
@@ -352,10 +365,6 @@ class WholeChars:
              np.where(k == 3, (lead & 0x0F) << 12 | b[0] << 6 | b[1],
                       (lead & 0x07) << 18 | b[0] << 12 | b[1] << 6 | b[2]))
         unit = self.unit[cp]
-        unknown = unit == -2
-        if unknown.any():
-            self._learn(np.unique(cp[unknown]).tolist())
-            unit = self.unit[cp]
         # the bytes next to each character in its piece (none at a piece's edge)
         edge = np.zeros(n + 1, dtype=bool)
         edge[piece_start] = True
