@@ -243,9 +243,15 @@ def _rounds(ids: np.ndarray, lengths: np.ndarray, table: MergeTable):
         return np.zeros(0, dtype=np.int64), [0] * (count + 1)
     ids = np.concatenate(out_ids).astype(np.int64)
     owner = np.concatenate(out_owner)
-    order = np.argsort(owner, kind="stable")  # each chunk left in one round, in order
-    bounds = np.searchsorted(owner[order], np.arange(count + 1)).tolist()
-    return ids[order], bounds
+    # each chunk left in one round, its ids side by side and in order: placed, not sorted
+    bounds = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=count), out=bounds[1:])
+    block = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+    sizes = np.diff(np.append(block, len(owner)))
+    place = bounds[owner] + np.arange(len(owner)) - np.repeat(block, sizes)
+    out = np.empty_like(ids)
+    out[place] = ids
+    return out, bounds.tolist()
 
 
 class WholeChars:
