@@ -52,6 +52,8 @@ class ChunkStore:
         where it is not stored; and each chunk's hash."""
         chars, bounds, lens, offset = _laid_out(cps, starts, lens, offset)
         hashes = self._hashes(chars, bounds, lens, offset)
+        if not self.count:  # a new store (a first encode): nothing to look for
+            return np.full(len(lens), -1, dtype=np.int64), hashes
         entry = self._probe(hashes)
         found = entry >= 0
         found[found] = self.char_len[entry[found]] == lens[found]
