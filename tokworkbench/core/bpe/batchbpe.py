@@ -318,7 +318,7 @@ class WholeChars:
             except (UnicodeDecodeError, TypeError):
                 pass  # bytes no text holds (an overlong form, a surrogate)
         if chars:
-            whole._learn(chars)
+            whole.learn(chars)
         return whole
 
     def _row(self, risky: set) -> int:
@@ -330,7 +330,7 @@ class WholeChars:
             self.masks = np.concatenate((self.masks, mask))
         return row
 
-    def _learn(self, points: list[int]) -> None:
+    def learn(self, points: list[int]) -> None:
         """What BPE makes of each of these characters alone (all in one batch), and which
         bytes next to each make it keep its bytes."""
         datas = [chr(cp).encode("utf-8") for cp in points]
