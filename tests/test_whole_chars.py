@@ -9,9 +9,16 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokworkbench.core.bpe import batchbpe
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_many
 from tokworkbench.core.formats.tiktoken import ranks_tokenizer
 from tokworkbench.core.text.pretokenize import parse_split
+
+@pytest.fixture(autouse=True)
+def whole_chars_always(monkeypatch):
+    """Batches here are small: let them build the table of whole characters all the same."""
+    monkeypatch.setattr(batchbpe, "_WHOLE_BUILD_FROM", 0)
+
 
 ALPHABET = "a b中文字ж😀é\u0928\u094d"  # ASCII, 2-, 3- and 4-byte characters, a virama
 

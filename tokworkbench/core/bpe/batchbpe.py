@@ -24,6 +24,7 @@ from .encode import merge_ids
 
 _ALONE_FROM = 512  # bytes: a chunk this long is encoded on its own (rounds would run on for it)
 _WHOLE_FROM = 16  # start from whole characters when at least 1 byte in this many is not ASCII
+_WHOLE_BUILD_FROM = 1 << 18  # and build their table (~0.2 s for o200k) for this many such bytes
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
@@ -177,9 +178,12 @@ def _units(pieces: list[bytes], lengths: np.ndarray, table: MergeTable) -> tuple
     already joined into its token; and how many units each piece has."""
     joined = b"".join(pieces)
     flat = np.frombuffer(joined, dtype=np.uint8)
-    whole = table.whole_chars
-    if whole is None or np.count_nonzero(flat >= 0x80) * _WHOLE_FROM < len(flat):
-        return flat.astype(np.int32), lengths  # (nearly) ASCII: little to join, and a pass to pay
+    wide = np.count_nonzero(flat >= 0x80)
+    whole = None
+    if wide * _WHOLE_FROM >= len(flat) and (wide >= _WHOLE_BUILD_FROM or "whole_chars" in vars(table)):
+        whole = table.whole_chars  # not for (nearly) ASCII, nor too little to pay for building it
+    if whole is None:
+        return flat.astype(np.int32), lengths
     return whole.join(joined, flat, lengths)
 
 
