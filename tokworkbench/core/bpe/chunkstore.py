@@ -115,7 +115,8 @@ class ChunkStore:
         longest = int(lens.max()) if len(lens) else 0
         if longest > len(self.powers):
             self.powers = _powers(max(longest, 2 * len(self.powers)))
-        terms = np.multiply(self.powers[offset], chars, dtype=np.uint64)
+        terms = self.powers[offset]
+        np.multiply(terms, chars, out=terms)  # in place: these arrays are as long as the text
         sums = np.add.reduceat(terms, bounds) if len(bounds) else np.zeros(0, dtype=np.uint64)
         h = sums ^ (lens.astype(np.uint64) * _MIX)
         h ^= h >> np.uint64(31)
