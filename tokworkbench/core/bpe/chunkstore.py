@@ -189,7 +189,9 @@ def group_equal(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         todo = todo[~same]
         slot[todo] = (slot[todo] + 1) & mask
     first = np.flatnonzero(group == np.arange(k))
-    return first, np.searchsorted(first, group)
+    place = np.empty(k, dtype=np.int64)  # each first's place in `first`, for its group to read
+    place[first] = np.arange(len(first))
+    return first, place[group]
 
 
 def tiling_offsets(n: int, starts: np.ndarray) -> np.ndarray:
