@@ -277,8 +277,9 @@ class WholeChars:
     prefixes (before it) or suffixes (after it): `' 中'` keeps 中's bytes, `'中文'` does not.
     """
 
-    def __init__(self, table: MergeTable, before: dict[bytes, set], after: dict[bytes, set]):
-        self.table = table
+    def __init__(self, before: dict[bytes, set], after: dict[bytes, set]):
+        # no reference to the table, which holds this: a cycle would keep both (and their
+        # arrays) until a full collection
         self.before = before  # proper prefix of a character -> last bytes of tokens ending with it
         self.after = after  # proper suffix of a character -> first bytes of tokens beginning with it
         self.unit = np.full(0x110000, -1, dtype=np.int32)  # per code point: its token, or -1: its bytes
@@ -295,7 +296,7 @@ class WholeChars:
         before: dict[bytes, set] = {}
         after: dict[bytes, set] = {}
         if not tokens:
-            return WholeChars(table, before, after)
+            return WholeChars(before, after)
         flat = np.frombuffer(b"".join(tokens), dtype=np.uint8)
         lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
         row_start = np.cumsum(lengths) - lengths
@@ -313,7 +314,7 @@ class WholeChars:
             if begins_inside[i]:
                 first = next(k for k in range(1, len(t)) if t[k] & 0xC0 != 0x80)
                 after.setdefault(t[:first], set()).add(t[first])
-        whole = WholeChars(table, before, after)
+        whole = WholeChars(before, after)
         one = ~inner & ~begins_inside & (lengths == _UTF8_LENGTH[flat[row_start]])  # one character's bytes
         chars = []
         for i in np.flatnonzero(one).tolist():
@@ -322,7 +323,7 @@ class WholeChars:
             except (UnicodeDecodeError, TypeError):
                 pass  # bytes no text holds (an overlong form, a surrogate)
         if chars:
-            whole.learn(chars)
+            whole.learn(table, chars)
         return whole
 
     def _row(self, risky: set) -> int:
@@ -334,12 +335,12 @@ class WholeChars:
             self.masks = np.concatenate((self.masks, mask))
         return row
 
-    def learn(self, points: list[int]) -> None:
+    def learn(self, table: MergeTable, points: list[int]) -> None:
         """What BPE makes of each of these characters alone (all in one batch), and which
         bytes next to each make it keep its bytes."""
         datas = [chr(cp).encode("utf-8") for cp in points]
         lengths = np.fromiter(map(len, datas), dtype=np.int64, count=len(datas))
-        made, bounds = _rounds(np.frombuffer(b"".join(datas), dtype=np.uint8).astype(np.int32), lengths, self.table)
+        made, bounds = _rounds(np.frombuffer(b"".join(datas), dtype=np.uint8).astype(np.int32), lengths, table)
         bounds = np.asarray(bounds)
         single = np.diff(bounds) == 1
         self.unit[points] = np.where(single, made[np.minimum(bounds[:-1], len(made) - 1)], -1)
