@@ -18,6 +18,7 @@ chunk cache's size and the process's peak memory.
 """
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -57,6 +58,7 @@ def prepare_tables(tok) -> None:
     table.rank_of
     tok._outside_array
     tok._ranks
+    table.whole_chars  # which characters rounds may start from whole (the partial-end tokens)
 
 
 def main():
@@ -65,6 +67,7 @@ def main():
     ap.add_argument("--text", nargs="+", default=[str(corpus / "en-10M.txt"), str(corpus / "multi-10M.txt")])
     ap.add_argument("--mb", type=float, default=4.0, help="encode the first MB megabytes of each text")
     ap.add_argument("--repeat", type=int, default=5, help="rounds; each encoder once per round, interleaved")
+    ap.add_argument("--model", nargs="+", default=["cl100k_base", "o200k_base"], help="the encodings to time")
     args = ap.parse_args()
     texts = []
     for path in map(Path, args.text):
@@ -75,7 +78,7 @@ def main():
         texts.append((path.name, raw.decode("utf-8", errors="ignore")))
     if not texts:
         sys.exit("no text to encode")
-    for name in ("cl100k_base", "o200k_base"):
+    for name in args.model:
         try:
             raw, where = preset_ranks(PRESETS[name])
         except ModelFileError as exc:
@@ -113,9 +116,10 @@ def main():
                 times["regex"].append(time.process_time() - t)
             tt, tables, cold, warm_t, split, rx = (statistics.median(times[k])
                                                    for k in ("tiktoken", "tables", "cold", "warm", "split", "regex"))
+            load = " ".join(f"{x:.2f}" for x in os.getloadavg())
             print(f"  {label} ({mb:.1f} MB, {len(theirs):,} tokens, {len(chunks):,} chunks, "
                   f"{len(set(chunks)):,} distinct): ids identical: {same}; chunk store after it:"
-                  f" {len(store):,} entries, {store.nbytes / 1e6:.1f} MB")
+                  f" {len(store):,} entries, {store.nbytes / 1e6:.1f} MB; load {load}")
             print(f"    tiktoken {mb / tt:6.2f} MB/s | ours cold {mb / cold:6.2f} MB/s = {tt / cold:.2f}x"
                   f" | warm {mb / warm_t:6.2f} MB/s = {tt / warm_t:.2f}x")
             print(f"    pre-tokenizer alone: ours {split:.2f} s, regex.findall {rx:.2f} s, tiktoken's whole encode {tt:.2f} s;"

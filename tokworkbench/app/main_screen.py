@@ -103,6 +103,10 @@ class MainScreen(FileFlows, Screen):
                 tooltip="Show the previous window of this document"),
         Binding("right_square_bracket", "window(1)", "Next window", show=False,
                 tooltip="Show the next window of this document"),
+        Binding("less_than_sign", "token(-1)", "Prev token", show=False,
+                tooltip="Select the token before the selected one in the corpus window (its details below)"),
+        Binding("greater_than_sign", "token(1)", "Next token", show=False,
+                tooltip="Select the token after the selected one in the corpus window (its details below)"),
         Binding("v", "vocabulary", "Vocab", show=False, priority=True,
                 tooltip="Search the vocabulary: by text, #id, or hex bytes (x:e6 97)"),
         Binding("i", "toggle_ids", "Ids", show=False, tooltip="Show the encode pane's ids under its tokens, or not"),
@@ -130,6 +134,8 @@ class MainScreen(FileFlows, Screen):
     """Unigram: the piece under the piece table's cursor (marked in the corpus and the lattice)."""
     lattice_word: var[str | None] = var(None)
     """Unigram: the corpus word the lattice tab shows (marked in the corpus while it is shown)."""
+    cursor_span: var[tuple[int, int] | None] = var(None)
+    """The chars of the corpus window's token chosen by key (< >), marked in the corpus pane."""
 
     def __init__(self, paths: list[str] | None, settings: Settings, inspect: tuple[Model, str] | None = None):
         super().__init__()
@@ -146,6 +152,7 @@ class MainScreen(FileFlows, Screen):
         self._binding_state: tuple = ()
         self._counting: Worker | None = None
         self._kind_shown: str | None = None
+        self._token_cursor: tuple = (None, None)  # (the window's spans, the index of the chosen one)
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -153,7 +160,8 @@ class MainScreen(FileFlows, Screen):
         with Vertical(id="main"):
             with Horizontal(id="top"):
                 yield CorpusPane(id="corpus").data_bind(MainScreen.snapshot, MainScreen.selected_pair,
-                                                        MainScreen.selected_piece, MainScreen.lattice_word)
+                                                        MainScreen.selected_piece, MainScreen.lattice_word,
+                                                        MainScreen.cursor_span)
                 with Vertical(id="right"):
                     yield PairsPanel(id="pairs").data_bind(MainScreen.snapshot)
                     yield MergesPanel(id="merges").data_bind(MainScreen.snapshot)
@@ -337,6 +345,8 @@ class MainScreen(FileFlows, Screen):
         """Read the session on this thread; only when no worker owns the learner."""
         if self.session is not None and not self.running:
             self.snapshot = self.with_roles(self.session.snapshot(self.view))
+            if self.cursor_span is not None and self.snapshot.window.spans != self._token_cursor[0]:
+                self.cursor_span = None  # another window, or its tokens changed: the mark would lie
         self._refresh_bindings_if_changed()
 
     def with_roles(self, snap: Snapshot) -> Snapshot:
@@ -368,6 +378,7 @@ class MainScreen(FileFlows, Screen):
     def action_select_token(self, token: int) -> None:
         """A click on a token (corpus, encode pane): the details line shows it."""
         self.selected_token = token
+        self.cursor_span = None  # the key cursor's mark would name another token
 
     def _measure(self, session: Session) -> None:
         if session is self.session:
@@ -472,6 +483,19 @@ class MainScreen(FileFlows, Screen):
             self.notify("this is the document's " + ("first" if delta < 0 else "last") + " window")
         else:
             self._move_view(replace(self.view, start=start))
+
+    def action_token(self, delta: int) -> None:
+        """A token cursor in the corpus window, by key: the token after (before) the one chosen
+        last there, its details in the line below, as a click would show them."""
+        if self.snapshot is None or not self.snapshot.window.spans:
+            return
+        spans = self.snapshot.window.spans
+        at = self._token_cursor[1] if self._token_cursor[0] == spans else None
+        at = (0 if delta > 0 else len(spans) - 1) if at is None else max(0, min(len(spans) - 1, at + delta))
+        self._token_cursor = (spans, at)
+        span = spans[at]
+        self.cursor_span = (max(0, span.start), span.end)
+        self.selected_token = span.token
 
     def _move_view(self, view: View) -> None:
         self.view = view

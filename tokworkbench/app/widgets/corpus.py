@@ -56,6 +56,8 @@ class CorpusPane(Vertical):
     """Counts of the whole corpus (they change only when another corpus is opened)."""
     counts_source: var[str | None] = var(None)
     """The count file the corpus came from: chunks and counts, no text to draw."""
+    cursor_span: var[tuple[int, int] | None] = var(None)
+    """The window's token chosen by key (< >): marked as well."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -118,6 +120,9 @@ class CorpusPane(Vertical):
     def watch_lattice_word(self) -> None:
         self._schedule_draw()
 
+    def watch_cursor_span(self) -> None:
+        self._schedule_draw()
+
     def _schedule_draw(self) -> None:
         """A step changes the snapshot and then the selection: draw once, after both."""
         if not self._draw_pending:
@@ -151,9 +156,10 @@ class CorpusPane(Vertical):
             marks = [(s.start, s.end) for s in window.spans if s.token == piece] if piece is not None else []
         else:
             marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
-        key = (window.text, window.spans, marks)
+        shown = marks + [self.cursor_span] if self.cursor_span else marks
+        key = (window.text, window.spans, shown)
         if key != self._styled_key:  # most merges leave the window's tokens as they were
-            self._styled_key, self._styled = key, clickable_runs(window.text, window.spans, marks, palette_of(self.app))
+            self._styled_key, self._styled = key, clickable_runs(window.text, window.spans, shown, palette_of(self.app))
         end = window.start + len(window.text)
         names = self._names
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""

@@ -9,6 +9,10 @@ A chunk leaves as soon as no pair of it has a rank, so a round costs only the ch
 Rounds run until the chunk with the most rank levels is done, and each costs a pass over what
 is still open, so one long chunk (a 1 MB run of letters) would take thousands of rounds over
 itself. Long chunks are encoded on their own by `merge_ids`, which is O(n log n).
+
+Rounds start from whole characters where that cannot change the result (`WholeChars`): a
+chunk of 27 Chinese characters is 81 bytes, and joining each character's bytes took two rounds
+per distinct character, over every open chunk, before any pair of characters could join.
 """
 
 from dataclasses import dataclass
@@ -19,6 +23,8 @@ import numpy as np
 from .encode import merge_ids
 
 _ALONE_FROM = 512  # bytes: a chunk this long is encoded on its own (rounds would run on for it)
+_WHOLE_FROM = 16  # start from whole characters when at least 1 byte in this many is not ASCII
+_WHOLE_BUILD_FROM = 1 << 18  # and build their table (~0.2 s for o200k) for this many such bytes
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
@@ -97,6 +103,11 @@ class MergeTable:
             todo, at = todo[more], at[more]
         return out
 
+    @cached_property
+    def whole_chars(self) -> "WholeChars | None":
+        """Which characters rounds may start from whole (byte-level merges only)."""
+        return WholeChars.of(self) if self.base_size == 256 else None
+
     def rank(self, keys: np.ndarray) -> np.ndarray:
         if not len(self.keys):
             return np.full(len(keys), 0, dtype=np.int64)
@@ -151,7 +162,8 @@ def bpe_flat(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
         short_lengths[alone] = 0
         for i in alone:
             short[i] = b""
-    flat, bounds = _rounds(short, table, short_lengths)
+    units, unit_lengths = _units(short, short_lengths, table)
+    flat, bounds = _rounds(units, unit_lengths, table)
     lens = np.diff(np.asarray(bounds, dtype=np.int64))
     if alone:
         made = [merge_ids(list(pieces[i]), table.rank_of, table.never, table.base_size, table) for i in alone]
@@ -161,7 +173,21 @@ def bpe_flat(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
     return (flat if outside is None else outside[flat]), lens
 
 
-def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
+def _units(pieces: list[bytes], lengths: np.ndarray, table: MergeTable) -> tuple[np.ndarray, np.ndarray]:
+    """The units rounds start from: the pieces' bytes, with each character `WholeChars` allows
+    already joined into its token; and how many units each piece has."""
+    joined = b"".join(pieces)
+    flat = np.frombuffer(joined, dtype=np.uint8)
+    wide = np.count_nonzero(flat >= 0x80)
+    whole = None
+    if wide * _WHOLE_FROM >= len(flat) and (wide >= _WHOLE_BUILD_FROM or "whole_chars" in vars(table)):
+        whole = table.whole_chars  # not for (nearly) ASCII, nor too little to pay for building it
+    if whole is None:
+        return flat.astype(np.int32), lengths
+    return whole.join(joined, flat, lengths)
+
+
+def _rounds(ids: np.ndarray, lengths: np.ndarray, table: MergeTable):
     """All chunks side by side in flat arrays; `rank[i]` is the rank of the pair that unit i
     starts (`never` at a chunk's last unit, flagged in `last`, and at joined-away units, whose
     id is -1). A round takes each open chunk's lowest rank, joins it everywhere in that chunk,
@@ -169,9 +195,8 @@ def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
     they are, skipped through `nxt`/`prv` links, so a round costs four passes over the arrays
     and work per join; the arrays are compacted (finished chunks leave, dead units go) only
     when more than half of them is dead or finished. Ids and ranks are int32."""
-    count = len(pieces)
+    count = len(lengths)
     never, base = table.never, table.base_size
-    ids = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int32)
     chunk = np.flatnonzero(lengths > 0)  # the piece each chunk in the arrays is
     sizes = lengths[chunk]
     out_ids, out_owner = [], []
@@ -222,6 +247,172 @@ def _rounds(pieces: list[bytes], table: MergeTable, lengths: np.ndarray):
         return np.zeros(0, dtype=np.int64), [0] * (count + 1)
     ids = np.concatenate(out_ids).astype(np.int64)
     owner = np.concatenate(out_owner)
-    order = np.argsort(owner, kind="stable")  # each chunk left in one round, in order
-    bounds = np.searchsorted(owner[order], np.arange(count + 1)).tolist()
-    return ids[order], bounds
+    # each chunk left in one round, its ids side by side and in order: placed, not sorted
+    bounds = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=count), out=bounds[1:])
+    block = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+    sizes = np.diff(np.append(block, len(owner)))
+    place = bounds[owner] + np.arange(len(owner)) - np.repeat(block, sizes)
+    out = np.empty_like(ids)
+    out[place] = ids
+    return out, bounds.tolist()
+
+
+class WholeChars:
+    """Multi-byte UTF-8 characters that BPE may take as one unit from the start.
+
+    Our rule joins the lowest-ranked pair first, and a pair that a join makes always ranks
+    above that join (a merge comes after its parts). Take a character c whose bytes BPE alone
+    makes into one token t. A join of a part of c with a unit outside it would make a token that
+    begins with a proper suffix of c's bytes, or ends with a proper prefix of them. If no such
+    token can stand there, the joins inside c happen among c's bytes alone, and every pair
+    across c's edges waits until t is made: its rank is above t's, and t's is at or above the
+    rank being joined while c is unfinished. So starting with t in c's place leaves every other
+    join, and its order, as it was.
+
+    The tokens that begin or end inside a character and reach beyond it are few (a space and a
+    lead byte, `b' \\xe4'`; a character and the next one's lead byte) and are collected once
+    per table: for each partial end, the bytes such a token has next to it. A character keeps
+    its bytes where the byte next to it in its piece is one of those for one of its proper
+    prefixes (before it) or suffixes (after it): `' 中'` keeps 中's bytes, `'中文'` does not.
+    """
+
+    def __init__(self, before: dict[bytes, set], after: dict[bytes, set]):
+        # no reference to the table, which holds this: a cycle would keep both (and their
+        # arrays) until a full collection
+        self.before = before  # proper prefix of a character -> last bytes of tokens ending with it
+        self.after = after  # proper suffix of a character -> first bytes of tokens beginning with it
+        self.unit = np.full(0x110000, -1, dtype=np.int32)  # per code point: its token, or -1: its bytes
+        self.head = np.zeros(0x110000, dtype=np.int32)  # its row in `masks` for the byte before it
+        self.tail = np.zeros(0x110000, dtype=np.int32)  # and for the byte after it
+        self._rows: dict[frozenset, int] = {frozenset(): 0}
+        self.masks = np.zeros((1, 256), dtype=bool)  # row 0: no byte is a risk
+
+    @staticmethod
+    def of(table: MergeTable) -> "WholeChars":
+        """The partial ends, and every character that is a token of the table: one that is
+        not cannot be one unit, whatever BPE does with its bytes."""
+        tokens = [t for t in _tokens(table) if len(t) > 1]
+        before: dict[bytes, set] = {}
+        after: dict[bytes, set] = {}
+        if not tokens:
+            return WholeChars(before, after)
+        flat = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        row_start = np.cumsum(lengths) - lengths
+        offset = np.arange(len(flat)) - np.repeat(row_start, lengths)
+        lead = (flat & 0xC0) != 0x80
+        inner = np.add.reduceat(lead & (offset > 0), row_start) > 0  # a character starts inside
+        last = np.maximum.reduceat(np.where(lead, offset, -1), row_start)  # the last one's offset
+        ends_inside = (last >= 0) & (lengths - last < _UTF8_LENGTH[flat[row_start + np.maximum(last, 0)]])
+        begins_inside = ~lead[row_start]
+        for i in np.flatnonzero(inner & (ends_inside | begins_inside)).tolist():
+            t = tokens[i]
+            if ends_inside[i]:
+                at = int(last[i])
+                before.setdefault(t[at:], set()).add(t[at - 1])
+            if begins_inside[i]:
+                first = next(k for k in range(1, len(t)) if t[k] & 0xC0 != 0x80)
+                after.setdefault(t[:first], set()).add(t[first])
+        whole = WholeChars(before, after)
+        one = ~inner & ~begins_inside & (lengths == _UTF8_LENGTH[flat[row_start]])  # one character's bytes
+        chars = []
+        for i in np.flatnonzero(one).tolist():
+            try:
+                chars.append(ord(tokens[i].decode("utf-8")))
+            except (UnicodeDecodeError, TypeError):
+                pass  # bytes no text holds (an overlong form, a surrogate)
+        if chars:
+            whole.learn(table, chars)
+        return whole
+
+    def _row(self, risky: set) -> int:
+        row = self._rows.get(frozenset(risky))
+        if row is None:
+            row = self._rows[frozenset(risky)] = len(self.masks)
+            mask = np.zeros((1, 256), dtype=bool)
+            mask[0, list(risky)] = True
+            self.masks = np.concatenate((self.masks, mask))
+        return row
+
+    def learn(self, table: MergeTable, points: list[int]) -> None:
+        """What BPE makes of each of these characters alone (all in one batch), and which
+        bytes next to each make it keep its bytes."""
+        datas = [chr(cp).encode("utf-8") for cp in points]
+        lengths = np.fromiter(map(len, datas), dtype=np.int64, count=len(datas))
+        made, bounds = _rounds(np.frombuffer(b"".join(datas), dtype=np.uint8).astype(np.int32), lengths, table)
+        bounds = np.asarray(bounds)
+        single = np.diff(bounds) == 1
+        self.unit[points] = np.where(single, made[np.minimum(bounds[:-1], len(made) - 1)], -1)
+        before, after, row = self.before, self.after, self._row
+        for cp, data in zip(points, datas):
+            cuts = range(1, len(data))
+            heads = [before[data[:j]] for j in cuts if data[:j] in before]
+            tails = [after[data[j:]] for j in cuts if data[j:] in after]
+            if heads:
+                self.head[cp] = row(set().union(*heads))
+            if tails:
+                self.tail[cp] = row(set().union(*tails))
+
+    def join(self, joined: bytes, flat: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`_units` for pieces whose bytes, end to end, are `joined` (`flat` as an array)."""
+        piece_start = np.cumsum(lengths) - lengths
+        piece_end = piece_start + lengths
+        try:
+            joined.decode("utf-8")
+        except UnicodeDecodeError:
+            return flat.astype(np.int32), lengths
+        open_ = lengths > 0
+        if ((flat[piece_start[open_]] & 0xC0) == 0x80).any():
+            return flat.astype(np.int32), lengths  # a piece starts inside a character: not text
+        n = len(flat)
+        starts = np.flatnonzero((flat & 0xC0) != 0x80)
+        size = np.diff(np.append(starts, n))
+        multi = size > 1
+        s, k = starts[multi], size[multi]
+        b = [flat[np.minimum(s + j, n - 1)].astype(np.int32) & 0x3F for j in range(1, 4)]
+        lead = flat[s].astype(np.int32)
+        cp = np.where(k == 2, (lead & 0x1F) << 6 | b[0],
+             np.where(k == 3, (lead & 0x0F) << 12 | b[0] << 6 | b[1],
+                      (lead & 0x07) << 18 | b[0] << 12 | b[1] << 6 | b[2]))
+        unit = self.unit[cp]
+        # the bytes next to each character in its piece (none at a piece's edge)
+        edge = np.zeros(n + 1, dtype=bool)
+        edge[piece_start] = True
+        prev = np.where(edge[s], 256, flat[np.maximum(s - 1, 0)])
+        edge[:] = False
+        edge[piece_end] = True
+        end = s + k
+        nxt = np.where(edge[end], 256, flat[np.minimum(end, n - 1)])
+        masks = np.concatenate((self.masks, np.zeros((len(self.masks), 1), dtype=bool)), axis=1)
+        take = (unit >= 0) & ~masks[self.head[cp], prev] & ~masks[self.tail[cp], nxt]
+        if not take.any():
+            return flat.astype(np.int32), lengths
+        ids = flat.astype(np.int32)
+        s, k = s[take], k[take]
+        ids[s] = unit[take]
+        keep = np.ones(n, dtype=bool)
+        gone = np.repeat(s + 1, k - 1) + (np.arange(int((k - 1).sum())) - np.repeat(np.cumsum(k - 1) - (k - 1), k - 1))
+        keep[gone] = False
+        kept = np.concatenate(([0], np.cumsum(keep)))
+        return ids[keep], kept[piece_end] - kept[piece_start]
+
+
+_UTF8_LENGTH = np.array([1] * 0xC0 + [2] * 0x20 + [3] * 0x10 + [4] * 0x10, dtype=np.int64)  # by lead byte
+
+
+def _tokens(table: MergeTable) -> list[bytes]:
+    """Each inside id's bytes, rebuilt from the table's pairs (a rank no pair has: b"")."""
+    order = np.argsort(table.ranks, kind="stable")
+    keys = table.keys[order]
+    pairs = zip((keys >> 32).tolist(), (keys & 0xFFFFFFFF).tolist())
+    tokens = [bytes([b]) for b in range(256)]
+    if len(order) == table.never:  # every rank has its pair, in order
+        append = tokens.append
+        for a, b in pairs:
+            append(tokens[a] + tokens[b])
+        return tokens
+    tokens += [b""] * table.never
+    for r, (a, b) in zip(table.ranks[order].tolist(), pairs):
+        tokens[256 + r] = tokens[a] + tokens[b]
+    return tokens

@@ -52,6 +52,8 @@ class ChunkStore:
         where it is not stored; and each chunk's hash."""
         chars, bounds, lens, offset = _laid_out(cps, starts, lens, offset)
         hashes = self._hashes(chars, bounds, lens, offset)
+        if not self.count:  # a new store (a first encode): nothing to look for
+            return np.full(len(lens), -1, dtype=np.int64), hashes
         entry = self._probe(hashes)
         found = entry >= 0
         found[found] = self.char_len[entry[found]] == lens[found]
@@ -113,7 +115,8 @@ class ChunkStore:
         longest = int(lens.max()) if len(lens) else 0
         if longest > len(self.powers):
             self.powers = _powers(max(longest, 2 * len(self.powers)))
-        terms = np.multiply(self.powers[offset], chars, dtype=np.uint64)
+        terms = self.powers[offset]
+        np.multiply(terms, chars, out=terms)  # in place: these arrays are as long as the text
         sums = np.add.reduceat(terms, bounds) if len(bounds) else np.zeros(0, dtype=np.uint64)
         h = sums ^ (lens.astype(np.uint64) * _MIX)
         h ^= h >> np.uint64(31)
@@ -186,7 +189,9 @@ def group_equal(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         todo = todo[~same]
         slot[todo] = (slot[todo] + 1) & mask
     first = np.flatnonzero(group == np.arange(k))
-    return first, np.searchsorted(first, group)
+    place = np.empty(k, dtype=np.int64)  # each first's place in `first`, for its group to read
+    place[first] = np.arange(len(first))
+    return first, place[group]
 
 
 def tiling_offsets(n: int, starts: np.ndarray) -> np.ndarray:

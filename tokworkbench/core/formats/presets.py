@@ -27,7 +27,7 @@ from ..errors import ModelFileError
 from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import parse_split
 from .limits import MAX_MODEL_FILE_BYTES, MAX_TOKEN_BYTES, read_model_file
-from .tiktoken import parse_ranks, ranks_tokenizer
+from .tiktoken import cached_ranks_tokenizer
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
 
@@ -148,7 +148,9 @@ def load_preset(name: str, max_token_bytes: int = MAX_TOKEN_BYTES, specials: dic
         raise ModelFileError(f"no preset named {name!r}; presets: {', '.join([*PRESETS, *ALIASES])}")
     raw, path = preset_ranks(preset)
     try:
-        ranks = parse_ranks(raw, max_token_bytes)
-        return ranks_tokenizer(ranks, parse_split(split or preset.split), {**preset.special_tokens, **(specials or {})})
+        # the file was checked against the published digest: the derived cache reuses it
+        return cached_ranks_tokenizer(raw, parse_split(split or preset.split),
+                                      {**preset.special_tokens, **(specials or {})}, max_token_bytes,
+                                      digest=preset.sha256)
     except ModelFileError as exc:
         raise type(exc)(f"{path}: {exc}") from None

@@ -28,6 +28,7 @@ from ..errors import ExportError, ForeignModelError, ModelFileError, NeedsPatter
 from ..models.idmap import IdMap
 from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import PreTokenizer, from_pattern, parse_split
+from . import derivedcache
 from .atomic import resolve_output, write_atomic
 from .limits import MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json, read_model_file
 
@@ -402,7 +403,9 @@ def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | N
     """A model from ranks and a checked companion (`read_companion`), or ranks and `split`: a
     preset name, `regex:PATTERN`, or a PreTokenizer. `split` wins over the companion's pattern,
     and `specials` (name -> id) over the companion's special tokens. The ranks stay the ids."""
-    ranks = parse_ranks(raw, max_token_bytes)
+    digest = ranks_digest(raw) if len(raw) >= CACHE_FROM_BYTES else None
+    kept = _kept(digest, max_token_bytes)
+    ranks = parse_ranks(raw, max_token_bytes) if kept is None else None
     if split is not None:
         pre = split if isinstance(split, PreTokenizer) else parse_split(split)
     elif meta is not None:
@@ -414,30 +417,84 @@ def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | N
     found.update(specials or {})
     n_vocab = meta.get("explicit_n_vocab") if meta is not None else None
     if is_count(n_vocab, 1):  # tiktoken's own check of explicit_n_vocab
-        top = max([*ranks.values(), *found.values()])
-        if len(ranks) + len(found) != n_vocab or top != n_vocab - 1:
+        every = kept.outside if kept is not None else list(ranks.values())
+        top = max([*every, *found.values()])
+        if len(every) + len(found) != n_vocab or top != n_vocab - 1:
             raise ForeignModelError(
                 f"{side_name} gives explicit_n_vocab {n_vocab}, but the ranks and special tokens number "
-                f"{len(ranks) + len(found)} with the largest id {top}; tiktoken refuses that pair")
-    return ranks_tokenizer(ranks, pre, found)
+                f"{len(every) + len(found)} with the largest id {top}; tiktoken refuses that pair")
+    if kept is not None:
+        return merges_tokenizer(kept.merges, kept.outside, pre, found)
+    return _recovered(ranks, digest, pre, found, "tiktoken ranks")
 
 
 def ranks_tokenizer(ranks: dict[bytes, int], pre: PreTokenizer, specials: dict[str, int],
                     what: str = "tiktoken ranks") -> Tokenizer:
     """The model of a ranks table, its ranks kept as the outside ids through an IdMap."""
     merges, outside = merges_from_ranks(ranks, what)
-    taken = {r: t for t, r in ranks.items()}
+    return merges_tokenizer(merges, outside, pre, specials)
+
+
+def merges_tokenizer(merges: list[tuple[int, int]], outside: list[int], pre: PreTokenizer,
+                     specials: dict[str, int]) -> Tokenizer:
+    """The model of recovered merges (`merges_from_ranks`, or the cache of them)."""
+    taken = set(outside)
     order = sorted(specials, key=specials.get)
     seen: dict[int, str] = {}
     for s in order:
         sid = specials[s]
         if sid in taken:
-            raise ForeignModelError(f"special token {s!r} has id {sid}, which is the rank of {taken[sid]!r}")
+            token = _inside_token(merges, outside.index(sid))
+            raise ForeignModelError(f"special token {s!r} has id {sid}, which is the rank of {token!r}")
         if sid in seen:
             raise ForeignModelError(f"special tokens {seen[sid]!r} and {s!r} both have id {sid}")
         seen[sid] = s
     ids = outside + [specials[s] for s in order]
     return Tokenizer("byte", "none", pre, "first", None, tuple(merges), tuple(order), (), IdMap.of(ids))
+
+
+def _inside_token(merges: list[tuple[int, int]], inside: int) -> bytes:
+    if inside < 256:
+        return bytes([inside])
+    a, b = merges[inside - 256]
+    return _inside_token(merges, a) + _inside_token(merges, b)
+
+
+CACHE_FROM_BYTES = 1 << 16  # smaller ranks files recover their merges in a few ms: not worth a file
+
+
+def cached_ranks_tokenizer(raw: bytes, pre: PreTokenizer, specials: dict[str, int],
+                           max_token_bytes: int = MAX_TOKEN_BYTES, digest: str | None = None,
+                           what: str = "tiktoken ranks") -> Tokenizer:
+    """`ranks_tokenizer(parse_ranks(raw))`, with the recovered merges kept in the derived cache
+    (derivedcache.py) under the ranks' SHA-256 (`digest`, when the caller has it already): the
+    next load of the same bytes skips reading the ranks and recovering the merges."""
+    if len(raw) < CACHE_FROM_BYTES:
+        digest = None
+    elif digest is None:
+        digest = ranks_digest(raw)
+    kept = _kept(digest, max_token_bytes)
+    if kept is not None:
+        return merges_tokenizer(kept.merges, kept.outside, pre, specials)
+    return _recovered(parse_ranks(raw, max_token_bytes), digest, pre, specials, what)
+
+
+def _kept(digest: str | None, max_token_bytes: int) -> "derivedcache.DerivedMerges | None":
+    """The cached merges of the ranks whose SHA-256 is `digest` (None: not cached)."""
+    if digest is None:
+        return None
+    kept = derivedcache.load(digest)
+    # a token over the limit: read the file afresh, which names it
+    return kept if kept is not None and kept.longest <= max_token_bytes else None
+
+
+def _recovered(ranks: dict[bytes, int], digest: str | None, pre: PreTokenizer, specials: dict[str, int],
+               what: str) -> Tokenizer:
+    merges, outside = merges_from_ranks(ranks, what)
+    tok = merges_tokenizer(merges, outside, pre, specials)  # its errors are checked before anything is kept
+    if digest is not None:
+        derivedcache.store(digest, derivedcache.DerivedMerges(merges, outside, max(map(len, ranks))))
+    return tok
 
 
 # -- export ------------------------------------------------------------------------------------

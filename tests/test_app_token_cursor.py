@@ -1,0 +1,56 @@
+"""A token cursor by key in the corpus window (< and >): each press selects the next (previous)
+token there, marks it in the corpus pane and shows its details, as a click does."""
+
+from test_app_inspect import SIZE, app_from_cli, opened, ranks, ranks_file, ready  # noqa: F401 (fixtures)
+
+
+async def test_less_and_greater_walk_the_window_tokens(opened, ranks_file):  # noqa: F811
+    app = app_from_cli(opened, "-m", str(ranks_file), "--split", "gpt4")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        spans = app.main.snapshot.window.spans
+        assert len(spans) > 3
+        text = app.query_one("#corpus-text")
+        plain = list(text.render_line(0))
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert app.main.selected_token == spans[0].token
+        drawn = list(text.render_line(0))  # the first token is marked: same text, other styles
+        assert drawn != plain and "".join(s.text for s in drawn) == "".join(s.text for s in plain)
+        assert app.query_one("#corpus").cursor_span == (max(0, spans[0].start), spans[0].end)
+        for _ in range(2):
+            await pilot.press("greater_than_sign")
+        await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert app.main.selected_token == spans[1].token
+        details = str(app.query_one("#token-details").render())
+        assert f"id {spans[1].token}" in details
+        # before the first token it stays on the first
+        for _ in range(5):
+            await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert app.main.selected_token == spans[0].token
+        # another window: the mark goes, and the cursor starts again there
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert app.query_one("#corpus").cursor_span is None
+        moved = app.main.snapshot.window.spans
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert app.main.selected_token == moved[0].token
+        # a click selects its own token and drops the key's mark
+        await pilot.click("#corpus-text", offset=(1, 0))
+        await pilot.pause()
+        assert app.query_one("#corpus").cursor_span is None
+
+
+async def test_the_keys_are_characters_in_the_encode_box(opened, ranks_file):  # noqa: F811
+    app = app_from_cli(opened, "-m", str(ranks_file), "--split", "gpt4")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        box = app.query_one("#encode-input")
+        box.focus()
+        await pilot.press("less_than_sign", "greater_than_sign")
+        await pilot.pause()
+        assert box.value == "<>"
+        assert app.main.selected_token is None

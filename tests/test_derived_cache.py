@@ -1,0 +1,170 @@
+"""The derived cache (core/formats/derivedcache.py): a ranks file's recovered merges kept between
+runs. A cached load must equal a fresh one, and a cache that is damaged, stale or another file's
+must be ignored and rebuilt, never trusted."""
+
+import base64
+import os
+
+import pytest
+
+from tokworkbench.core import TrainConfig, Trainer, load_corpus, pre_tokenizer, sample_paths
+from tokworkbench.core.bytelevel import bytes_to_unicode
+from tokworkbench.core.errors import ForeignModelError, TokenLimitError
+from tokworkbench.core.formats import derivedcache, tiktoken
+from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.formats.presets import PRESETS, load_preset, preset_ranks
+from tokworkbench.core.errors import ModelFileError
+
+
+@pytest.fixture(autouse=True)
+def cache_here(tmp_path, monkeypatch):
+    """Every ranks file is big enough to cache, and the cache is this test's own."""
+    monkeypatch.setattr(tiktoken, "CACHE_FROM_BYTES", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def ranks() -> dict[bytes, int]:
+    """A small model of ours as ranks, single bytes in GPT-2's order (not byte order)."""
+    texts = [d.text for d in load_corpus(sample_paths()).documents]
+    t = Trainer(texts, TrainConfig(units="byte", normalizer="none", pre_tokenizer=pre_tokenizer("gpt4"),
+                                   tie_break="first"))
+    list(t.run(vocab_size=700))
+    tokens = list(t.tokenizer().ranked_tokens)
+    singles = [bytes([b]) for b in bytes_to_unicode()]
+    return {tok: r for r, tok in enumerate(singles + tokens[256:])}
+
+
+def _file(ranks: dict[bytes, int]) -> bytes:
+    return "".join(f"{base64.b64encode(t).decode()} {r}\n"
+                   for t, r in sorted(ranks.items(), key=lambda x: x[1])).encode()
+
+
+TEXTS = ["Hello world, it's 2026!  \n\tdef f(x): return x**2", "안녕하세요 👋 naïve café 12345", ""]
+
+
+def _same(a, b) -> None:
+    assert a.merges == b.merges
+    assert a.to_outside(list(range(a.vocab_size))) == b.to_outside(list(range(b.vocab_size)))
+    assert a.special_ids == b.special_ids
+    for text in TEXTS:
+        assert a.encode(text, allowed_special="all") == b.encode(text, allowed_special="all")
+
+
+def _load(raw: bytes, **kw):
+    return tiktoken.cached_ranks_tokenizer(raw, pre_tokenizer("gpt4"), {"<|endoftext|>": 5000}, **kw)
+
+
+def test_a_cached_load_equals_a_fresh_one(ranks):
+    raw = _file(ranks)
+    digest = tiktoken.ranks_digest(raw)
+    fresh = tiktoken.ranks_tokenizer(tiktoken.parse_ranks(raw), pre_tokenizer("gpt4"), {"<|endoftext|>": 5000})
+    first = _load(raw)
+    assert derivedcache.cache_path(digest).is_file()
+    kept = derivedcache.load(digest)
+    assert kept is not None and kept.merges == list(fresh.merges)
+    second = _load(raw)
+    _same(first, fresh)
+    _same(second, fresh)
+
+
+def test_the_cache_is_used_when_it_checks_out(ranks, monkeypatch):
+    raw = _file(ranks)
+    _load(raw)
+
+    def never(*args):
+        raise AssertionError("merges recovered again")
+
+    monkeypatch.setattr(tiktoken, "merges_from_ranks", never)
+    monkeypatch.setattr(tiktoken, "parse_ranks", never)
+    _load(raw)
+
+
+def _damaged(data: bytes) -> list[bytes]:
+    body = data.index(b"\n", len(derivedcache.MAGIC)) + 1
+    flipped = bytearray(data)
+    flipped[body + 5] ^= 1
+    return [b"", data[:len(data) // 2], b"x" + data[1:], bytes(flipped), data + b"\0",
+            data.replace(b'"merges": ', b'"merges": 1')]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_damaged_cache_is_ignored_and_rebuilt(ranks, case):
+    raw = _file(ranks)
+    fresh = _load(raw)
+    path = derivedcache.cache_path(tiktoken.ranks_digest(raw))
+    good = path.read_bytes()
+    path.write_bytes(_damaged(good)[case])
+    assert derivedcache.load(tiktoken.ranks_digest(raw)) is None
+    _same(_load(raw), fresh)
+    assert path.read_bytes() == good  # rewritten
+
+
+def test_a_cache_of_other_ranks_is_not_trusted(ranks):
+    """Another file's cache, under this file's name (copied by hand, or a stale name): its
+    recorded digest differs, so it is ignored; so is one whose merges are valid bytes of a
+    payload that lies (a merge joining a later token), even with its checksum made right."""
+    raw = _file(ranks)
+    other = dict(ranks)
+    top = max(other.values())
+    other[b"ab"] = top + 1  # one more merge
+    _load(_file(other))
+    digest = tiktoken.ranks_digest(raw)
+    derivedcache.cache_path(digest).write_bytes(
+        derivedcache.cache_path(tiktoken.ranks_digest(_file(other))).read_bytes())
+    assert derivedcache.load(digest) is None
+    fresh = tiktoken.ranks_tokenizer(tiktoken.parse_ranks(raw), pre_tokenizer("gpt4"), {"<|endoftext|>": 5000})
+    _same(_load(raw), fresh)
+    # a well-formed cache whose merge joins a token made after it
+    bad = derivedcache.DerivedMerges([(300, 1)] + list(fresh.merges)[1:], fresh.to_outside(
+        list(range(256 + len(fresh.merges)))), 10)
+    assert derivedcache.store(digest, bad)
+    assert derivedcache.load(digest) is None
+    same_rank = derivedcache.DerivedMerges(list(fresh.merges), [0] * (256 + len(fresh.merges)), 10)
+    assert derivedcache.store(digest, same_rank)
+    assert derivedcache.load(digest) is None
+
+
+def test_errors_are_the_same_with_a_cache(ranks):
+    """A special token on a taken rank, and a token over --max-token-bytes, fail as a fresh
+    load fails, whether or not the merges were cached."""
+    raw = _file(ranks)
+    _load(raw)
+    with pytest.raises(ForeignModelError, match=r"special token 'x' has id 0, which is the rank of b'!'"):
+        tiktoken.cached_ranks_tokenizer(raw, pre_tokenizer("gpt4"), {"x": 0})
+    longest = max(map(len, ranks))
+    with pytest.raises(TokenLimitError):
+        _load(raw, max_token_bytes=longest - 1)
+
+
+def test_a_tiktoken_file_is_cached_and_loads_the_same(tmp_path, ranks):
+    path = tmp_path / "r.tiktoken"
+    path.write_bytes(_file(ranks))
+    first = load_any(path, "gpt4")
+    assert derivedcache.cache_path(tiktoken.ranks_digest(path.read_bytes())).is_file()
+    _same(load_any(path, "gpt4"), first)
+
+
+def test_an_unwritable_cache_is_skipped(ranks, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    raw = _file(ranks)
+    _same(_load(raw), tiktoken.ranks_tokenizer(tiktoken.parse_ranks(raw), pre_tokenizer("gpt4"),
+                                               {"<|endoftext|>": 5000}))
+
+
+def test_tests_never_write_the_real_home_cache():
+    assert not os.environ["XDG_CACHE_HOME"].startswith(os.path.expanduser("~/.cache"))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base"])
+def test_a_preset_from_the_cache_equals_a_fresh_one(name, monkeypatch):
+    try:
+        preset_ranks(PRESETS[name])
+    except ModelFileError as exc:
+        pytest.skip(f"no {name} data here ({exc}); pip install 'tokworkbench[openai-data]' runs this test")
+    first = load_preset(name)
+    assert derivedcache.cache_path(PRESETS[name].sha256).is_file()
+    again = load_preset(name)
+    _same(again, first)
