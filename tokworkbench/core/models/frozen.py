@@ -164,7 +164,8 @@ class FrozenLearner:
         """Document `doc` normalized as the model normalizes (once per document)."""
         text = self._normalized.get(doc)
         if text is None:
-            text = self._normalized[doc] = normalize(self.texts[doc], self.frozen.normalizer)
+            own = getattr(self.frozen, "normalize_text", None)  # a model's own normalizer (SentencePiece's)
+            text = self._normalized[doc] = own(self.texts[doc]) if own else normalize(self.texts[doc], self.frozen.normalizer)
         return text
 
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:

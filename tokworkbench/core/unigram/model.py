@@ -55,6 +55,9 @@ class UnigramModel:
     float32: bool = False
     """Viterbi sums path scores in float32, as SentencePiece does (a model read from its file);
     else in float64, as HF does. They differ only where two paths tie exactly."""
+    text_normalizer: Any = None
+    """The model's own normalizer (spnormalize.py: SentencePiece's rules and charsmap, or HF's
+    steps), applied after `normalizer` (then always "none") and before the pre-tokenizer."""
 
     kind = "unigram"
     units = Units.CHAR
@@ -171,8 +174,18 @@ class UnigramModel:
             out += ids
         return out
 
-    def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+    def normalize_text(self, text: str) -> str:
+        """The text the pre-tokenizer sees. Decoding does not undo it (SentencePiece's and HF's
+        do not either), so a round trip shows the normalized text."""
         text = normalize(text, self.normalizer)
+        return self.text_normalizer.normalize(text) if self.text_normalizer is not None else text
+
+    @property
+    def normalizer_label(self) -> str:
+        return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
+
+    def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        text = self.normalize_text(text)
         cache = self._cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
