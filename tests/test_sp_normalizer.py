@@ -216,3 +216,48 @@ def test_sentencepiece_model_exported_to_hf_gives_sentencepiece_ids_on_ordinary_
     lines = [line for line in held_out_lines() + TRICKY[:12] if "\r" not in line]
     same = sum(hf.encode(line, add_special_tokens=False).ids == sp.encode(line) for line in lines)
     assert same == len(lines)
+
+
+# -- a real tokenizer.json, when this machine holds one (never downloaded here) ----------------------
+REAL = [("/work/.mirror/mmcquade11+autonlp-reuters-summarization/repo", "tokenizer.json")]  # Pegasus (Unigram)
+
+
+def _real_files():
+    import os
+    import subprocess
+
+    out = [Path(p) for p in os.environ.get("TOKWORKBENCH_REAL_UNIGRAM", "").split(os.pathsep) if p]
+    for git_dir, name in REAL:
+        if Path(git_dir).is_dir():
+            try:
+                data = subprocess.run(["git", "--git-dir", git_dir, "show", f"HEAD:{name}"], capture_output=True,
+                                      check=True, timeout=60).stdout
+            except (OSError, subprocess.SubprocessError):
+                continue
+            out.append(data)
+    return out
+
+
+@pytest.mark.parametrize("source", _real_files() or [None])
+def test_a_real_hf_unigram_file_gives_hf_ids(source, tmp_path):
+    """Pegasus's tokenizer.json (Precompiled + Replace, WhitespaceSplit + Metaspace, 106 added
+    tokens) from a public repository, if this machine has it; set TOKWORKBENCH_REAL_UNIGRAM to
+    more tokenizer.json paths to check them too."""
+    if source is None:
+        pytest.skip("no real Unigram tokenizer.json on this machine (set TOKWORKBENCH_REAL_UNIGRAM)")
+    from tokenizers import Tokenizer
+
+    path = source if isinstance(source, Path) else tmp_path / "tokenizer.json"
+    if not isinstance(source, Path):
+        path.write_bytes(source)
+    hf = Tokenizer.from_file(str(path))
+    hf.no_truncation()
+    model = load_any(path)
+    assert model.text_normalizer is not None
+    lines = TRICKY + held_out_lines() + ["Tiếng Việt: Hà Nội", " ▁x ▁y", "a\u3000b"]
+    for text in lines:
+        assert model.encode(text) == hf.encode(text, add_special_tokens=False).ids, repr(text)
+    write_hf(model, tmp_path / "again.json")
+    again = Tokenizer.from_file(str(tmp_path / "again.json"))
+    for text in lines:
+        assert again.encode(text, add_special_tokens=False).ids == hf.encode(text, add_special_tokens=False).ids

@@ -202,6 +202,8 @@ def to_hf(model: UnigramModel) -> dict:
     pre = model.pre_tokenizer
     if pre.rewrites:
         pre_tok, decoder = dict(METASPACE_HF), dict(METASPACE_HF)
+        if getattr(model.text_normalizer, "whitespace_split", False):
+            pre_tok = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, pre_tok]}
     elif pre.pattern is not None:
         from .hf import hf_pattern
 
@@ -280,8 +282,12 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
         roles = Roles.of(found)
     except TokWorkbenchError:  # two roles on one token: keep only the unknown piece's
         roles = Roles(unk=pieces[unk_id][0])
-    normalizer, own = _hf_normalizer(doc.get("normalizer"))
-    pre = _hf_pre_tokenizer(doc.get("pre_tokenizer"), doc.get("decoder"))
+    pre_spec = doc.get("pre_tokenizer")
+    split = _whitespace_split(pre_spec)
+    if split:  # Sequence[WhitespaceSplit, Metaspace]: the split becomes the last normalizer step
+        pre_spec = pre_spec["pretokenizers"][1]
+    normalizer, own = _hf_normalizer(doc.get("normalizer"), split)
+    pre = _hf_pre_tokenizer(pre_spec, doc.get("decoder"))
     return UnigramModel(tuple(pieces), normalizer, pre, roles=roles, specials=tuple(sorted(specials)),
                         unk_id=unk_id, text_normalizer=own)
 
@@ -307,9 +313,17 @@ def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
     return out
 
 
-def _hf_normalizer(spec) -> tuple[str, object]:
+def _whitespace_split(spec) -> bool:
+    steps = spec.get("pretokenizers") if isinstance(spec, dict) and spec.get("type") == "Sequence" else None
+    return (isinstance(steps, list) and len(steps) == 2 and all(isinstance(s, dict) for s in steps)
+            and steps[0].get("type") == "WhitespaceSplit" and steps[1].get("type") == "Metaspace")
+
+
+def _hf_normalizer(spec, whitespace_split: bool = False) -> tuple[str, object]:
     """A named normalizer of ours where HF's is one, else the model's own (spnormalize.py):
     T5/ALBERT/XLNet's Precompiled map with Replace, Strip, Lowercase..."""
+    if whitespace_split:
+        return "none", spnormalize.hf_normalizer(spec, ForeignModelError, True)
     if spec is None:
         return "none", None
     kind = spec.get("type") if isinstance(spec, dict) else None

@@ -29,6 +29,7 @@ _SPACES = regex.compile(" {2,}")
 # Rust's char::is_whitespace (Unicode White_Space), which HF's Strip uses
 _WHITE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
          "\u2028\u2029\u202f\u205f\u3000"
+_WHITE_RUN = regex.compile("[" + regex.escape(_WHITE) + "]+")
 
 
 @dataclass(frozen=True)
@@ -122,23 +123,30 @@ def _b64(cm: CharsMap | None) -> str:
 
 @dataclass(frozen=True)
 class HfNormalizer:
-    spec: dict
+    spec: dict | None
     """The tokenizer.json normalizer as HF wrote it (written back unchanged on export)."""
     steps: tuple
+    whitespace_split: bool = False
+    """The pre-tokenizer was Sequence[WhitespaceSplit, Metaspace] (older T5/Pegasus files): the
+    words are joined by one space here, so metaspace alone then cuts them as HF does."""
 
     kind = "hf"
 
     @property
     def label(self) -> str:
-        return "hf " + "+".join(s[0] for s in self.steps)
+        return "hf " + "+".join([s[0] for s in self.steps] + (["WhitespaceSplit"] if self.whitespace_split else []))
 
     def normalize(self, text: str) -> str:
         for step in self.steps:
             text = _apply(step, text)
+        if self.whitespace_split:
+            # a word that starts with ▁ gets no ▁ from HF's Metaspace: join it without the space
+            words = _WHITE_RUN.split(text)
+            text = "".join(w if k == 0 or w.startswith(META) else " " + w for k, w in enumerate(w for w in words if w))
         return text
 
     def to_json(self) -> dict:
-        return {"type": "hf", "spec": self.spec}
+        return {"type": "hf", "spec": self.spec, "whitespace_split": self.whitespace_split}
 
     def to_hf(self) -> dict:
         return self.spec
@@ -163,8 +171,10 @@ def _apply(step: tuple, text: str) -> str:
 HF_STEPS = ("Precompiled", "Replace", "Strip", "Lowercase", "NFC", "NFD", "NFKC", "NFKD")
 
 
-def hf_normalizer(spec, error=ModelFileError) -> HfNormalizer:
+def hf_normalizer(spec, error=ModelFileError, whitespace_split: bool = False) -> HfNormalizer:
     """An HF normalizer built only of steps this tool reproduces; anything else is `error`."""
+    if spec is None:
+        return HfNormalizer(None, (), whitespace_split)
     items = spec.get("normalizers") if spec.get("type") == "Sequence" else [spec]
     if not isinstance(items, list):
         raise error("normalizer Sequence must list its normalizers")
@@ -204,7 +214,7 @@ def hf_normalizer(spec, error=ModelFileError) -> HfNormalizer:
             steps.append((kind, bool(item.get("strip_left", True)), bool(item.get("strip_right", True))))
         else:
             steps.append((kind,))
-    return HfNormalizer(spec, tuple(steps))
+    return HfNormalizer(spec, tuple(steps), whitespace_split)
 
 
 def from_json(doc, error=ModelFileError):
@@ -212,9 +222,10 @@ def from_json(doc, error=ModelFileError):
     if not isinstance(doc, dict):
         raise error(f"'model_normalizer' must be an object, not {type(doc).__name__}")
     if doc.get("type") == "hf":
-        if not isinstance(doc.get("spec"), dict):
-            raise error("'model_normalizer' of type hf needs its 'spec'")
-        return hf_normalizer(doc["spec"], error)
+        if not (isinstance(doc.get("spec"), dict) or doc.get("spec") is None) \
+                or not isinstance(doc.get("whitespace_split", False), bool):
+            raise error("'model_normalizer' of type hf needs its 'spec' and true/false 'whitespace_split'")
+        return hf_normalizer(doc["spec"], error, doc.get("whitespace_split", False))
     if doc.get("type") != "sentencepiece":
         raise error(f"'model_normalizer' type {str(doc.get('type'))[:40]!r} is not sentencepiece or hf")
     raw = doc.get("precompiled_charsmap", "")
