@@ -107,9 +107,11 @@ class SpNormalizer:
                 "user_defined": list(self.user)}
 
     def to_hf(self) -> dict:
-        """What HF's own converter (SpmConverter) writes for such a model: the map, then runs
-        of spaces made one. HF's Precompiled works per grapheme, so on rare text (a grapheme
-        whose first character alone is a key) HF's ids differ from SentencePiece's."""
+        """What HF's own converter (SpmConverter) writes for such a model: the map, trailing
+        whitespace stripped, runs of spaces made one (the converter writes ▁ for the run, T5's
+        files a space: metaspace cuts both the same). HF's Precompiled works per grapheme and
+        its Strip takes any Unicode whitespace, so on rare text its ids differ from
+        SentencePiece's; write_hf says so."""
         steps = [{"type": "Precompiled", "precompiled_charsmap": _b64(self.charsmap)}] if self.charsmap else []
         if self.remove_extra_whitespaces:
             steps += [{"type": "Strip", "strip_left": False, "strip_right": True},
