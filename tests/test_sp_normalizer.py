@@ -261,3 +261,12 @@ def test_a_real_hf_unigram_file_gives_hf_ids(source, tmp_path):
     again = Tokenizer.from_file(str(tmp_path / "again.json"))
     for text in lines:
         assert again.encode(text, add_special_tokens=False).ids == hf.encode(text, add_special_tokens=False).ids
+
+
+def test_inspect_names_the_models_own_normalizer(models, hf_t5, capsys):
+    from tokworkbench.cli import main
+
+    assert main(["inspect", str(models["nmt_nfkc"][0])]) == 0
+    assert "normalizer   sentencepiece nmt_nfkc (whitespace collapsed)" in capsys.readouterr().out.splitlines()
+    assert main(["inspect", str(hf_t5[0])]) == 0
+    assert "normalizer   hf Precompiled+Replace" in capsys.readouterr().out.splitlines()
