@@ -270,3 +270,35 @@ def test_inspect_names_the_models_own_normalizer(models, hf_t5, capsys):
     assert "normalizer   sentencepiece nmt_nfkc (whitespace collapsed)" in capsys.readouterr().out.splitlines()
     assert main(["inspect", str(hf_t5[0])]) == 0
     assert "normalizer   hf Precompiled+Replace" in capsys.readouterr().out.splitlines()
+
+
+@pytest.fixture(scope="module")
+def hf_albert(models, tmp_path_factory):
+    """ALBERT's normalizer as HF's AlbertConverter writes it (keep_accents off, lowercase on)."""
+    from tokenizers import Regex, Tokenizer, normalizers
+
+    path, sp = models["nmt_nfkc"]
+    out = _hf_like_t5(path, sp, tmp_path_factory.mktemp("albert") / "tokenizer.json")
+    tok = Tokenizer.from_file(str(out))
+    tok.normalizer = normalizers.Sequence([
+        normalizers.Replace("``", '"'), normalizers.Replace("''", '"'), normalizers.NFKD(),
+        normalizers.StripAccents(), normalizers.Lowercase(), normalizers.Precompiled(_charsmap(path)),
+        normalizers.Replace(Regex(" {2,}"), " ")])
+    tok.save(str(out))
+    return out, Tokenizer.from_file(str(out))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(CHARS | st.sampled_from(["``", "''", "É", "Ǆ"]) | st.characters(blacklist_categories=("Cs",)),
+                max_size=30).map("".join))
+def test_albert_normalizer_gives_hf_ids(hf_albert, text):
+    path, hf = hf_albert
+    assume(not any(s in text for s in ("<unk>", "<s>", "</s>")))
+    assert _ours(path).encode(text) == hf.encode(text, add_special_tokens=False).ids
+
+
+def test_albert_normalizer_on_held_out_text(hf_albert):
+    path, hf = hf_albert
+    assert "StripAccents" in _ours(path).text_normalizer.label
+    for text in TRICKY + held_out_lines() + ["``Quoted'' Crème Brûlée ÀÉÎÕÜ"]:
+        assert _ours(path).encode(text) == hf.encode(text, add_special_tokens=False).ids, repr(text)

@@ -12,7 +12,7 @@ travels with it (our model file keeps it; an HF export writes it back as HF does
   SentencePiece does, so such text gets a leading space here, which metaspace turns into that ▁
   (and which this normalizer drops again if it meets it: normalizing twice changes nothing).
 - `HfNormalizer`: an HF `tokenizer.json` normalizer made of Precompiled (HF's grapheme rule, see
-  charsmap.py), Replace, Strip, Lowercase and NFC/NFD/NFKC/NFKD steps, applied in order.
+  charsmap.py), Replace, Strip, StripAccents, Lowercase and NFC/NFD/NFKC/NFKD steps, in order.
 """
 
 import base64
@@ -29,6 +29,7 @@ _SPACES = regex.compile(" {2,}")
 # Rust's char::is_whitespace (Unicode White_Space), which HF's Strip uses
 _WHITE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
          "\u2028\u2029\u202f\u205f\u3000"
+_MARKS = regex.compile(r"\p{M}+")
 _WHITE_RUN = regex.compile("[" + regex.escape(_WHITE) + "]+")
 
 
@@ -165,12 +166,14 @@ def _apply(step: tuple, text: str) -> str:
         if left:
             text = text.lstrip(_WHITE)
         return text.rstrip(_WHITE) if right else text
+    if kind == "StripAccents":  # HF drops every combining mark (General_Category M)
+        return _MARKS.sub("", text)
     if kind == "Lowercase":
         return "".join(c.lower() for c in text)  # HF lowercases char by char (no final-sigma rule)
     return unicodedata.normalize(kind, text)
 
 
-HF_STEPS = ("Precompiled", "Replace", "Strip", "Lowercase", "NFC", "NFD", "NFKC", "NFKD")
+HF_STEPS = ("Precompiled", "Replace", "Strip", "StripAccents", "Lowercase", "NFC", "NFD", "NFKC", "NFKD")
 
 
 def hf_normalizer(spec, error=ModelFileError, whitespace_split: bool = False) -> HfNormalizer:
