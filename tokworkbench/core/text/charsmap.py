@@ -116,22 +116,45 @@ class CharsMap:
     def hf_transform(self, text: str) -> str:
         """HF's Precompiled normalizer (spm_precompiled): a grapheme cluster under 6 bytes is
         replaced whole by the value of the *shortest* key that is a prefix of it; otherwise each
-        character alone by its own key's value."""
-        if not text or not len(self.hits(text)):
+        character alone by its own key's value. Only the stretches around a hit are cut into
+        clusters: between two ASCII characters (but CR LF) there is always a cluster boundary."""
+        if not text:
             return text
+        hits = self.hits(text)
+        if not len(hits):
+            return text
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        ascii_ = cps < 0x80
+        cut = np.flatnonzero(ascii_[:-1] & ascii_[1:] & ~((cps[:-1] == 13) & (cps[1:] == 10)))
+        safe = np.concatenate(([0], cut + 1, [len(text)]))
+        k = np.searchsorted(safe, hits, side="right")
+        lo, hi = safe[k - 1].tolist(), safe[k].tolist()
+        out, pos = [], 0
+        for a, b in zip(lo, hi):
+            if a < pos:
+                continue  # the same stretch as the last hit
+            out.append(text[pos:a])
+            out.append(self._clusters(text[a:b]))
+            pos = b
+        out.append(text[pos:])
+        return "".join(out)
+
+    def _clusters(self, text: str) -> str:
         out = []
+        single = self.single
         for g in _GRAPHEME.findall(text):
-            if len(g) == 1 and not self.single[ord(g)]:
-                out.append(g)
+            if len(g) == 1 and not single[ord(g)]:
+                out.append(g)  # one character that is no key: itself
                 continue
-            data = g.encode("utf-8")
+            data = g.encode("utf-8", "surrogatepass")
             if len(data) < 6:
                 found = self.search(data)
                 if found:
                     out.append(self.value(found[0][1]))
                     continue
             for c in g:
-                found = [v for size, v in self.search(c.encode("utf-8")) if size == len(c.encode("utf-8"))]
+                size = len(c.encode("utf-8", "surrogatepass"))
+                found = [v for n, v in self.search(c.encode("utf-8", "surrogatepass")) if n == size]
                 out.append(self.value(found[0]) if found else c)
         return "".join(out)
 
