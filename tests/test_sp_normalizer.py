@@ -302,3 +302,12 @@ def test_albert_normalizer_on_held_out_text(hf_albert):
     assert "StripAccents" in _ours(path).text_normalizer.label
     for text in TRICKY + held_out_lines() + ["``Quoted'' Crème Brûlée ÀÉÎÕÜ"]:
         assert _ours(path).encode(text) == hf.encode(text, add_special_tokens=False).ids, repr(text)
+
+
+def test_our_file_keeps_an_hf_normalizer(hf_t5):
+    path, hf = hf_t5
+    model = _ours(path)
+    again = from_json(json.loads(save_text(model)))
+    assert again == model and hash(again) == hash(model)  # the model stays hashable with HF's spec in it
+    for text in TRICKY:
+        assert again.encode(text) == hf.encode(text, add_special_tokens=False).ids, repr(text)

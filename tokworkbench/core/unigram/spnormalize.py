@@ -16,6 +16,7 @@ travels with it (our model file keeps it; an HF export writes it back as HF does
 """
 
 import base64
+import json
 import unicodedata
 from dataclasses import dataclass
 
@@ -124,7 +125,7 @@ def _b64(cm: CharsMap | None) -> str:
     return base64.b64encode(cm.blob).decode("ascii") if cm is not None else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HfNormalizer:
     spec: dict | None
     """The tokenizer.json normalizer as HF wrote it (written back unchanged on export)."""
@@ -134,6 +135,15 @@ class HfNormalizer:
     words are joined by one space here, so metaspace alone then cuts them as HF does."""
 
     kind = "hf"
+
+    def _key(self) -> tuple[str, bool]:
+        return json.dumps(self.spec, sort_keys=True), self.whitespace_split
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, HfNormalizer) and other._key() == self._key()
+
+    def __hash__(self) -> int:  # the spec is a dict: a model holding it stays hashable
+        return hash(self._key())
 
     @property
     def label(self) -> str:
