@@ -311,3 +311,15 @@ def test_our_file_keeps_an_hf_normalizer(hf_t5):
     assert again == model and hash(again) == hash(model)  # the model stays hashable with HF's spec in it
     for text in TRICKY:
         assert again.encode(text) == hf.encode(text, add_special_tokens=False).ids, repr(text)
+
+
+def test_replay_of_a_model_with_its_own_normalizer_is_refused(models):
+    """No session setting normalizes as nmt_nfkc does, so the replay would segment other text."""
+    from tokworkbench.core.errors import TrainingError
+    from tokworkbench.core.session import Session
+    from tokworkbench.core.settings import Settings
+
+    session = Session.open([str(SAMPLES / "01_en_genesis_kjv.txt")],
+                           Settings(model="unigram", split="metaspace", seed_size=600, target=300))
+    with pytest.raises(TrainingError, match=r"its own normalizer \(sentencepiece nmt_nfkc"):
+        session.replay(_ours(models["nmt_nfkc"][0]), "sp.model")
