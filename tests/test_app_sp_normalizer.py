@@ -11,6 +11,7 @@ from textual.widgets import Input
 import tokworkbench.app as app_package
 from recording import RecordingApp
 from test_app_inspect import ready
+from tokworkbench.app.labels import describe_inspection
 from tokworkbench.cli import main
 from tokworkbench.core.models.frozen import FrozenLearner
 
@@ -44,6 +45,7 @@ async def test_tokens_are_drawn_over_the_text_the_model_normalized(opened, sp_fi
         learner = app.main.session.learner
         assert isinstance(learner, FrozenLearner)
         model = app.main.snapshot.model
+        assert "normalizer sentencepiece nmt_nfkc" in describe_inspection(str(model_path), model)
         start, shown, spans, length = learner.window(0, 0, 400)
         # the view shows what the pieces cover: ﬁ as fi, full-width as ASCII, ① as 1, one space
         assert shown.startswith("▁The▁first▁day:▁12,▁Full▁width.▁Second▁line▁☃☃▁end▁plain")
