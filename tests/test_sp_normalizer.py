@@ -323,3 +323,9 @@ def test_replay_of_a_model_with_its_own_normalizer_is_refused(models):
                            Settings(model="unigram", split="metaspace", seed_size=600, target=300))
     with pytest.raises(TrainingError, match=r"its own normalizer \(sentencepiece nmt_nfkc"):
         session.replay(_ours(models["nmt_nfkc"][0]), "sp.model")
+
+
+def test_lone_surrogates_pass_through(models, hf_t5):
+    """A Python string may hold them (read with surrogateescape); they are no key of any map."""
+    for path in (models["nmt_nfkc"][0], hf_t5[0]):
+        assert _ours(path).normalize_text("ﬁ\ud800x ①\udfff") == "fi\ud800x 1\udfff"

@@ -99,15 +99,15 @@ class CharsMap:
 
     def _chars(self, text: str, i: int, size: int) -> int:
         """Characters of text[i:] that `size` bytes cover (a key ends on a character boundary)."""
-        data = text[i : i + size].encode("utf-8")
+        data = text[i : i + size].encode("utf-8", "surrogatepass")
         k = len(data[:size].decode("utf-8", "ignore"))
-        if len(text[i : i + k].encode("utf-8")) != size:
+        if len(text[i : i + k].encode("utf-8", "surrogatepass")) != size:
             raise ModelFileError("precompiled charsmap is damaged: a key ends inside a character")
         return k
 
     def longest_at(self, text: str, i: int) -> tuple[str, int] | None:
         """SentencePiece: (replacement, characters consumed) of the longest key at `i`."""
-        found = self.search(text[i : i + MAX_DEPTH].encode("utf-8"))
+        found = self.search(text[i : i + MAX_DEPTH].encode("utf-8", "surrogatepass"))
         if not found:
             return None
         size, at = found[-1]
