@@ -136,14 +136,14 @@ class HfNormalizer:
 
     kind = "hf"
 
-    def _key(self) -> tuple[str, bool]:
+    def identity(self) -> tuple[str, bool]:
         return json.dumps(self.spec, sort_keys=True), self.whitespace_split
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, HfNormalizer) and other._key() == self._key()
+        return isinstance(other, HfNormalizer) and other.identity() == self.identity()
 
     def __hash__(self) -> int:  # the spec is a dict: a model holding it stays hashable
-        return hash(self._key())
+        return hash(self.identity())
 
     @property
     def label(self) -> str:
