@@ -46,7 +46,8 @@ class SpNormalizer:
 
     @property
     def label(self) -> str:
-        return f"sentencepiece {self.name or 'custom'}" + (" (whitespace collapsed)" if self.remove_extra_whitespaces else "")
+        collapsed = " (whitespace collapsed)" if self.remove_extra_whitespaces else ""
+        return f"sentencepiece {self.name or 'custom'}{collapsed}"
 
     def __post_init__(self):
         users = sorted(set(self.user), key=len, reverse=True)  # the longest match wins, as in SentencePiece
