@@ -199,9 +199,17 @@ def test_sentencepiece_model_is_read(tmp_path):
     assert [model.token(i) for i in model.encode("ab a")] == ["▁ab", "▁", "a"]
 
 
+def test_sentencepiece_whitespace_rules_without_a_map(tmp_path):
+    """A rule name without a compiled map (SentencePiece then maps nothing) and collapsed
+    whitespace open: leading, repeated and trailing spaces go, as in SentencePiece."""
+    path = tmp_path / "sp.model"
+    path.write_bytes(sp_model([("<unk>", 0.0, 2), ("▁", -1.0, 1), ("a", -1.0, 1)], normalizer="nmt_nfkc", extra_ws=True))
+    model = load_any(path)
+    assert model.normalize_text("  a   a  ") == "a a"
+    assert [model.token(i) for i in model.encode("  a   a  ")] == ["▁", "a", "▁", "a"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
-    ({"normalizer": "nmt_nfkc"}, "normalizer 'nmt_nfkc'"),
-    ({"extra_ws": True}, "remove_extra_whitespaces"),
     ({"model_type": 2}, "BPE, not Unigram"),
 ])
 def test_sentencepiece_models_we_cannot_reproduce(tmp_path, kwargs, message):

@@ -90,13 +90,21 @@ def test_sentencepiece_user_defined_piece_is_a_viterbi_bonus_not_a_greedy_match(
         assert model.encode(text) == sp.encode(text), text
 
 
-def test_sentencepiece_default_normalizer_is_refused_in_one_line(tmp_path, capsys):
+def test_sentencepiece_default_normalizer_opens_and_a_damaged_map_is_refused_in_one_line(tmp_path, capsys):
     spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
     spm.SentencePieceTrainer.train(input=str(SAMPLES / TRAIN[0]), model_prefix=str(tmp_path / "nfkc"),
                                    vocab_size=200, model_type="unigram", minloglevel=2)
-    assert main(["inspect", str(tmp_path / "nfkc.model")]) == 1  # a TokWorkbenchError, as for every bad file
+    assert main(["inspect", str(tmp_path / "nfkc.model")]) == 0  # nmt_nfkc: the model's own normalizer
+    capsys.readouterr()
+    raw = bytearray((tmp_path / "nfkc.model").read_bytes())
+    from tokworkbench.core.formats.unigramfile import _message
+    blob = dict(_message(next(v for n, v in _message(bytes(raw)) if n == 3)))[2]
+    at = bytes(raw).find(blob)
+    raw[at : at + 4] = (len(blob) * 2).to_bytes(4, "little")  # the trie claims more than the blob holds
+    (tmp_path / "bad.model").write_bytes(bytes(raw))
+    assert main(["inspect", str(tmp_path / "bad.model")]) == 1  # a TokWorkbenchError, as for every bad file
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "normalizer 'nmt_nfkc' is not supported" in err
+    assert "\n" not in err and "precompiled charsmap is damaged" in err
 
 
 def test_sentencepiece_model_with_user_defined_pieces_does_not_export_to_hf(sp_model, tmp_path):

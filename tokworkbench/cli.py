@@ -719,7 +719,7 @@ def _inspect_unigram(args, tok) -> int:
         f"model        {args.model}",
         "kind         unigram" + (f" ({tok.algorithm})" if tok.algorithm else ""),
         "units        char",
-        f"normalizer   {tok.normalizer}",
+        f"normalizer   {tok.normalizer_label}",
         f"pre-tokenizer {pre.name}" + (f"  {pre.pattern}" if pre.name == "custom" else ""),
         f"vocabulary   {tok.vocab_size} = {len(tok.specials)} special + {tok.base_size} single characters + "
         f"{tok.vocab_size - len(tok.specials) - tok.base_size} longer pieces"

@@ -98,7 +98,7 @@ def describe_inspection(source: str, model) -> str:
     built = f"{len(model.merges):,} merges, " if model.kind == "bpe" else f"{model.kind}, "
     return (f"inspecting {source} · {model.vocab_size:,} tokens ({built}"
             f"{len(model.special_ids)} special) · split {model.pre_tokenizer.name} · "
-            f"normalizer {model.normalizer}")
+            f"normalizer {getattr(model, 'normalizer_label', model.normalizer)}")
 
 
 def why_not(action: str, running: bool, loading: bool, kind: str = "bpe", exhausted: str = "",

@@ -267,6 +267,10 @@ class Session:
             raise TrainingError("replay pairs like with like: a BPE model's merges on a BPE session, a Unigram "
                                 "model's vocabulary on a Unigram session")
         config = self.settings.config()
+        own = getattr(model, "text_normalizer", None)
+        if own is not None:  # SentencePiece's/HF's, which no session setting reproduces
+            raise TrainingError(f"this Unigram model has its own normalizer ({own.label}); a session normalizes "
+                                "with none, nfc or nfkc, so the replay would segment other text")
         if (model.normalizer, model.pre_tokenizer) != (config.normalizer, config.pre_tokenizer):
             raise TrainingError(f"this Unigram model normalizes with {model.normalizer} and splits with "
                                 f"{model.pre_tokenizer.name}; set the session to the same to replay it")

@@ -189,7 +189,9 @@ class EncodePanel(Vertical):
                 out.append(f"{rt.text[at:at + 8]!r} → {rt.decoded[at:at + 8]!r}")
                 surface = self.snapshot.model.pre_tokenizer.surface(rt.text)  # metaspace's ▁ are not a change
                 if rt.normalized != surface:
-                    out.append("  (the normalizer changed the text)", "dim")
+                    own = getattr(self.snapshot.model, "text_normalizer", None)  # SentencePiece's/HF's, in the model
+                    out.append(f"  (normalized by the model: {own.label}; decoding does not undo it)" if own
+                               else "  (the normalizer changed the text)", "dim")
                 elif getattr(self.snapshot.model, "unk_id", 0) in rt.ids and model_has_unk(self.snapshot.model):
                     out.append("  (characters the vocabulary lacks became <unk>)", "dim")
             out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))

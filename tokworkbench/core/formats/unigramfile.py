@@ -30,6 +30,8 @@ from ..errors import ExportError, ForeignModelError, ModelFileError, TokWorkbenc
 from ..text.normalize import NORMALIZERS
 from ..text.pretokenize import METASPACE, PreTokenizer, from_pattern, pre_tokenizer
 from ..unigram.model import UnigramModel
+from ..unigram import spnormalize
+from ..text.charsmap import read_charsmap
 from ..unigram.rows import RoundRow
 from .atomic import write_atomic
 from .limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer
@@ -64,6 +66,7 @@ def to_json(model: UnigramModel, corpus: dict | None = None) -> dict:
         "history": [{"round": r.round, "vocab_size": r.vocab_size, "loss": r.loss, "removed": list(r.removed),
                      "tokens": r.tokens} for r in model.history],
         "corpus": corpus or {},
+        **({"model_normalizer": model.text_normalizer.to_json()} if model.text_normalizer is not None else {}),
     }
 
 
@@ -103,8 +106,11 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     float32 = doc.get("float32", False)
     if not isinstance(float32, bool):
         raise ModelFileError(f"'float32' must be true or false, not {_short(float32)}")
+    own = spnormalize.from_json(doc["model_normalizer"]) if "model_normalizer" in doc else None
+    if own is not None and normalizer != "none":
+        raise ModelFileError("a model with its own 'model_normalizer' has 'normalizer' none")
     return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles,
-                        specials, unk_id, user, float32)
+                        specials, unk_id, user, float32, own)
 
 
 def _our_specials(doc: dict, pieces: list[tuple[str, float]]) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
@@ -196,6 +202,8 @@ def to_hf(model: UnigramModel) -> dict:
     pre = model.pre_tokenizer
     if pre.rewrites:
         pre_tok, decoder = dict(METASPACE_HF), dict(METASPACE_HF)
+        if getattr(model.text_normalizer, "whitespace_split", False):
+            pre_tok = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, pre_tok]}
     elif pre.pattern is not None:
         from .hf import hf_pattern
 
@@ -210,7 +218,8 @@ def to_hf(model: UnigramModel) -> dict:
         "padding": padding_of(model),
         "added_tokens": [{"id": i, "content": model.pieces[i][0], "single_word": False, "lstrip": False,
                           "rstrip": False, "normalized": False, "special": True} for i in model.specials],
-        "normalizer": {"type": model.normalizer.upper()} if model.normalizer != "none" else None,
+        "normalizer": (model.text_normalizer.to_hf() if model.text_normalizer is not None
+                       else {"type": model.normalizer.upper()} if model.normalizer != "none" else None),
         "pre_tokenizer": pre_tok,
         "post_processor": post_processor_of(model),
         "decoder": decoder,
@@ -238,6 +247,10 @@ def write_hf(model: UnigramModel, out) -> list[str]:
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
     notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
              "exactly, HF may pick the other one"] if model.float32 else []
+    if getattr(model.text_normalizer, "kind", "") == "sentencepiece":
+        notes.append("note: written as HF's converter writes SentencePiece's normalizer (Precompiled, Strip, "
+                     "Replace); HF applies the map per grapheme, so on rare text (a cluster whose first character "
+                     "is mapped) its ids differ from SentencePiece's")
     return notes + [f"wrote {out}"]
 
 
@@ -269,10 +282,14 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
         roles = Roles.of(found)
     except TokWorkbenchError:  # two roles on one token: keep only the unknown piece's
         roles = Roles(unk=pieces[unk_id][0])
-    normalizer = _hf_normalizer(doc.get("normalizer"))
-    pre = _hf_pre_tokenizer(doc.get("pre_tokenizer"), doc.get("decoder"))
+    pre_spec = doc.get("pre_tokenizer")
+    split = _whitespace_split(pre_spec)
+    if split:  # Sequence[WhitespaceSplit, Metaspace]: the split becomes the last normalizer step
+        pre_spec = pre_spec["pretokenizers"][1]
+    normalizer, own = _hf_normalizer(doc.get("normalizer"), split)
+    pre = _hf_pre_tokenizer(pre_spec, doc.get("decoder"))
     return UnigramModel(tuple(pieces), normalizer, pre, roles=roles, specials=tuple(sorted(specials)),
-                        unk_id=unk_id)
+                        unk_id=unk_id, text_normalizer=own)
 
 
 def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
@@ -296,15 +313,25 @@ def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
     return out
 
 
-def _hf_normalizer(spec) -> str:
+def _whitespace_split(spec) -> bool:
+    steps = spec.get("pretokenizers") if isinstance(spec, dict) and spec.get("type") == "Sequence" else None
+    return (isinstance(steps, list) and len(steps) == 2 and all(isinstance(s, dict) for s in steps)
+            and steps[0].get("type") == "WhitespaceSplit" and steps[1].get("type") == "Metaspace")
+
+
+def _hf_normalizer(spec, whitespace_split: bool = False) -> tuple[str, object]:
+    """A named normalizer of ours where HF's is one, else the model's own (spnormalize.py):
+    T5/ALBERT/XLNet's Precompiled map with Replace, Strip, Lowercase..."""
+    if whitespace_split:
+        return "none", spnormalize.hf_normalizer(spec, ForeignModelError, True)
     if spec is None:
-        return "none"
+        return "none", None
     kind = spec.get("type") if isinstance(spec, dict) else None
     if kind in ("NFC", "NFKC"):
-        return kind.lower()
+        return kind.lower(), None
     if kind == "Sequence" and not spec.get("normalizers"):
-        return "none"
-    raise ForeignModelError(f"normalizer {_short(kind)} is not supported (none, NFC and NFKC are)")
+        return "none", None
+    return "none", spnormalize.hf_normalizer(spec, ForeignModelError)
 
 
 def _hf_pre_tokenizer(spec, decoder) -> PreTokenizer:
@@ -351,11 +378,10 @@ SP_ROLE_IDS = {"unk": (40, 0), "bos": (41, 1), "eos": (42, 2), "pad": (43, -1)} 
 
 
 def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
-    """The pieces of a SentencePiece ModelProto. Accepted: a Unigram model with the identity
-    normalizer (no precompiled map), no whitespace collapsing, a dummy prefix, one UNKNOWN piece,
-    and NORMAL, CONTROL and USER_DEFINED pieces at any ids. Everything else is refused, naming
-    what differs: SentencePiece's other normalizers (nmt_nfkc, the default) are compiled
-    character maps this tool cannot reproduce exactly, so their ids would differ on some text."""
+    """The pieces of a SentencePiece ModelProto. Accepted: a Unigram model with any normalizer
+    (its precompiled charsmap and whitespace rules become the model's own, spnormalize.py), a
+    dummy prefix, escaped whitespace, one UNKNOWN piece, and NORMAL, CONTROL and USER_DEFINED
+    pieces at any ids. Everything else is refused, naming what differs."""
     try:
         fields = _message(raw)
     except (IndexError, struct.error, ValueError) as exc:
@@ -402,7 +428,23 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
         if role != "unk" and 0 <= tid < len(pieces) and kinds[tid] == SP_CONTROL:
             roles[role] = pieces[tid][0]
     return UnigramModel(tuple(checked), "none", pre_tokenizer(METASPACE), roles=Roles.of(roles),
-                        specials=specials, unk_id=unknown[0], user_defined=user, float32=True)
+                        specials=specials, unk_id=unknown[0], user_defined=user, float32=True,
+                        text_normalizer=_sp_normalizer(normalizer, tuple(pieces[i][0] for i in user)))
+
+
+def _sp_normalizer(norm: dict, user: tuple[str, ...]):
+    """SentencePiece's normalizer_spec as ours: its charsmap and whitespace rules; None for
+    the identity rule without whitespace collapsing (metaspace alone is then exact)."""
+    blob = norm.get(2, b"")
+    collapse = bool(norm.get(4, 1))
+    if not blob and not collapse:
+        return None
+    try:
+        cm = read_charsmap(blob) if blob else None
+    except ModelFileError as exc:
+        raise ForeignModelError(f"this SentencePiece model's normalizer: {exc}") from None
+    name = norm.get(1, b"").decode("utf-8", "replace")[:100]
+    return spnormalize.SpNormalizer(cm, name, collapse, user)
 
 
 def _check_sp_spec(trainer: dict, norm: dict) -> None:
@@ -418,14 +460,6 @@ def _check_sp_spec(trainer: dict, norm: dict) -> None:
     if trainer.get(24):
         raise ForeignModelError("this SentencePiece model puts ▁ at the end of pieces (treat_whitespace_as_suffix); "
                                 "metaspace puts it at the start")
-    name = norm.get(1, b"nmt_nfkc").decode("utf-8", "replace")
-    if name != "identity" or norm.get(2):
-        raise ForeignModelError(f"SentencePiece normalizer {name!r} is not supported: it is a compiled character "
-                                "map this tool cannot reproduce exactly, so ids would differ on some text (train "
-                                "with --normalization_rule_name=identity)")
-    if norm.get(4, 1):
-        raise ForeignModelError("this SentencePiece model collapses runs of whitespace (remove_extra_whitespaces); "
-                                "train with --remove_extra_whitespaces=false")
     if not norm.get(3, 1):
         raise ForeignModelError("this SentencePiece model adds no dummy prefix; metaspace always adds one")
     if not norm.get(5, 1):

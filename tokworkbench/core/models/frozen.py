@@ -164,7 +164,9 @@ class FrozenLearner:
         """Document `doc` normalized as the model normalizes (once per document)."""
         text = self._normalized.get(doc)
         if text is None:
-            text = self._normalized[doc] = normalize(self.texts[doc], self.frozen.normalizer)
+            own = getattr(self.frozen, "display_text", None)  # Unigram: its own normalizer, metaspace's ▁ shown
+            text = own(self.texts[doc]) if own else normalize(self.texts[doc], self.frozen.normalizer)
+            self._normalized[doc] = text
         return text
 
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:
@@ -185,10 +187,13 @@ class FrozenLearner:
         end = min(len(full), start + size)
         lo, hi = self.encoded_range(full, start, end)
         pieces, pos = [], lo
-        for chunk, ids in self.frozen.encode_chunks(full[lo:hi]):
+        chunks = getattr(self.frozen, "display_chunks", self.frozen.encode_chunks)  # Unigram: not normalized twice
+        for chunk, ids in chunks(full[lo:hi]):
             pieces.append((pos - start, chunk, ids))
             pos += len(chunk)
-        spans = [s for s in chunk_spans(pieces, self.frozen.token) if s.end > 0 and s.start < end - start]
+        lengths = getattr(self.frozen, "char_lengths", None)  # a fused <unk> covers its characters
+        spans = [s for s in chunk_spans(pieces, self.frozen.token, char_lengths=lengths)
+                 if s.end > 0 and s.start < end - start]
         return start, full[start:end], spans, len(full)
 
     def encoded_range(self, text: str, start: int, end: int) -> tuple[int, int]:

@@ -21,10 +21,11 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+import regex
 
 from ..errors import DecodeError
 from ..text.normalize import normalize
-from ..text.pretokenize import PreTokenizer
+from ..text.pretokenize import METASPACE_PATTERN, PreTokenizer
 from ..models.roles import NO_ROLES, Roles
 from ..models.specials import encode_with_specials
 from ..units import Units
@@ -33,6 +34,7 @@ from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segmen
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
+_METASPACE_CHUNKS = regex.compile(METASPACE_PATTERN)
 _FLT_MIN = float(np.finfo(np.float32).tiny)  # SentencePiece's starting max_score_ (FLT_MIN)
 
 
@@ -55,6 +57,9 @@ class UnigramModel:
     float32: bool = False
     """Viterbi sums path scores in float32, as SentencePiece does (a model read from its file);
     else in float64, as HF does. They differ only where two paths tie exactly."""
+    text_normalizer: Any = None
+    """The model's own normalizer (spnormalize.py: SentencePiece's rules and charsmap, or HF's
+    steps), applied after `normalizer` (then always "none") and before the pre-tokenizer."""
 
     kind = "unigram"
     units = Units.CHAR
@@ -171,8 +176,32 @@ class UnigramModel:
             out += ids
         return out
 
-    def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+    def normalize_text(self, text: str) -> str:
+        """The text the pre-tokenizer sees. Decoding does not undo it (SentencePiece's and HF's
+        do not either), so a round trip shows the normalized text."""
         text = normalize(text, self.normalizer)
+        return self.text_normalizer.normalize(text) if self.text_normalizer is not None else text
+
+    def display_text(self, text: str) -> str:
+        """What the corpus view draws: the text as the pieces cover it (normalized, and with
+        metaspace's ▁ for spaces and in front), so every token's span is its own characters."""
+        return self.pre_tokenizer.surface(self.normalize_text(text))
+
+    def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]:
+        """`encode_chunks` for a piece of `display_text`'s output, which is not normalized
+        again (normalizing twice is not always a no-op once ▁ stands for the spaces)."""
+        if self.pre_tokenizer.rewrites:
+            chunks = _METASPACE_CHUNKS.findall(shown)
+        else:
+            chunks = self.pre_tokenizer.split(shown)
+        return [(chunk, self.encode_word(chunk)) for chunk in chunks]
+
+    @property
+    def normalizer_label(self) -> str:
+        return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
+
+    def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        text = self.normalize_text(text)
         cache = self._cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()

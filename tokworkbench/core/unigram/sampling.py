@@ -9,14 +9,13 @@ SentencePiece's `SampleEncode`).
 import heapq
 import random
 
-from ..text.normalize import normalize
 from .model import UnigramModel
 
 
 def unigram_nbest(model: UnigramModel, text: str, k: int) -> list[tuple[list[int], float]]:
     """The k best segmentations of `text` (ordinary text) with their scores, best first."""
     best: list[tuple[float, tuple[int, ...]]] = [(0.0, ())]
-    for chunk in model.pre_tokenizer.split(normalize(text, model.normalizer)):
+    for chunk in model.pre_tokenizer.split(model.normalize_text(text)):
         options = model.nbest(chunk, k)
         crossed = [(score + s, ids + tuple(more)) for score, ids in best for more, s in options]
         best = heapq.nlargest(k, crossed, key=lambda p: p[0])
@@ -26,6 +25,6 @@ def unigram_nbest(model: UnigramModel, text: str, k: int) -> list[tuple[list[int
 def unigram_sample(model: UnigramModel, text: str, alpha: float = 0.1, seed: int | None = None) -> list[int]:
     rng = random.Random(seed)
     out: list[int] = []
-    for chunk in model.pre_tokenizer.split(normalize(text, model.normalizer)):
+    for chunk in model.pre_tokenizer.split(model.normalize_text(text)):
         out += model.sample(chunk, alpha, rng)
     return out
