@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from .core.formats import modelfile
@@ -29,6 +30,7 @@ from .core.formats.hf import check_hf_specials
 from .core.errors import TokenLimitError
 from .core.errors import ClusterError, CountFileError
 from .core.formats.countfile import read_counts, write_counts
+from .core.text.blocks import count_files
 from .core.text.chunks import count_chunks
 from .core.text.corpus import require_text
 from .core.bpe.gcpause import collector_paused
@@ -375,9 +377,10 @@ def cmd_train(args) -> int:
     report = Skipped()
     started = time.perf_counter()
     progress = _Progress() if sys.stderr.isatty() else None
-    docs = (d.text for d in iter_documents(paths, errors, skipped, report=report))
-    trainer = train(docs, config, vocab_size=args.vocab_size, merges=args.merges,
-                    on_step=progress.update if progress else None)
+    # files are read a block at a time: a whole file as one str was most of the peak memory
+    count = partial(count_files, paths, config.normalizer, config.pre_tokenizer, errors, skipped, report)
+    trainer = train([], config, vocab_size=args.vocab_size, merges=args.merges,
+                    on_step=progress.update if progress else None, count=count)
     return _finish_training(args, trainer, report, started, progress)
 
 

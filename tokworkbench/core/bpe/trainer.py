@@ -505,11 +505,13 @@ class Trainer:
 
 
 def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = None, merges: int | None = None,
-          on_step: Callable[[int, int], None] | None = None) -> Trainer:
+          on_step: Callable[[int, int], None] | None = None,
+          count: Callable[[], ChunkCounts] | None = None) -> Trainer:
     """Train in one go: the one batch loop the CLI, the benchmarks and the API share.
-    `on_step(done, todo)` follows the merges (a progress bar)."""
+    `on_step(done, todo)` follows the merges (a progress bar). `count()`, if given, counts the
+    corpus instead of `texts` (the CLI counts files a block at a time: `count_files`)."""
     with collector_paused():
-        trainer = Trainer(texts, config)
+        trainer = Trainer(texts, config, counted=count() if count is not None else None)
         require_text(trainer.chars)
         todo = trainer.merges_for_vocab(vocab_size) if vocab_size is not None else merges
         for record in trainer.run(vocab_size=vocab_size, merges=merges):
