@@ -379,9 +379,9 @@ def cmd_train(args) -> int:
     progress = _Progress() if sys.stderr.isatty() else None
     # files are read a block at a time: a whole file as one str was most of the peak memory
     count = partial(count_files, paths, config.normalizer, config.pre_tokenizer, errors, skipped, report)
-    trainer = train([], config, vocab_size=args.vocab_size, merges=args.merges,
-                    on_step=progress.update if progress else None, count=count)
-    return _finish_training(args, trainer, report, started, progress)
+    return _finish_training(args, train([], config, vocab_size=args.vocab_size, merges=args.merges,
+                                        on_step=progress.update if progress else None, count=count),
+                            report, started, progress)
 
 
 def _train_from_counts(args) -> int:
@@ -431,13 +431,15 @@ def _finish_training(args, trainer, report: Skipped, started: float, progress) -
         print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
     tok = with_roles(trainer.tokenizer(), roles_from(args))
     _note_hf_collisions(tok)
-    modelfile.save(tok, args.output, trainer.corpus_summary())
+    summary = trainer.corpus_summary()
+    result = (f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "
+              f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token)")
+    # the caller passes the trainer on without keeping it, so this frees its training state
+    # (flat store, index, heap) before the model is written: writing was the run's peak
+    del trainer
+    modelfile.save(tok, args.output, summary)
     elapsed = time.perf_counter() - started
-    _emit(
-        f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "
-        f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token) "
-        f"in {elapsed:.2f}s; wrote {args.output}"
-    )
+    _emit(f"{result} in {elapsed:.2f}s; wrote {args.output}")
     return 0
 
 
