@@ -399,7 +399,7 @@ class _Scan:
         safe = np.concatenate(([0], safe, [n]))
         hard = np.unique(self.hard)
         lo = safe[np.searchsorted(safe, hard, side="right") - 1]
-        hi = safe[np.searchsorted(safe, hard + 2, side="left")]
+        hi = safe[np.minimum(np.searchsorted(safe, hard + 2, side="left"), len(safe) - 1)]  # n past the end
         compiled = _compiled(pattern)
         text, start = self.text, self.start
         done = -1
