@@ -19,7 +19,7 @@ is higher. All use the same pattern (HF gets the Oniguruma-safe form) and both c
 `--check-merges` compares the merges: our `hf` tie-break must give HF's, our `lexmin` rustbpe's.
 Reading line by line cuts chunks at line ends, which changes a few chunks (not the work), so for
 this check ours is given the same lines, each as a document, through the core API (two more runs). `--phases` runs ours once more, in one process through the core API, and
-prints where its time goes. `--whole-docs` adds HF fed each file as one document through
+prints where its time goes and the peak RSS after each phase. `--whole-docs` adds HF fed each file as one document through
 `train_from_iterator` (how this benchmark used to call it; HF then builds one giant sequence).
 """
 
@@ -106,38 +106,46 @@ def child_ours_lines(paths, vocab, split, tie, out):
 
 
 def child_phases(paths, vocab, split, tie, out):
-    """Ours through the core API, each phase timed as `tokworkbench train` runs it."""
+    """Ours through the core API, each phase timed as `tokworkbench train` runs it, with the
+    process's peak RSS so far after each (forked counting workers not included)."""
     t0 = time.perf_counter()
     sys.path.insert(0, str(ROOT))
     from tokworkbench.core import TrainConfig
     from tokworkbench.core.bpe.gcpause import collector_paused
     from tokworkbench.core.bpe.trainer import Trainer
     from tokworkbench.core.formats import modelfile
-    from tokworkbench.core.text.chunks import count_chunks
-    from tokworkbench.core.text.corpus import iter_documents
+    from tokworkbench.core.text.blocks import count_files
     from tokworkbench.core.text.pretokenize import parse_split
+
+    def hwm() -> int:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) >> 10
 
     config = TrainConfig(pre_tokenizer=parse_split(split), tie_break=tie)
     phases = {"imports": time.perf_counter() - t0}
+    peaks = {"imports": hwm()}
     with collector_paused():
         t = time.perf_counter()
-        docs = [d.text for d in iter_documents(paths)]
-        phases["read"] = time.perf_counter() - t
-        t = time.perf_counter()
-        counted = count_chunks(docs, config.normalizer, config.pre_tokenizer)
-        phases["pre-tokenize+count"] = time.perf_counter() - t
-        del docs
+        counted = count_files(paths, config.normalizer, config.pre_tokenizer)  # read a block at a time
+        phases["read+pre-tokenize+count"] = time.perf_counter() - t
+        peaks["read+pre-tokenize+count"] = hwm()
         t = time.perf_counter()
         trainer = Trainer([], config, counted=counted)
+        del counted
         phases["build"] = time.perf_counter() - t
+        peaks["build"] = hwm()
         t = time.perf_counter()
         for _ in trainer.run(vocab_size=vocab):
             pass
         phases["merges"] = time.perf_counter() - t
+        peaks["merges"] = hwm()
         t = time.perf_counter()
-        modelfile.save(trainer.tokenizer(), out, trainer.corpus_summary())
+        tok, summary = trainer.tokenizer(), trainer.corpus_summary()
+        del trainer  # as the CLI does before writing
+        modelfile.save(tok, out, summary)
         phases["write"] = time.perf_counter() - t
-    print(json.dumps(phases))
+        peaks["write"] = hwm()
+    print(json.dumps({"phases": phases, "peaks": peaks}))
 
 
 # -- measuring a child --------------------------------------------------------------------------
@@ -278,7 +286,8 @@ class Runner:
                      "--tie-break", a.tie_break, "--child", "phases", "--out", self.out("phases.json")])
         if "error" in r:
             return r
-        return {"seconds": r["seconds"], "peak": r["peak"], "phases": json.loads(r["stdout"])}
+        got = json.loads(r["stdout"])
+        return {"seconds": r["seconds"], "peak": r["peak"], "phases": got["phases"], "peaks": got["peaks"]}
 
 
 def load() -> str:
@@ -376,6 +385,8 @@ def main():
                 parts = [f"start-up {startup:.2f}"] + [f"{k} {v:.2f}" for k, v in p.items()]
                 print(f"ours by phase (one run, {r['seconds']:.2f} s, peak {r['peak'] / 2**20:.0f} MB): "
                       + " · ".join(parts) + " s")
+                print("  peak RSS of the main process after each phase: "
+                      + " · ".join(f"{k} {v} MB" for k, v in r["peaks"].items()) + f" (load {load()})")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from .core.formats import modelfile
@@ -29,6 +30,7 @@ from .core.formats.hf import check_hf_specials
 from .core.errors import TokenLimitError
 from .core.errors import ClusterError, CountFileError
 from .core.formats.countfile import read_counts, write_counts
+from .core.text.blocks import count_files
 from .core.text.chunks import count_chunks
 from .core.text.corpus import require_text
 from .core.bpe.gcpause import collector_paused
@@ -384,10 +386,11 @@ def cmd_train(args) -> int:
     report = Skipped()
     started = time.perf_counter()
     progress = _Progress() if sys.stderr.isatty() else None
-    docs = (d.text for d in iter_documents(paths, errors, skipped, report=report))
-    trainer = train(docs, config, vocab_size=args.vocab_size, merges=args.merges,
-                    on_step=progress.update if progress else None)
-    return _finish_training(args, trainer, report, started, progress)
+    # files are read a block at a time: a whole file as one str was most of the peak memory
+    count = partial(count_files, paths, config.normalizer, config.pre_tokenizer, errors, skipped, report)
+    return _finish_training(args, train([], config, vocab_size=args.vocab_size, merges=args.merges,
+                                        on_step=progress.update if progress else None, count=count),
+                            report, started, progress)
 
 
 def _train_from_counts(args) -> int:
@@ -437,13 +440,15 @@ def _finish_training(args, trainer, report: Skipped, started: float, progress) -
         print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
     tok = with_roles(trainer.tokenizer(), roles_from(args))
     _note_hf_collisions(tok)
-    modelfile.save(tok, args.output, trainer.corpus_summary())
+    summary = trainer.corpus_summary()
+    result = (f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "
+              f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token)")
+    # the caller passes the trainer on without keeping it, so this frees its training state
+    # (flat store, index, heap) before the model is written: writing was the run's peak
+    del trainer
+    modelfile.save(tok, args.output, summary)
     elapsed = time.perf_counter() - started
-    _emit(
-        f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "
-        f"{trainer.total_tokens:,} tokens ({trainer.compression:.3f} {args.units}s/token) "
-        f"in {elapsed:.2f}s; wrote {args.output}"
-    )
+    _emit(f"{result} in {elapsed:.2f}s; wrote {args.output}")
     return 0
 
 

@@ -33,6 +33,7 @@ from ..units import Units
 Pair = tuple[int, int]
 # a packed heap entry: (2**64 - count) << 128 | (tie key + 2**63) << 64 | pair key
 _CAP, _OFF, _MASK, _LOW = 1 << 64, 1 << 63, (1 << 64) - 1, 0xFFFFFFFF
+HEAP_KEEP = 4096  # pairs a rebuilt heap ranks at least; the rest wait below its floor (see _rebuild_heap)
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class Trainer:
         self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
         self._static = None if self._use_first or self._order is not None else string_key(config.tie_break, self.vocab)
         self._heap: list = []
+        self._floor = 0  # pairs counted below this may have no heap entry
         self._rebuild_heap()
         self._replay: list[Pair] = []
 
@@ -177,9 +179,15 @@ class Trainer:
         keep = []
         seen = set()
         while len(rows) < k:
-            pair = self._best()
+            pair = self._best(lower=False)  # the popped pairs are still counted: a lower floor would bring them back
             if pair is None:
-                break
+                if not self._floor:
+                    break
+                for entry in keep:  # fewer than k pairs above the floor: rank them all, start again
+                    heapq.heappush(self._heap, entry)
+                self._rebuild_heap(everything=True)
+                rows, keep, seen = [], [], set()
+                continue
             entry = heapq.heappop(self._heap)
             n, _, p = self._open(entry)
             if p in seen:
@@ -406,11 +414,12 @@ class Trainer:
         counts, first, push = self._counts, self._first, self._push
         order = self._order
         if order is not None:  # the common case, with the heap entry inlined (see _entry)
-            heap, heappush = self._heap, heapq.heappush
+            heap, heappush, floor = self._heap, heapq.heappush, self._floor
             for p, n in zip(grouped.keys, grouped.counts):
                 n += counts.get(p, 0)
                 counts[p] = n
-                heappush(heap, ((_CAP - n) << 128) | (((order[p >> 32] << 32) + order[p & _LOW] + _OFF) << 64) | p)
+                if n >= floor:
+                    heappush(heap, ((_CAP - n) << 128) | (((order[p >> 32] << 32) + order[p & _LOW] + _OFF) << 64) | p)
             return
         for p, n, left in zip(grouped.keys, grouped.counts, grouped.leftmost):
             n += counts.get(p, 0)
@@ -445,7 +454,8 @@ class Trainer:
         counts[n] += change
 
     def _push(self, p: int, n: int):
-        heapq.heappush(self._heap, self._entry(p, n))
+        if n >= self._floor:
+            heapq.heappush(self._heap, self._entry(p, n))
 
     def _entry(self, p: int, n: int):
         """A heap entry, smallest first: by count (highest first), tie key, pair. Where the key
@@ -463,7 +473,7 @@ class Trainer:
         return -entry[0], entry[1], entry[2]
 
     def _trim_heap(self):
-        if len(self._heap) > 3 * len(self._counts) + 4096:
+        if len(self._heap) > min(3 * len(self._counts) + 4096, 8 * HEAP_KEEP):
             self._rebuild_heap()
 
     def _key(self, p: int):
@@ -474,24 +484,44 @@ class Trainer:
             return (order[p >> 32] << 32) + order[p & 0xFFFFFFFF]
         return self._first[p] if self._use_first else self._static(key_pair(p))
 
-    def _best(self) -> Pair | None:
+    def _best(self, lower: bool = True) -> Pair | None:
+        """The best pair, or None; `lower=False`: None also when only pairs below the floor are left."""
         heap, counts, entry = self._heap, self._counts, self._entry
-        while heap:
-            top = heap[0]
-            pair = top & _MASK if type(top) is int else top[2]
-            n = counts.get(pair)
-            if n is None:
-                heapq.heappop(heap)
-                continue
-            now = entry(pair, n)
-            if now == top:  # live: the entry still ranks the pair as it stands
-                return key_pair(pair)
-            heapq.heapreplace(heap, now)  # ranked too high since it lost
-        return None
+        while True:
+            while heap:
+                top = heap[0]
+                pair = top & _MASK if type(top) is int else top[2]
+                n = counts.get(pair)
+                if n is None:
+                    heapq.heappop(heap)
+                    continue
+                now = entry(pair, n)
+                if now == top:  # live: the entry still ranks the pair as it stands
+                    return key_pair(pair)
+                if n < self._floor:
+                    heapq.heappop(heap)  # it lost its place: pairs below the floor need none
+                else:
+                    heapq.heapreplace(heap, now)  # ranked too high since it lost
+            if not self._floor or not counts or not lower:
+                return None
+            self._rebuild_heap()  # every pair left is below the floor: rank them under a lower one
+            heap = self._heap
 
-    def _rebuild_heap(self):
+    def _rebuild_heap(self, everything: bool = False):
+        """Rank only the pairs counted at least the HEAP_KEEP-th highest count (ties included).
+        A pair below that floor cannot be the best while the heap holds one above it, and gets
+        its entry when a gain lifts it to the floor; when the heap runs dry the floor goes down.
+        Most pairs a merge creates occur a few times and are never merged: the heap held over
+        100k entries for them (6 MB at 8k merges on en-10M), and each cost a push.
+        `everything`: rank every pair (floor 0)."""
+        counts = self._counts
+        floor = 0
+        if len(counts) > HEAP_KEEP and not everything:
+            values = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+            floor = int(np.partition(values, len(values) - HEAP_KEEP)[len(values) - HEAP_KEEP])
+        self._floor = floor
         entry = self._entry
-        self._heap = [entry(p, n) for p, n in self._counts.items()]
+        self._heap = [entry(p, n) for p, n in counts.items() if n >= floor]
         heapq.heapify(self._heap)
 
     def _row(self, pair, count) -> PairRow:
@@ -505,11 +535,13 @@ class Trainer:
 
 
 def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = None, merges: int | None = None,
-          on_step: Callable[[int, int], None] | None = None) -> Trainer:
+          on_step: Callable[[int, int], None] | None = None,
+          count: Callable[[], ChunkCounts] | None = None) -> Trainer:
     """Train in one go: the one batch loop the CLI, the benchmarks and the API share.
-    `on_step(done, todo)` follows the merges (a progress bar)."""
+    `on_step(done, todo)` follows the merges (a progress bar). `count()`, if given, counts the
+    corpus instead of `texts` (the CLI counts files a block at a time: `count_files`)."""
     with collector_paused():
-        trainer = Trainer(texts, config)
+        trainer = Trainer(texts, config, counted=count() if count is not None else None)
         require_text(trainer.chars)
         todo = trainer.merges_for_vocab(vocab_size) if vocab_size is not None else merges
         for record in trainer.run(vocab_size=vocab_size, merges=merges):

@@ -125,7 +125,7 @@ def read_regular(path: str | Path, limit: int, what: str = "file",
         if not stat.S_ISREG(st.st_mode):
             raise error(f"cannot read {path}: it is {kind_of(st.st_mode)}; a {what} must be a regular file")
         if st.st_size > limit:
-            raise error(_too_big(path, what, limit, st.st_size))
+            raise error(too_big(path, what, limit, st.st_size))
         os.set_blocking(fd, True)
         with os.fdopen(os.dup(fd), "rb") as f:
             data = read_capped(f, limit, st.st_size)
@@ -134,7 +134,7 @@ def read_regular(path: str | Path, limit: int, what: str = "file",
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise error(_too_big(path, what, limit, None))
+        raise error(too_big(path, what, limit, None))
     return data
 
 
@@ -154,7 +154,7 @@ def read_capped(stream, limit: int, expected: int = 0) -> bytes:
     return b"".join(chunks)
 
 
-def _too_big(path, what: str, limit: int, size: int | None) -> str:
+def too_big(path, what: str, limit: int, size: int | None) -> str:
     found = f" is {describe_size(size)}" if size is not None else " grew while it was read"
     return f"{path}{found}; a {what} may be at most {describe_size(limit)}"
 

@@ -55,12 +55,11 @@ def _tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     table[[0x0D, 0x0A]] = NL
     table[0x20] = SP
     table[0x27] = APOS
-    folds = {}
+    # a few code points per letter: kept as short arrays (a mask over all code points per
+    # letter was 9 MB of the process, for the whole run)
     hits = [m.start() for m in regex.finditer(f"(?i:[{_CONTRACTION_LETTERS}])", everything)]
-    for letter in _CONTRACTION_LETTERS:
-        mask = np.zeros(0x110000, dtype=bool)
-        mask[[h for h in hits if regex.fullmatch(f"(?i:{letter})", chr(h))]] = True
-        folds[letter] = mask
+    folds = {letter: np.array([h for h in hits if regex.fullmatch(f"(?i:{letter})", chr(h))], dtype=np.int64)
+             for letter in _CONTRACTION_LETTERS}
     return table, folds
 
 
@@ -247,8 +246,8 @@ class _Scan:
         c2 = np.zeros(len(at), dtype=np.int64)
         ok2 = at + 1 < n
         c2[ok2] = cps[at[ok2] + 1]
-        f = {x: folds[x][c1] & ok for x in _CONTRACTION_LETTERS}
-        g = {x: folds[x][c2] & ok2 for x in "le"}
+        f = {x: np.isin(c1, folds[x]) & ok for x in _CONTRACTION_LETTERS}
+        g = {x: np.isin(c2, folds[x]) & ok2 for x in "le"}
         single = f["s"] | f["d"] | f["m"] | f["t"]
         double = (f["l"] & g["l"]) | (f["v"] & g["e"]) | (f["r"] & g["e"])
         one[double] = 2
@@ -400,7 +399,7 @@ class _Scan:
         safe = np.concatenate(([0], safe, [n]))
         hard = np.unique(self.hard)
         lo = safe[np.searchsorted(safe, hard, side="right") - 1]
-        hi = safe[np.searchsorted(safe, hard + 2, side="left")]
+        hi = safe[np.minimum(np.searchsorted(safe, hard + 2, side="left"), len(safe) - 1)]  # n past the end
         compiled = _compiled(pattern)
         text, start = self.text, self.start
         done = -1

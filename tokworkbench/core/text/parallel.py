@@ -85,7 +85,7 @@ def can_parallelize(pre: PreTokenizer, chars: int) -> bool:
     return pre.is_preset_pattern and chars >= MIN_PARALLEL and (os.cpu_count() or 1) > 1 and can_fork()
 
 
-def _workers(workers: int | None) -> int:
+def worker_count(workers: int | None) -> int:
     return workers or min(os.cpu_count() or 1, 8)
 
 
@@ -143,7 +143,7 @@ def _run_child(func, share, send) -> None:
         send.close()
 
 
-def _split_evenly(pieces: list, workers: int, size: Callable = len) -> list[list]:
+def split_evenly(pieces: list, workers: int, size: Callable = len) -> list[list]:
     """Consecutive runs of pieces with about the same number of characters each."""
     total = sum(map(size, pieces))
     groups: list[list] = [[] for _ in range(workers)]
@@ -163,7 +163,7 @@ def count_parallel(texts: list[str], pre: PreTokenizer, workers: int | None = No
     for d, t in enumerate(texts):
         bounds = cut_points(t, max(1, len(t) // COUNT_PIECE))
         spans += [(d, i, j) for i, j in zip(bounds, bounds[1:])]
-    shares = _split_evenly(spans, _workers(workers), size=lambda span: span[2] - span[1])
+    shares = split_evenly(spans, worker_count(workers), size=lambda span: span[2] - span[1])
     parts = fork_map(partial(_count, pre, texts), shares)
     merged: Counter = parts[0] if parts else Counter()
     for part in parts[1:]:  # in text order, so first appearances keep their order
@@ -182,9 +182,9 @@ def _encode(tokenizer, pieces: list[str]) -> list[int]:
 
 def encode_parallel(tokenizer, text: str, workers: int | None = None) -> list[int]:
     """Ids of normalized `text`, its cut pieces encoded in worker processes."""
-    workers = _workers(workers)
+    workers = worker_count(workers)
     pieces = cut_text(text, max(workers, len(text) // PIECE))
     out: list[int] = []
-    for part in fork_map(partial(_encode, tokenizer), _split_evenly(pieces, workers)):
+    for part in fork_map(partial(_encode, tokenizer), split_evenly(pieces, workers)):
         out += part
     return out
