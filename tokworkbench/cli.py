@@ -31,7 +31,6 @@ from .core.errors import TokenLimitError
 from .core.errors import ClusterError, CountFileError
 from .core.formats.countfile import read_counts, write_counts
 from .core.text.blocks import count_files
-from .core.text.chunks import count_chunks
 from .core.text.corpus import require_text
 from .core.bpe.gcpause import collector_paused
 from .core.formats.limits import MAX_TOKEN_BYTES
@@ -518,8 +517,8 @@ def cmd_count(args) -> int:
         counted = dask_count.count_dask(shards, args.normalize, pre, args.scheduler, errors,
                                         task_bytes=args.task_mb << 20)
     else:
-        docs = (d.text for d in iter_documents(_expand_globs(paths), errors, [], report=report))
-        counted = count_chunks(docs, args.normalize, pre)
+        # a block at a time on every core, as train counts: no whole-file str
+        counted = count_files(_expand_globs(paths), args.normalize, pre, errors, [], report)
     for line in report.lines():
         print(f"{PROG}: {line}", file=sys.stderr)
     require_text(counted.chars)
