@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from .course import check_seed_size
+from .parallel_em import BlockSweeps
 from .state import RoundAnalysis, RoundState
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
@@ -254,16 +255,41 @@ class Lattices:
         self.back_src, self.back_dst, self.back_start = self.src[self.back], self.dst[self.back], self.start[self.back]
         self.back_group_start = _run_starts(self.back_src)
 
-    def restricted(self, keep_piece: np.ndarray) -> "Lattices":
-        """The same lattices with only the edges of pieces where `keep_piece[pid]` is true
-        (a filter keeps both sweep orders: nothing is sorted again)."""
+    def restricted(self, keep_piece: np.ndarray, keep_word: np.ndarray | None = None) -> "Lattices":
+        """The same lattices with only the edges of pieces where `keep_piece[pid]` is true, and
+        with `keep_word`, of strings where `keep_word[word]` is (a string left out keeps its
+        nodes, with no edge). A filter keeps both sweep orders: nothing is sorted again."""
         out = object.__new__(Lattices)
         out.count, out.lens, out.node_off, out.nodes = self.count, self.lens, self.node_off, self.nodes
         keep = keep_piece[self.pid]
+        if keep_word is not None:
+            keep &= keep_word[self.word]
         remap = np.cumsum(keep) - 1
         out.word, out.start, out.end = self.word[keep], self.start[keep], self.end[keep]
         out.src, out.dst, out.pid = self.src[keep], self.dst[keep], self.pid[keep]
         out.back = remap[self.back[keep[self.back]]]
+        out.group_start = _run_starts(out.dst)
+        out.back_src, out.back_dst, out.back_start = out.src[out.back], out.dst[out.back], out.start[out.back]
+        out.back_group_start = _run_starts(out.back_src)
+        return out
+
+    def words(self, words: np.ndarray) -> "Lattices":
+        """The lattices of strings `words` only (ascending indices), numbered 0.. in that order:
+        a filter, so both sweep orders hold without sorting again."""
+        out = object.__new__(Lattices)
+        out.count, out.lens = len(words), self.lens[words]
+        out.node_off = np.cumsum(out.lens + 1) - (out.lens + 1)
+        out.nodes = int(out.node_off[-1] + out.lens[-1] + 1) if len(words) else 0
+        row = np.full(self.count, -1, dtype=np.int64)
+        row[words] = np.arange(len(words))
+        keep = row[self.word] >= 0
+        shift = (out.node_off - self.node_off[words])  # each kept string's node offset moves by this
+        small = self.src.dtype
+        out.word = row[self.word[keep]].astype(small)
+        out.start, out.end, out.pid = self.start[keep], self.end[keep], self.pid[keep]
+        out.src = (self.src[keep] + shift[out.word]).astype(small)
+        out.dst = (self.dst[keep] + shift[out.word]).astype(small)
+        out.back = (np.cumsum(keep) - 1)[self.back[keep[self.back]]].astype(small)
         out.group_start = _run_starts(out.dst)
         out.back_src, out.back_dst, out.back_start = out.src[out.back], out.dst[out.back], out.start[out.back]
         out.back_group_start = _run_starts(out.back_src)
@@ -395,10 +421,13 @@ class EmEngine:
     """What the learner calls for `--algorithm em`: the seed, a round, and the analysis that says
     what the next round removes."""
 
-    def __init__(self, words: list[str], freqs: list[int], config, vocabulary: list[tuple[str, float]] | None = None):
+    def __init__(self, words: list[str], freqs: list[int], config, vocabulary: list[tuple[str, float]] | None = None,
+                 workers: int | None = None):
         """`vocabulary`, (piece, log probability) pairs of another model, replaces the seed:
         round 0 is then that model as it is (no EM), with any character of the corpus it lacks
-        added at its lowest score - 10, as an unknown character would cost."""
+        added at its lowest score - 10, as an unknown character would cost. `workers`: processes
+        sweeping the corpus (default: every core, on a corpus large enough); the model is the
+        same whatever their number."""
         self.config = config
         self.weight = np.asarray(freqs, dtype=np.float64)
         self.replayed = vocabulary is not None
@@ -421,17 +450,17 @@ class EmEngine:
         self.seed_scores = log_scores
         hashes, prefixes = hash_strings(pieces)
         self.hashes = hashes
-        self.lattices = Lattices(words, hashes, prefixes, self.max_len, found)
-        self._last: tuple[np.ndarray, Lattices] | None = None
+        # the corpus lattices live on in blocks only (`parallel_em`), swept by every core
+        self.sweeps = BlockSweeps(Lattices(words, hashes, prefixes, self.max_len, found), self.weight,
+                                  len(pieces), workers)
+        self._pieces: Lattices | None = None  # every longer seed piece's lattice (`_piece_lattices`)
         self.words = words
 
     # -- the learner's calls -----------------------------------------------------------------
     def seed(self) -> RoundState:
         ids = np.arange(len(self.seed_strings))
         if self.replayed:  # the other model's scores as they are; expected counts for the table
-            lat, local = self._restricted(ids)
-            counts, _ = lat.forward_backward(self.seed_scores[lat.pid], self.weight)
-            expected = np.bincount(lat.pid, weights=counts, minlength=len(ids))
+            expected = self.sweeps.run("expected", ids, self.seed_scores).per_piece
             order = np.argsort(-self.seed_scores, kind="stable")
             return RoundState([self.seed_strings[i] for i in order.tolist()], expected[order].tolist(),
                               self.seed_scores[order].tolist(), ids[order])
@@ -443,13 +472,11 @@ class EmEngine:
 
     def analyze(self, state: RoundState, floor: int) -> RoundAnalysis:
         ids, scores = state.ids, np.asarray(state.scores)
-        lat, local = self._restricted(ids)
-        edge_score = scores[local[lat.pid]]
-        path, best = lat.viterbi(edge_score)
+        swept = self.sweeps.run("best", ids, scores)
         n = len(ids)
-        used = np.bincount(local[lat.pid[path]], weights=self.weight[lat.word[path]], minlength=n)
-        tokens = int(round(float(self.weight[lat.word[path]].sum())))
-        loss = -float(np.dot(self.weight, best))
+        used = swept.per_piece
+        tokens = int(round(swept.tokens))
+        loss = swept.loss
         increases, order = self._prune_order(ids, scores, used)
         chars = int(self.single[ids].sum())
         desired = int(floor * FINAL_MARGIN)
@@ -463,26 +490,31 @@ class EmEngine:
                              dict(zip(state.pieces, state.freqs)))
 
     # -- internals -------------------------------------------------------------------------
-    def _restricted(self, ids: np.ndarray) -> tuple[Lattices, np.ndarray]:
-        """The corpus lattices over pieces `ids` (seed indices), and seed index -> position in ids.
-        Cut from the last one made when its pieces include these (the vocabulary shrinks round
-        by round), else from the seed's."""
+    def _piece_lattices(self, ids: np.ndarray, strings: np.ndarray) -> tuple[Lattices, np.ndarray]:
+        """The lattices of the seed pieces `strings` (seed indices) over the pieces `ids`, and
+        seed index -> position in ids. The vocabulary only shrinks round by round: the lattices
+        of every longer piece of the first vocabulary asked for are built once and filtered
+        after, rather than hashed and sorted again (built again only for a vocabulary that is
+        not a subset, after an undo)."""
         local = np.full(len(self.seed_strings), -1, dtype=np.int64)
         local[ids] = np.arange(len(ids))
-        wanted = local >= 0
-        base = self.lattices
-        if self._last is not None and self._last[0][ids].all():
-            base = self._last[1]
-        lat = base.restricted(wanted)
-        self._last = (wanted, lat)
-        return lat, local
+        if self._pieces is None or not self._pieces_of[ids].all():
+            multi = ids[~self.single[ids]]
+            self._pieces_of = local >= 0
+            self._multi_row = np.full(len(self.seed_strings), -1, dtype=np.int64)
+            self._multi_row[multi] = np.arange(len(multi))
+            _, prefixes = hash_strings([self.seed_strings[i] for i in ids.tolist()])
+            built = Lattices([self.seed_strings[i] for i in multi.tolist()], self.hashes[ids], prefixes, self.max_len)
+            built.pid = ids[built.pid].astype(built.pid.dtype)  # seed indices, as the filter takes them
+            self._pieces = built
+        keep_word = np.zeros(self._pieces.count, bool)
+        keep_word[self._multi_row[strings]] = True
+        return self._pieces.restricted(local >= 0, keep_word), local
 
     def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int) -> RoundState:
         expected = np.zeros(len(ids))
         for _ in range(self.config.sub_iterations):
-            lat, local = self._restricted(ids)
-            counts, _ = lat.forward_backward(scores[local[lat.pid]], self.weight)
-            expected = np.bincount(local[lat.pid], weights=counts, minlength=len(ids))
+            expected = self.sweeps.run("expected", ids, scores).per_piece
             # M-step: rare pieces go (never below the floor, never a single character)
             single = self.single[ids]
             rare = np.flatnonzero((expected < EXPECTED_MIN) & ~single)
@@ -510,17 +542,18 @@ class EmEngine:
         multi = np.flatnonzero(~single & (used > 0))
         candidates = np.zeros(0, np.int64)
         if len(multi):
-            strings = [self.seed_strings[i] for i in ids[multi].tolist()]
-            _, prefixes = hash_strings([self.seed_strings[i] for i in ids.tolist()])
-            sub = Lattices(strings, self.hashes[ids], prefixes, self.max_len)
-            edge_score = scores[sub.pid]
+            sub, local = self._piece_lattices(ids, ids[multi])
+            edge_score = scores[local[sub.pid]]
             full = (sub.start == 0) & (sub.end == sub.lens[sub.word])
             path, _ = sub.viterbi(edge_score)
+            # the pieces' lattice holds every longer seed piece: its strings -> positions in multi
+            row = np.full(sub.count, -1, dtype=np.int64)
+            row[self._multi_row[ids[multi]]] = np.arange(len(multi))
             whole = np.zeros(len(multi), bool)
-            whole[sub.word[path[full[path]]]] = True
+            whole[row[sub.word[path[full[path]]]]] = True
             removable[multi[~whole]] = True
             alt_path, _ = sub.viterbi(np.where(full, -np.inf, edge_score))
-            alt_word, alt_piece = sub.word[alt_path], sub.pid[alt_path]
+            alt_word, alt_piece = row[sub.word[alt_path]], local[sub.pid[alt_path]]
             n_alt = np.bincount(alt_word, minlength=len(multi))
             total = float(used.sum())
             f_i = used[multi]

@@ -1,0 +1,95 @@
+"""Unigram `em` sweeps in blocks and worker processes: the same model whatever the number of
+workers, and block lattices that sweep like the whole corpus's."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tokworkbench.core.text.parallel import can_fork
+from tokworkbench.core.text.pretokenize import pre_tokenizer
+from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram import parallel_em
+from tokworkbench.core.unigram.em import Lattices, hash_strings
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return [p.read_text(encoding="utf-8") for p in sorted(SAMPLES.glob("*.txt"))]
+
+
+def _train(texts, workers, monkeypatch):
+    made = []
+    original = parallel_em.BlockSweeps.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.workers = workers
+        made.append(self)
+
+    monkeypatch.setattr(parallel_em.BlockSweeps, "__init__", init)
+    config = UnigramConfig(algorithm="em", seed_size=20_000, pre_tokenizer=pre_tokenizer("metaspace"))
+    learner = UnigramLearner(texts, config)
+    rows = list(learner.run(vocab_size=learner.base_size + 400))
+    sweeps = made[0]
+    pooled = sweeps._pool is not None
+    sweeps.close()
+    return learner, rows, pooled
+
+
+@pytest.mark.skipif(not can_fork(), reason="workers are forked only where fork is the default")
+def test_one_worker_and_two_give_bit_identical_models(texts, monkeypatch):
+    one, rows_one, pooled_one = _train(texts, 1, monkeypatch)
+    two, rows_two, pooled_two = _train(texts, 2, monkeypatch)
+    assert not pooled_one and pooled_two  # the second run really went through a worker process
+    assert len(rows_one) > 1
+    assert one.state.pieces == two.state.pieces
+    assert one.state.scores == two.state.scores  # bit for bit, not approximately
+    assert one.state.freqs == two.state.freqs
+    assert [(r.loss, r.tokens, r.removed) for r in rows_one] == [(r.loss, r.tokens, r.removed) for r in rows_two]
+
+
+def test_blocks_partition_the_words_and_sweep_like_the_whole(texts):
+    words = sorted(set(" ".join(texts).split()))[:400] + ["x" * 40]  # one long word: its own block's
+    pieces = sorted(set("".join(words))) + ["th", "he", "the", "in", "ing", "an", "xx", "xxxx"]
+    hashes, prefixes = hash_strings(pieces)
+    whole = Lattices(words, hashes, prefixes, 4)
+    rng = np.random.default_rng(0)
+    weight = rng.integers(1, 5, len(words)).astype(np.float64)
+    score = np.log(rng.uniform(0.01, 1.0, len(pieces)))
+    blocks = parallel_em.cut_blocks(whole, weight)
+    assert len(blocks) == parallel_em.BLOCKS
+    assert sum(b.base.count for b in blocks) == len(words)
+    counts, z = whole.forward_backward(score[whole.pid], weight)
+    want = np.bincount(whole.pid, weights=counts, minlength=len(pieces))
+    path, best = whole.viterbi(score[whole.pid])
+    ids = np.arange(len(pieces))
+    got = [b.run("expected", ids, score, len(pieces)).per_piece for b in blocks]
+    np.testing.assert_allclose(sum(got), want, rtol=1e-12)
+    swept = [b.run("best", ids, score, len(pieces)) for b in blocks]
+    used = np.bincount(whole.pid[path], weights=weight[whole.word[path]], minlength=len(pieces))
+    np.testing.assert_allclose(sum(s.per_piece for s in swept), used, rtol=1e-12)
+    assert sum(s.tokens for s in swept) == weight[whole.word[path]].sum()
+    assert sum(s.loss for s in swept) == pytest.approx(-float(np.dot(weight, best)), rel=1e-12)
+
+
+def test_a_block_cut_to_fewer_pieces_sweeps_like_the_whole_cut_alike(texts):
+    words = sorted(set(" ".join(texts).split()))[:300]
+    pieces = sorted(set("".join(words))) + ["th", "he", "the", "in", "ing", "an", "on"]
+    hashes, prefixes = hash_strings(pieces)
+    whole = Lattices(words, hashes, prefixes, 3)
+    weight = np.ones(len(words))
+    score = np.log(np.linspace(0.05, 1.0, len(pieces)))
+    blocks = parallel_em.cut_blocks(whole, weight)
+    for drop in (["the"], ["the", "ing", "he"]):  # shrinking twice reuses the last cut
+        keep = np.array([p not in drop for p in pieces])
+        ids = np.flatnonzero(keep)
+        cut = whole.restricted(keep)
+        local = np.full(len(pieces), -1)
+        local[ids] = np.arange(len(ids))
+        counts, _ = cut.forward_backward(score[cut.pid], weight)
+        want = np.bincount(local[cut.pid], weights=counts, minlength=len(ids))
+        got = sum(b.run("expected", ids, score[ids], len(pieces)).per_piece for b in blocks)
+        np.testing.assert_allclose(got, want, rtol=1e-12)

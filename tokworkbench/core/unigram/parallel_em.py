@@ -1,0 +1,189 @@
+"""The corpus sweeps of Unigram `em` (forward-backward, Viterbi) on every core, with the same
+floats whatever the number of cores.
+
+The words are cut into `BLOCKS` blocks, a fixed number that depends on the corpus only: words
+sorted by length, cut where the edge counts balance, so one block holds the few long words and
+only it sweeps their many positions. Each block's sums are made on its own and the blocks' sums
+added in block order, so one worker and four give bit-identical models.
+
+Workers are forked once, after the blocks are cut, and kept for the whole training: they inherit
+their blocks (hundreds of MB need no pickling) and are sent only the round's vocabulary and
+scores; each sends back its blocks' per-piece sums. Where fork is not the platform's default
+(`can_fork`), or on one core, or on a small corpus, the blocks are swept in this process.
+"""
+
+import multiprocessing
+import os
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import WorkerError
+from ..text.parallel import can_fork
+
+BLOCKS = 4  # blocks the words are cut into, whatever the number of workers
+MIN_EDGES = 300_000  # below this, forking costs more than it saves
+
+
+@dataclass
+class Sweep:
+    """One pass over the corpus: per piece of the vocabulary its sum (expected count, or weight
+    of the best paths using it), the best paths' token count and the corpus loss (Viterbi)."""
+
+    per_piece: np.ndarray
+    tokens: float = 0.0
+    loss: float = 0.0
+
+
+class _Block:
+    """One block's lattices, cut down as the vocabulary shrinks (as `EmEngine` does the corpus's)."""
+
+    def __init__(self, lattices, weight: np.ndarray):
+        self.base = lattices
+        self.weight = weight
+        self.last = None
+
+    def _lattices(self, wanted: np.ndarray):
+        base = self.base
+        if self.last is not None and self.last[0][wanted].all():
+            if (self.last[0] == wanted).all():
+                return self.last[1]
+            base = self.last[1]
+        lat = base.restricted(wanted)
+        self.last = (wanted, lat)
+        return lat
+
+    def run(self, kind: str, ids: np.ndarray, scores: np.ndarray, seeds: int) -> Sweep:
+        local = np.full(seeds, -1, dtype=np.int64)
+        local[ids] = np.arange(len(ids))
+        lat = self._lattices(local >= 0)
+        piece = local[lat.pid]
+        edge_score = scores[piece]
+        if kind == "expected":
+            counts, _ = lat.forward_backward(edge_score, self.weight)
+            return Sweep(np.bincount(piece, weights=counts, minlength=len(ids)))
+        path, best = lat.viterbi(edge_score)
+        w = self.weight[lat.word[path]]
+        used = np.bincount(piece[path], weights=w, minlength=len(ids))
+        return Sweep(used, float(w.sum()), -float(np.dot(self.weight, best)))
+
+
+def cut_blocks(lattices, weight: np.ndarray, blocks: int = BLOCKS) -> list[_Block]:
+    """The words in `blocks` blocks by length (shortest first), balanced by edge count."""
+    by_length = np.argsort(lattices.lens, kind="stable")
+    edges = np.bincount(lattices.word, minlength=lattices.count)[by_length]
+    bounds = np.searchsorted(np.cumsum(edges), np.arange(1, blocks) * edges.sum() / blocks)
+    out = []
+    for part in np.split(by_length, bounds):
+        words = np.sort(part)
+        out.append(_Block(lattices.words(words), weight[words]))
+    return out
+
+
+class BlockSweeps:
+    """The corpus's blocks and the workers that sweep them."""
+
+    def __init__(self, lattices, weight: np.ndarray, seeds: int, workers: int | None = None):
+        self.blocks = cut_blocks(lattices, weight)
+        self.seeds = seeds
+        self.edges = len(lattices.pid)
+        self.workers = workers
+        self._pool: _Pool | None = None
+
+    def _worker_count(self) -> int:
+        if self.workers is not None:
+            return max(1, min(self.workers, len(self.blocks)))
+        if self.edges < MIN_EDGES or not can_fork():
+            return 1
+        return max(1, min(os.cpu_count() or 1, len(self.blocks)))
+
+    def run(self, kind: str, ids: np.ndarray, scores: np.ndarray) -> Sweep:
+        """Every block's sweep, their sums added in block order."""
+        n = self._worker_count()
+        if n > 1 and (self._pool is None or self._pool.pid != os.getpid()):
+            self._pool = _Pool(self.blocks, n, self.seeds)  # (a forked copy of this object makes its own)
+        args = (kind, np.asarray(ids), np.asarray(scores, dtype=np.float64), self.seeds)
+        parts = self._pool.run(args) if n > 1 else [b.run(*args) for b in self.blocks]
+        total = Sweep(parts[0].per_piece.astype(np.float64), parts[0].tokens, parts[0].loss)  # (a copy)
+        for part in parts[1:]:
+            total.per_piece += part.per_piece
+            total.tokens += part.tokens
+            total.loss += part.loss
+        return total
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+
+def _shares(blocks: int, workers: int) -> list[range]:
+    """Consecutive blocks per worker, the first share this process's."""
+    cuts = [blocks * k // workers for k in range(workers + 1)]
+    return [range(a, b) for a, b in zip(cuts, cuts[1:])]
+
+
+class _Pool:
+    """Forked workers, each sweeping its share of the blocks on request; this process sweeps the
+    first share meanwhile."""
+
+    def __init__(self, blocks: list[_Block], workers: int, seeds: int):
+        self.pid = os.getpid()
+        self.blocks = blocks
+        self.shares = _shares(len(blocks), workers)
+        context = multiprocessing.get_context("fork")
+        self.children = []
+        for share in self.shares[1:]:
+            mine, theirs = context.Pipe()
+            child = context.Process(target=_serve, args=([blocks[b] for b in share], theirs), daemon=True)
+            child.start()
+            theirs.close()
+            self.children.append((child, mine))
+        self._finalizer = weakref.finalize(self, _stop, self.pid, list(self.children))
+
+    def run(self, args: tuple) -> list[Sweep]:
+        for _, conn in self.children:
+            conn.send(args)
+        parts = [self.blocks[b].run(*args) for b in self.shares[0]]
+        for child, conn in self.children:
+            try:
+                ok, value = conn.recv()
+            except EOFError:
+                child.join(timeout=1)
+                raise WorkerError(f"an em worker process died before it reported (exit code {child.exitcode})") from None
+            if not ok:
+                raise value
+            parts += value
+        return parts
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _serve(blocks: list[_Block], conn) -> None:
+    while True:
+        try:
+            args = conn.recv()
+        except EOFError:
+            return
+        if args is None:
+            return
+        try:
+            conn.send((True, [b.run(*args) for b in blocks]))
+        except BaseException as exc:  # report it to the parent rather than die silently
+            conn.send((False, exc))
+
+
+def _stop(pid: int, children: list) -> None:
+    if os.getpid() != pid:  # a forked copy of this process: the workers are not its own
+        return
+    for child, conn in children:
+        try:
+            conn.send(None)
+        except (OSError, ValueError):
+            pass
+        conn.close()
+        child.join(timeout=1)
+        if child.is_alive():
+            child.terminate()
