@@ -10,7 +10,7 @@ from tokworkbench.core.text.parallel import can_fork
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 from tokworkbench.core.unigram import parallel_em
-from tokworkbench.core.unigram.em import Lattices, hash_strings
+from tokworkbench.core.unigram.em import Lattices, found_blocks, hash_strings, seed_pieces
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
 
@@ -93,3 +93,22 @@ def test_a_block_cut_to_fewer_pieces_sweeps_like_the_whole_cut_alike(texts):
         want = np.bincount(local[cut.pid], weights=counts, minlength=len(ids))
         got = sum(b.run("expected", ids, score[ids], len(pieces)).per_piece for b in blocks)
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_blocks_built_from_the_seed_edges_are_the_whole_lattices_cut(texts):
+    table_words = sorted(set(" ".join(texts).replace("\n", " ").split(" ")) - {""})
+    words = ["\u2581" + w for w in table_words] + ["\u2581" + "ab" * 30]  # a long word too
+    freqs = np.arange(1, len(words) + 1) % 7 + 1
+    found: list = []
+    pieces, _ = seed_pieces(words, freqs, 5_000, 8, edges=found)
+    hashes, prefixes = hash_strings(pieces)
+    whole = Lattices(words, hashes, prefixes, 8, found)
+    blocks, edges = found_blocks(words, found, hashes, prefixes, 8)
+    assert edges == len(whole.pid)
+    assert sorted(np.concatenate([b for b, _ in blocks]).tolist()) == list(range(len(words)))
+    for block, build in blocks:
+        built, cut = build(), whole.words(block)
+        for name in ("lens", "node_off", "word", "start", "end", "src", "dst", "pid", "back", "group_start",
+                     "back_src", "back_dst", "back_start", "back_group_start"):
+            np.testing.assert_array_equal(getattr(built, name), getattr(cut, name), err_msg=name)
+        assert built.nodes == cut.nodes

@@ -23,11 +23,12 @@ backward and Viterbi sweep it by position, all words at once.
 """
 
 import math
+from functools import partial
 
 import numpy as np
 
 from .course import check_seed_size
-from .parallel_em import BlockSweeps
+from .parallel_em import BlockSweeps, partition
 from .state import RoundAnalysis, RoundState
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
@@ -356,6 +357,38 @@ class Lattices:
         return edges, best[self.end_nodes]
 
 
+def found_blocks(words: list[str], found: list, hashes: np.ndarray, prefixes: np.ndarray,
+                  max_len: int) -> tuple[list, int]:
+    """The corpus cut into blocks (`partition`), each with what builds its lattices from the
+    seed's `found` edges (its words only, their positions moved into the block's text), and
+    the corpus's edge count. A block built so is the whole lattices' `words` of it, exactly."""
+    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    offs = np.cumsum(lens) - lens
+    word_of = np.repeat(np.arange(len(words)), lens)
+    edges = np.zeros(len(words), dtype=np.int64)
+    for at, _, _ in found:
+        edges += np.bincount(word_of[at], minlength=len(words))
+    out = []
+    for block in partition(lens, edges):
+        row = np.full(len(words), -1, dtype=np.int64)
+        row[block] = np.arange(len(block))
+        out.append((block, partial(_block_lattices, words, block, row, offs, lens, word_of, found, hashes,
+                                   prefixes, max_len)))
+    return out, int(edges.sum())
+
+
+def _block_lattices(words, block, row, offs, lens, word_of, found, hashes, prefixes, max_len) -> "Lattices":
+    """One block's lattices from the seed's edges (see `found_blocks`)."""
+    block_offs = np.cumsum(lens[block]) - lens[block]
+    parts = []
+    for at, size, pid in found:
+        w = word_of[at]
+        r = row[w]
+        keep = r >= 0  # a monotone move: each length's positions stay ascending
+        parts.append((at[keep] - offs[w[keep]] + block_offs[r[keep]], size[keep], pid[keep]))
+    return Lattices([words[i] for i in block.tolist()], hashes, prefixes, max_len, parts)
+
+
 def _narrow(values: np.ndarray) -> np.ndarray:
     """Small integers as int16 where they fit: numpy sorts those by radix, stably, in linear time."""
     if len(values) and -32768 <= values.min() and values.max() < 32768:
@@ -450,9 +483,15 @@ class EmEngine:
         self.seed_scores = log_scores
         hashes, prefixes = hash_strings(pieces)
         self.hashes = hashes
-        # the corpus lattices live on in blocks only (`parallel_em`), swept by every core
-        self.sweeps = BlockSweeps(Lattices(words, hashes, prefixes, self.max_len, found), self.weight,
-                                  len(pieces), workers)
+        # the corpus lattices live in blocks only (`parallel_em`), built and swept on every core
+        if found is None:
+            whole = Lattices(words, hashes, prefixes, self.max_len)
+            blocks = [(b, partial(whole.words, b)) for b in
+                      partition(whole.lens, np.bincount(whole.word, minlength=whole.count))]
+            edges = len(whole.pid)
+        else:
+            blocks, edges = found_blocks(words, found, hashes, prefixes, self.max_len)
+        self.sweeps = BlockSweeps(blocks, self.weight, len(pieces), edges, workers)
         self._pieces: Lattices | None = None  # every longer seed piece's lattice (`_piece_lattices`)
         self.words = words
 

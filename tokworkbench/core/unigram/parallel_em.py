@@ -15,7 +15,9 @@ scores; each sends back its blocks' per-piece sums. Where fork is not the platfo
 import multiprocessing
 import os
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -37,12 +39,21 @@ class Sweep:
 
 
 class _Block:
-    """One block's lattices, cut down as the vocabulary shrinks (as `EmEngine` does the corpus's)."""
+    """One block's lattices, cut down as the vocabulary shrinks (as `EmEngine` does the corpus's).
+    They are built by `build` when first swept: in the worker that sweeps the block, so building
+    them runs on every core too."""
 
-    def __init__(self, lattices, weight: np.ndarray):
-        self.base = lattices
+    def __init__(self, build: Callable, weight: np.ndarray):
+        self.build = build
         self.weight = weight
         self.last = None
+        self._base = None
+
+    @property
+    def base(self):
+        if self._base is None:
+            self._base, self.build = self.build(), None
+        return self._base
 
     def _lattices(self, wanted: np.ndarray):
         base = self.base
@@ -69,25 +80,30 @@ class _Block:
         return Sweep(used, float(w.sum()), -float(np.dot(self.weight, best)))
 
 
+def partition(lens: np.ndarray, edges: np.ndarray, blocks: int = BLOCKS) -> list[np.ndarray]:
+    """The words (ascending indices) of each of `blocks` blocks: by length, shortest first,
+    balanced by edge count (`edges` per word)."""
+    by_length = np.argsort(lens, kind="stable")
+    cum = np.cumsum(edges[by_length])
+    bounds = np.searchsorted(cum, np.arange(1, blocks) * (cum[-1] if len(cum) else 0) / blocks)
+    return [np.sort(part) for part in np.split(by_length, bounds)]
+
+
 def cut_blocks(lattices, weight: np.ndarray, blocks: int = BLOCKS) -> list[_Block]:
-    """The words in `blocks` blocks by length (shortest first), balanced by edge count."""
-    by_length = np.argsort(lattices.lens, kind="stable")
-    edges = np.bincount(lattices.word, minlength=lattices.count)[by_length]
-    bounds = np.searchsorted(np.cumsum(edges), np.arange(1, blocks) * edges.sum() / blocks)
-    out = []
-    for part in np.split(by_length, bounds):
-        words = np.sort(part)
-        out.append(_Block(lattices.words(words), weight[words]))
-    return out
+    """A whole corpus's lattices in blocks (`partition`)."""
+    parts = partition(lattices.lens, np.bincount(lattices.word, minlength=lattices.count), blocks)
+    return [_Block(partial(lattices.words, words), weight[words]) for words in parts]
 
 
 class BlockSweeps:
-    """The corpus's blocks and the workers that sweep them."""
+    """The corpus's blocks and the workers that sweep them. `blocks`: (words, build) pairs, the
+    block's word indices and what builds its lattices; `edges`: the corpus's edge count."""
 
-    def __init__(self, lattices, weight: np.ndarray, seeds: int, workers: int | None = None):
-        self.blocks = cut_blocks(lattices, weight)
+    def __init__(self, blocks: list[tuple[np.ndarray, Callable]], weight: np.ndarray, seeds: int, edges: int,
+                 workers: int | None = None):
+        self.blocks = [_Block(build, weight[words]) for words, build in blocks]
         self.seeds = seeds
-        self.edges = len(lattices.pid)
+        self.edges = edges
         self.workers = workers
         self._pool: _Pool | None = None
 
