@@ -152,7 +152,8 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
             if edges is not None:
                 first_candidate = sum(len(f) for f in found_score)
                 candidate = np.where(often, np.cumsum(often) - 1 + first_candidate, -1)
-                seen.append((pos, candidate[inv], length))
+                small = np.int32 if len(codes) < 2**31 else np.int64  # kept for every length: half the memory
+                seen.append((pos.astype(small), candidate[inv].astype(small), length))
             found_score.append(count[often] * length)
             found_pos.append(pos[first_at[often]])
             found_len.append(np.full(int(often.sum()), length))

@@ -120,7 +120,14 @@ class BlockSweeps:
         if n > 1 and (self._pool is None or self._pool.pid != os.getpid()):
             self._pool = _Pool(self.blocks, n, self.seeds)  # (a forked copy of this object makes its own)
         args = (kind, np.asarray(ids), np.asarray(scores, dtype=np.float64), self.seeds)
-        parts = self._pool.run(args) if n > 1 else [b.run(*args) for b in self.blocks]
+        if n == 1:
+            parts = [b.run(*args) for b in self.blocks]
+        else:
+            try:
+                parts = self._pool.run(args)
+            except BaseException:  # interrupted or failed midway: a reply may still be on its way
+                self.close()
+                raise
         total = Sweep(parts[0].per_piece.astype(np.float64), parts[0].tokens, parts[0].loss)  # (a copy)
         for part in parts[1:]:
             total.per_piece += part.per_piece
