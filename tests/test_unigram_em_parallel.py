@@ -1,11 +1,15 @@
 """Unigram `em` sweeps in blocks and worker processes: the same model whatever the number of
 workers, and block lattices that sweep like the whole corpus's."""
 
+import os
+import signal
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tokworkbench.core.errors import WorkerError
 from tokworkbench.core.text.parallel import can_fork
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
@@ -112,3 +116,43 @@ def test_blocks_built_from_the_seed_edges_are_the_whole_lattices_cut(texts):
                      "back_src", "back_dst", "back_start", "back_group_start"):
             np.testing.assert_array_equal(getattr(built, name), getattr(cut, name), err_msg=name)
         assert built.nodes == cut.nodes
+
+
+def _small_sweeps(texts, workers):
+    words = sorted(set(" ".join(texts).split()))[:2000]
+    pieces = sorted(set("".join(words))) + ["th", "he", "the", "in", "ing", "an", "on", "er"]
+    hashes, prefixes = hash_strings(pieces)
+    whole = Lattices(words, hashes, prefixes, 3)
+    weight = np.ones(len(words))
+    blocks = [(b, partial(whole.words, b)) for b in
+              parallel_em.partition(whole.lens, np.bincount(whole.word, minlength=whole.count))]
+    ids = np.arange(len(pieces))
+    score = np.log(np.linspace(0.05, 1.0, len(pieces)))
+    return parallel_em.BlockSweeps(blocks, weight, len(pieces), len(whole.pid), workers), ids, score
+
+
+@pytest.mark.skipif(not can_fork(), reason="workers are forked only where fork is the default")
+def test_a_failed_sweep_ends_the_workers_and_the_next_one_starts_afresh(texts):
+    alone, ids, score = _small_sweeps(texts, 1)
+    want = alone.run("expected", ids, score).per_piece
+    sweeps, _, _ = _small_sweeps(texts, 2)
+    first = sweeps.run("expected", ids, score).per_piece
+    pool = sweeps._pool
+    with pytest.raises(ValueError):
+        sweeps.run("nonsense", ids, score)
+    assert sweeps._pool is None and not any(child.is_alive() for child, _ in pool.children)
+    again = sweeps.run("expected", ids, score).per_piece
+    sweeps.close()
+    assert first.tolist() == want.tolist() == again.tolist()
+
+
+@pytest.mark.skipif(not can_fork(), reason="workers are forked only where fork is the default")
+def test_a_killed_worker_is_one_clear_error(texts):
+    sweeps, ids, score = _small_sweeps(texts, 2)
+    sweeps.run("best", ids, score)
+    child, _ = sweeps._pool.children[0]
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(timeout=5)
+    with pytest.raises(WorkerError, match="died"):
+        sweeps.run("best", ids, score)
+    assert sweeps._pool is None

@@ -71,6 +71,8 @@ class _Block:
         lat = self._lattices(local >= 0)
         piece = local[lat.pid]
         edge_score = scores[piece]
+        if kind not in ("expected", "best"):
+            raise ValueError(f"no sweep called {kind!r}")
         if kind == "expected":
             counts, _ = lat.forward_backward(edge_score, self.weight)
             return Sweep(np.bincount(piece, weights=counts, minlength=len(ids)))
@@ -166,15 +168,17 @@ class _Pool:
         self._finalizer = weakref.finalize(self, _stop, self.pid, list(self.children))
 
     def run(self, args: tuple) -> list[Sweep]:
-        for _, conn in self.children:
-            conn.send(args)
+        for child, conn in self.children:
+            try:
+                conn.send(args)
+            except OSError:  # a broken pipe: the worker is gone
+                raise _died(child) from None
         parts = [self.blocks[b].run(*args) for b in self.shares[0]]
         for child, conn in self.children:
             try:
                 ok, value = conn.recv()
-            except EOFError:
-                child.join(timeout=1)
-                raise WorkerError(f"an em worker process died before it reported (exit code {child.exitcode})") from None
+            except (EOFError, OSError):
+                raise _died(child) from None
             if not ok:
                 raise value
             parts += value
@@ -182,6 +186,13 @@ class _Pool:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _died(child) -> WorkerError:
+    child.join(timeout=1)
+    code = child.exitcode
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+    return WorkerError(f"an em worker process died before it reported ({how})")
 
 
 def _serve(blocks: list[_Block], conn) -> None:
