@@ -535,7 +535,7 @@ class EmEngine:
             keep = max(floor, chars)
             order = np.flatnonzero(~self.single[ids])[::-1]  # pieces are kept in score order, best first
         going = [state.pieces[i] for i in order[: max(0, n - keep)]] if n > floor else []
-        return RoundAnalysis(loss, {state.pieces[i]: v for i, v in increases.items()}, going, tokens,
+        return RoundAnalysis(loss, dict(zip([state.pieces[i] for i in increases[0]], increases[1])), going, tokens,
                              dict(zip(state.pieces, state.freqs)))
 
     # -- internals -------------------------------------------------------------------------
@@ -579,11 +579,13 @@ class EmEngine:
         ids, scores, expected = ids[order], scores[order], expected[order]
         return RoundState([self.seed_strings[i] for i in ids.tolist()], expected.tolist(), scores.tolist(), ids)
 
-    def _prune_order(self, ids: np.ndarray, scores: np.ndarray, used: np.ndarray) -> tuple[dict[int, float], np.ndarray]:
+    def _prune_order(self, ids: np.ndarray, scores: np.ndarray,
+                     used: np.ndarray) -> tuple[tuple[list[int], list[float]], np.ndarray]:
         """Removal order over positions in `ids`: the pieces that can go at once (no best path
         uses them, or their own best segmentation is not themselves), least likely first; then
         the others by estimated loss, smallest first; single characters never. Also the
-        estimated loss of every longer piece (0 for those that can go at once)."""
+        estimated loss of every longer piece (0 for those that can go at once), as (positions,
+        losses) lists."""
         n = len(ids)
         single = self.single[ids]
         losses = np.zeros(n)
@@ -617,5 +619,5 @@ class EmEngine:
         first = np.flatnonzero(removable)
         first = first[np.argsort(scores[first], kind="stable")]
         rest = candidates[np.argsort(losses[candidates], kind="stable")]
-        increases = {int(i): float(losses[i]) for i in np.flatnonzero(~single).tolist()}
-        return increases, np.concatenate([first, rest])
+        longer = np.flatnonzero(~single)
+        return (longer.tolist(), losses[longer].tolist()), np.concatenate([first, rest])
