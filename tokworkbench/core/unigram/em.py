@@ -489,7 +489,7 @@ class EmEngine:
             log_scores = np.array([given.get(p, low) for p in pieces], dtype=np.float64)
         self.max_len = max(map(len, pieces), default=1) if vocabulary is not None else config.max_piece_length
         self.seed_strings = pieces
-        self.single = np.fromiter((len(p) == 1 for p in pieces), dtype=bool, count=len(pieces))
+        self.single = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) == 1
         self.seed_scores = log_scores
         hashes, prefixes = hash_strings(pieces)
         self.hashes = hashes
