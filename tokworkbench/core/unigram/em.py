@@ -65,8 +65,10 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
 
 
 def _group(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Like np.unique(values, return_index=True, return_inverse=True), by one stable sort."""
-    order = np.argsort(values, kind="stable")
+    """Like np.unique(values, return_index=True, return_inverse=True), by one sort, but with
+    any one index of each value, not the first: the seed only reads its substring there, the
+    same at every occurrence (an unstable sort is twice as fast on these hashes)."""
+    order = np.argsort(values)
     ordered = values[order]
     starts = _run_starts(ordered)
     uniq = ordered[starts]
