@@ -156,3 +156,28 @@ def test_a_killed_worker_is_one_clear_error(texts):
     with pytest.raises(WorkerError, match="died"):
         sweeps.run("best", ids, score)
     assert sweeps._pool is None
+
+
+def _sweep_in_daemon(texts, send):
+    sweeps, ids, score = _small_sweeps(texts, 2)
+    try:
+        send.send(("ok", sweeps.run("expected", ids, score).per_piece.tolist(), sweeps._pool is None))
+    except BaseException as exc:
+        send.send(("error", repr(exc), None))
+
+
+@pytest.mark.skipif(not can_fork(), reason="workers are forked only where fork is the default")
+def test_in_a_daemonic_process_the_blocks_are_swept_in_it(texts):
+    """A session's training runs in a daemonic process, which may not start processes."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_sweep_in_daemon, args=(texts, send), daemon=True)
+    child.start()
+    kind, got, in_process = receive.recv()
+    child.join(timeout=10)
+    assert kind == "ok", got
+    assert in_process
+    alone, ids, score = _small_sweeps(texts, 1)
+    assert got == alone.run("expected", ids, score).per_piece.tolist()

@@ -9,7 +9,9 @@ added in block order, so one worker and four give bit-identical models.
 Workers are forked once, after the blocks are cut, and kept for the whole training: they inherit
 their blocks (hundreds of MB need no pickling) and are sent only the round's vocabulary and
 scores; each sends back its blocks' per-piece sums. Where fork is not the platform's default
-(`can_fork`), or on one core, or on a small corpus, the blocks are swept in this process.
+(`can_fork`), or on one core, or on a small corpus, or in a daemonic process (which may not
+start processes: a session's training runs in one, `childrun`), the blocks are swept in this
+process.
 """
 
 import multiprocessing
@@ -110,6 +112,8 @@ class BlockSweeps:
         self._pool: _Pool | None = None
 
     def _worker_count(self) -> int:
+        if multiprocessing.current_process().daemon:  # (a session's training process) may not have children
+            return 1
         if self.workers is not None:
             return max(1, min(self.workers, len(self.blocks)))
         if self.edges < MIN_EDGES or not can_fork():
