@@ -65,7 +65,7 @@ def test_blocks_partition_the_words_and_sweep_like_the_whole(texts):
     score = np.log(rng.uniform(0.01, 1.0, len(pieces)))
     blocks = parallel_em.cut_blocks(whole, weight)
     assert len(blocks) == parallel_em.BLOCKS
-    assert sum(b.base.count for b in blocks) == len(words)
+    assert sum(b.build().count for b in blocks) == len(words)
     counts, z = whole.forward_backward(score[whole.pid], weight)
     want = np.bincount(whole.pid, weights=counts, minlength=len(pieces))
     path, best = whole.viterbi(score[whole.pid])

@@ -49,20 +49,19 @@ class _Block:
         self.build = build
         self.weight = weight
         self.last = None
-        self._base = None
-
-    @property
-    def base(self):
-        if self._base is None:
-            self._base, self.build = self.build(), None
-        return self._base
 
     def _lattices(self, wanted: np.ndarray):
-        base = self.base
+        """The lattices over the `wanted` pieces: cut from the last ones when their pieces
+        include these (the vocabulary shrinks round by round), else from the block's full
+        lattices, built again (after an undo): only the last cut is kept, not the seed's
+        lattices, which hold every seed piece."""
         if self.last is not None and self.last[0][wanted].all():
             if (self.last[0] == wanted).all():
                 return self.last[1]
             base = self.last[1]
+        else:
+            self.last = None  # (freed before the build)
+            base = self.build()
         lat = base.restricted(wanted)
         self.last = (wanted, lat)
         return lat
