@@ -14,7 +14,7 @@ from tokworkbench.core.text.parallel import can_fork
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 from tokworkbench.core.unigram import parallel_em
-from tokworkbench.core.unigram.em import Lattices, found_blocks, hash_strings, seed_pieces
+from tokworkbench.core.unigram.em import Lattices, PieceBlock, found_blocks, hash_strings, seed_pieces
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
 
@@ -181,3 +181,33 @@ def test_in_a_daemonic_process_the_blocks_are_swept_in_it(texts):
     assert in_process
     alone, ids, score = _small_sweeps(texts, 1)
     assert got == alone.run("expected", ids, score).per_piece.tolist()
+
+
+def test_the_pruning_pass_in_parts_finds_what_it_finds_in_one(texts):
+    config = UnigramConfig(algorithm="em", seed_size=20_000, pre_tokenizer=pre_tokenizer("metaspace"))
+    engine = UnigramLearner(texts[:2], config)._engine
+    state = engine.seed()
+    ids, scores = state.ids, np.asarray(state.scores)
+    one = PieceBlock(engine, 0, 1).run(ids, scores)
+    parts = [PieceBlock(engine, k, 4).run(ids, scores) for k in range(4)]
+    assert sorted(one[0].tolist()) == sorted(np.concatenate([p[0] for p in parts]).tolist())
+    assert len(one[0]) > 10
+
+    def paths(alt_string, alt_piece):
+        out: dict = {}
+        for s, p in zip(alt_string.tolist(), alt_piece.tolist()):
+            out.setdefault(s, []).append(p)
+        return out
+
+    assert paths(one[1], one[2]) == paths(np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))
+    # cut down to a smaller vocabulary: the same as built for it
+    fewer = ids[: len(ids) * 3 // 4]
+    fewer = np.union1d(fewer, ids[engine.single[ids]])
+    again = PieceBlock(engine, 0, 1)
+    again.run(ids, scores)
+    where = {int(i): k for k, i in enumerate(ids.tolist())}
+    fewer_scores = scores[[where[i] for i in fewer.tolist()]]
+    cut = again.run(fewer, fewer_scores)
+    fresh = PieceBlock(engine, 0, 1).run(fewer, fewer_scores)
+    for a, b in zip(cut, fresh):
+        assert a.tolist() == b.tolist()

@@ -365,6 +365,44 @@ class Lattices:
         return edges, best[self.end_nodes]
 
 
+class PieceBlock:
+    """Part `k` of `parts` of the pruning pass's lattices: the longer pieces of the vocabulary as
+    strings, over the vocabulary. Built at the first call, in the process that sweeps it (from
+    the engine's seed, which every worker inherits), and cut down after as the vocabulary
+    shrinks (built again for one that is not a subset, after an undo). Each string's paths are
+    its own, whatever else is in the part: the parts change no float."""
+
+    def __init__(self, engine: "EmEngine", k: int, parts: int):
+        self.strings, self.hashes, self.single = engine.seed_strings, engine.hashes, engine.single
+        self.max_len, self.k, self.parts = engine.max_len, k, parts
+        self.built_for = None
+        self.last = None
+
+    def run(self, ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For this part's strings of longer pieces in `ids` (scored `scores`): those whose best
+        segmentation is themselves, and the best path without the whole-string edge, as
+        (string, piece) seed indices edge by edge."""
+        local = np.full(len(self.strings), -1, dtype=np.int64)
+        local[ids] = np.arange(len(ids))
+        wanted = local >= 0
+        if self.built_for is None or not self.built_for[ids].all():
+            multi = np.sort(ids[~self.single[ids]])
+            self.mine = np.array_split(multi, self.parts)[self.k]
+            _, prefixes = hash_strings([self.strings[i] for i in ids.tolist()])
+            self.last = None
+            built = Lattices([self.strings[i] for i in self.mine.tolist()], self.hashes[ids], prefixes, self.max_len)
+            built.pid = ids[built.pid].astype(built.pid.dtype)  # seed indices, as the filter takes them
+            self.built_for, self.base = wanted, built
+        base = self.last[1] if self.last is not None and self.last[0][wanted].all() else self.base
+        sub = base.restricted(wanted, wanted[self.mine])
+        self.last = (wanted, sub)
+        edge_score = scores[local[sub.pid]]
+        full = (sub.start == 0) & (sub.end == sub.lens[sub.word])
+        path, _ = sub.viterbi(edge_score)
+        alt_path, _ = sub.viterbi(np.where(full, -np.inf, edge_score))
+        return self.mine[sub.word[path[full[path]]]], self.mine[sub.word[alt_path]], sub.pid[alt_path]
+
+
 def found_blocks(words: list[str], found: list, hashes: np.ndarray, prefixes: np.ndarray,
                   max_len: int) -> tuple[list, int]:
     """The corpus cut into blocks (`partition`), each with what builds its lattices from the
@@ -503,8 +541,8 @@ class EmEngine:
             edges = len(whole.pid)
         else:
             blocks, edges = found_blocks(words, found, hashes, prefixes, self.max_len)
-        self.sweeps = BlockSweeps(blocks, self.weight, len(pieces), edges, workers)
-        self._pieces: Lattices | None = None  # every longer seed piece's lattice (`_piece_lattices`)
+        pruning = [PieceBlock(self, k, len(blocks)) for k in range(len(blocks))]
+        self.sweeps = BlockSweeps(blocks, self.weight, len(pieces), edges, workers, pruning)
         self.words = words
 
     # -- the learner's calls -----------------------------------------------------------------
@@ -541,27 +579,6 @@ class EmEngine:
                              dict(zip(state.pieces, state.freqs)))
 
     # -- internals -------------------------------------------------------------------------
-    def _piece_lattices(self, ids: np.ndarray, strings: np.ndarray) -> tuple[Lattices, np.ndarray]:
-        """The lattices of the seed pieces `strings` (seed indices) over the pieces `ids`, and
-        seed index -> position in ids. The vocabulary only shrinks round by round: the lattices
-        of every longer piece of the first vocabulary asked for are built once and filtered
-        after, rather than hashed and sorted again (built again only for a vocabulary that is
-        not a subset, after an undo)."""
-        local = np.full(len(self.seed_strings), -1, dtype=np.int64)
-        local[ids] = np.arange(len(ids))
-        if self._pieces is None or not self._pieces_of[ids].all():
-            multi = ids[~self.single[ids]]
-            self._pieces_of = local >= 0
-            self._multi_row = np.full(len(self.seed_strings), -1, dtype=np.int64)
-            self._multi_row[multi] = np.arange(len(multi))
-            _, prefixes = hash_strings([self.seed_strings[i] for i in ids.tolist()])
-            built = Lattices([self.seed_strings[i] for i in multi.tolist()], self.hashes[ids], prefixes, self.max_len)
-            built.pid = ids[built.pid].astype(built.pid.dtype)  # seed indices, as the filter takes them
-            self._pieces = built
-        keep_word = np.zeros(self._pieces.count, bool)
-        keep_word[self._multi_row[strings]] = True
-        return self._pieces.restricted(local >= 0, keep_word), local
-
     def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int) -> RoundState:
         expected = np.zeros(len(ids))
         for _ in range(self.config.sub_iterations):
@@ -595,18 +612,20 @@ class EmEngine:
         multi = np.flatnonzero(~single & (used > 0))
         candidates = np.zeros(0, np.int64)
         if len(multi):
-            sub, local = self._piece_lattices(ids, ids[multi])
-            edge_score = scores[local[sub.pid]]
-            full = (sub.start == 0) & (sub.end == sub.lens[sub.word])
-            path, _ = sub.viterbi(edge_score)
-            # the pieces' lattice holds every longer seed piece: its strings -> positions in multi
-            row = np.full(sub.count, -1, dtype=np.int64)
-            row[self._multi_row[ids[multi]]] = np.arange(len(multi))
+            # every longer piece's own best segmentations, on every core (`PieceBlock`), in
+            # seed indices; kept for the pieces in multi, -1 marks the others
+            parts = self.sweeps.pieces(ids, scores)
+            row = np.full(len(self.seed_strings), -1, dtype=np.int64)
+            row[ids[multi]] = np.arange(len(multi))
+            local = np.full(len(self.seed_strings), -1, dtype=np.int64)
+            local[ids] = np.arange(n)
             whole = np.zeros(len(multi), bool)
-            whole[row[sub.word[path[full[path]]]]] = True
+            itself = row[np.concatenate([p[0] for p in parts])]
+            whole[itself[itself >= 0]] = True
             removable[multi[~whole]] = True
-            alt_path, _ = sub.viterbi(np.where(full, -np.inf, edge_score))
-            alt_word, alt_piece = row[sub.word[alt_path]], local[sub.pid[alt_path]]
+            alt_string = row[np.concatenate([p[1] for p in parts])]
+            kept = alt_string >= 0  # a string's path keeps its order: the sums below are the same
+            alt_word, alt_piece = alt_string[kept], local[np.concatenate([p[2] for p in parts])[kept]]
             n_alt = np.bincount(alt_word, minlength=len(multi))
             total = float(used.sum())
             f_i = used[multi]

@@ -45,10 +45,11 @@ class _Block:
     They are built by `build` when first swept: in the worker that sweeps the block, so building
     them runs on every core too."""
 
-    def __init__(self, build: Callable, weight: np.ndarray):
+    def __init__(self, build: Callable, weight: np.ndarray, pieces=None):
         self.build = build
         self.weight = weight
         self.last = None
+        self.pieces = pieces  # the pruning pass's part swept with this block (`em.PieceBlock`)
 
     def _lattices(self, wanted: np.ndarray):
         """The lattices over the `wanted` pieces: cut from the last ones when their pieces
@@ -66,13 +67,15 @@ class _Block:
         self.last = (wanted, lat)
         return lat
 
-    def run(self, kind: str, ids: np.ndarray, scores: np.ndarray, seeds: int) -> Sweep:
+    def run(self, kind: str, ids: np.ndarray, scores: np.ndarray, seeds: int):
+        if kind == "pieces":
+            return self.pieces.run(ids, scores)
         local = np.full(seeds, -1, dtype=np.int64)
         local[ids] = np.arange(len(ids))
         lat = self._lattices(local >= 0)
         piece = local[lat.pid]
         edge_score = scores[piece]
-        if kind not in ("expected", "best"):
+        if kind not in ("expected", "best"):  # ("pieces" is the pruning pass's, above)
             raise ValueError(f"no sweep called {kind!r}")
         if kind == "expected":
             counts, _ = lat.forward_backward(edge_score, self.weight)
@@ -100,11 +103,13 @@ def cut_blocks(lattices, weight: np.ndarray, blocks: int = BLOCKS) -> list[_Bloc
 
 class BlockSweeps:
     """The corpus's blocks and the workers that sweep them. `blocks`: (words, build) pairs, the
-    block's word indices and what builds its lattices; `edges`: the corpus's edge count."""
+    block's word indices and what builds its lattices; `edges`: the corpus's edge count;
+    `pieces`: the pruning pass's parts, one a block."""
 
     def __init__(self, blocks: list[tuple[np.ndarray, Callable]], weight: np.ndarray, seeds: int, edges: int,
-                 workers: int | None = None):
-        self.blocks = [_Block(build, weight[words]) for words, build in blocks]
+                 workers: int | None = None, pieces: list | None = None):
+        pieces = pieces or [None] * len(blocks)
+        self.blocks = [_Block(build, weight[words], part) for (words, build), part in zip(blocks, pieces)]
         self.seeds = seeds
         self.edges = edges
         self.workers = workers
@@ -121,6 +126,19 @@ class BlockSweeps:
 
     def run(self, kind: str, ids: np.ndarray, scores: np.ndarray) -> Sweep:
         """Every block's sweep, their sums added in block order."""
+        parts = self._parts(kind, ids, scores)
+        total = Sweep(parts[0].per_piece.astype(np.float64), parts[0].tokens, parts[0].loss)  # (a copy)
+        for part in parts[1:]:
+            total.per_piece += part.per_piece
+            total.tokens += part.tokens
+            total.loss += part.loss
+        return total
+
+    def pieces(self, ids: np.ndarray, scores: np.ndarray) -> list:
+        """The pruning pass's parts' results (`em.PieceBlock.run`), in block order."""
+        return self._parts("pieces", ids, scores)
+
+    def _parts(self, kind: str, ids: np.ndarray, scores: np.ndarray) -> list:
         n = self._worker_count()
         if n > 1 and (self._pool is None or self._pool.pid != os.getpid()):
             self._pool = _Pool(self.blocks, n, self.seeds)  # (a forked copy of this object makes its own)
@@ -133,12 +151,7 @@ class BlockSweeps:
             except BaseException:  # interrupted or failed midway: a reply may still be on its way
                 self.close()
                 raise
-        total = Sweep(parts[0].per_piece.astype(np.float64), parts[0].tokens, parts[0].loss)  # (a copy)
-        for part in parts[1:]:
-            total.per_piece += part.per_piece
-            total.tokens += part.tokens
-            total.loss += part.loss
-        return total
+        return parts
 
     def close(self) -> None:
         if self._pool is not None:
