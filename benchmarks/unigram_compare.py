@@ -9,16 +9,19 @@ start. Every trainer sees the text line by line (SentencePiece's sentences), so 
 pre-tokenizer prepends one ▁ to each line as SentencePiece's dummy prefix does.
 
 SentencePiece runs with unigram, the identity normalization, remove_extra_whitespaces=false and
-otherwise its defaults (it uses every core; ours and HF's numpy/Rust paths as they come). Each
-trainer runs in a child process, so its peak memory (ru_maxrss) is its own. Prints times, the
-ratios to SentencePiece, peak memory and the tokens each model gives on the held-out lines.
-"time" is the child's whole run (imports, training, saving, encoding the held-out lines); "train"
-is training alone (from the lines in memory to a model: SentencePiece's includes writing its
-input file, which it reads), the time the bar is about. The load average is printed beside them.
+otherwise its defaults (it uses every core, as em's worker processes do; HF's Rust as it comes).
+Each trainer runs in a child process, so its peak memory (ru_maxrss) is its own. Prints times,
+the ratios to SentencePiece, peak memory and the tokens each model gives on the held-out lines.
+"cpu" is the child's CPU time, its threads' and worker processes' included; "wk MB" the largest
+worker process's peak (em's; pages shared with the parent count in both). "time" is the child's
+whole run (imports, training, saving, encoding the held-out lines); "train" is training alone
+(from the lines in memory to a model: SentencePiece's includes writing its input file, which it
+reads), the time the bar is about. The load average is printed beside them.
 sentencepiece is only a benchmark dependency (the `bench` extra).
 """
 
 import argparse
+import gc
 import json
 import lzma
 import multiprocessing as mp
@@ -72,7 +75,11 @@ def run_child(target, *args):
         result = target(*args)
         elapsed = time.perf_counter() - t0
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        child.send((result, elapsed, peak))
+        # CPU time of every thread and every (ended) worker process: what the run cost the machine
+        cpu = sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                              resource.RUSAGE_CHILDREN)))
+        workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker's
+        child.send(((*result, cpu, workers_peak), elapsed, peak))
 
     proc = ctx.Process(target=body)
     proc.start()
@@ -93,6 +100,8 @@ def ours(lines: list[str], held: list[str], vocab_size: int, seed_size: int, out
             pass
     model = learner.model()
     trained = time.perf_counter() - t0
+    del learner  # its worker processes end (and count in the CPU time)
+    gc.collect()
     modelfile.save(model, out)
     return sum(len(model.encode(line)) for line in held), trained
 
@@ -159,24 +168,27 @@ def main():
                 if not args.skip_hf:
                     rows["hf UnigramTrainer"] = run_child(hf, lines, held, args.vocab_size)
                 runs.append(rows)
-                (sp_tokens, sp_train), sp_time, sp_peak = rows["sentencepiece"]
+                (sp_tokens, sp_train, sp_cpu, _), sp_time, sp_peak = rows["sentencepiece"]
                 print(f"\n{size:.1f} MB training text ({len(lines):,} lines), run {k + 1}, "
                       f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
                 print(f"  {'trainer':<20} {'time s':>8} {'x sp':>6} {'train s':>8} {'x sp':>6} {'peak MB':>8} "
-                      f"{'x sp':>6} {'held-out tokens':>16} {'vs sp':>8}")
-                for name, ((tokens, trained), elapsed, peak) in rows.items():
+                      f"{'x sp':>6} {'wk MB':>6} {'cpu s':>7} {'held-out tokens':>16} {'vs sp':>8}")
+                for name, ((tokens, trained, cpu, workers_peak), elapsed, peak) in rows.items():
                     print(f"  {name:<20} {elapsed:8.2f} {elapsed / sp_time:6.2f} {trained:8.2f} "
-                          f"{trained / sp_train:6.2f} {peak:8.0f} {peak / sp_peak:6.2f} "
+                          f"{trained / sp_train:6.2f} {peak:8.0f} {peak / sp_peak:6.2f} {workers_peak:6.0f} {cpu:7.2f} "
                           f"{tokens:16,} {100 * (tokens / sp_tokens - 1):+7.2f}%")
                     report.append({"mb": size, "run": k + 1, "trainer": name, "seconds": elapsed,
-                                   "train_seconds": trained, "peak_mb": peak, "tokens": tokens, "load": load})
+                                   "train_seconds": trained, "cpu_seconds": cpu, "peak_mb": peak,
+                                   "workers_peak_mb": workers_peak, "tokens": tokens,
+                                   "load": load})
             if args.repeat > 1:
                 print(f"  medians over {args.repeat} runs (ratio: median of each run's own ratio)")
                 for name in runs[0]:
                     ratio = statistics.median(r[name][0][1] / r["sentencepiece"][0][1] for r in runs)
                     whole = statistics.median(r[name][1] / r["sentencepiece"][1] for r in runs)
+                    cpu = statistics.median(r[name][0][2] / r["sentencepiece"][0][2] for r in runs)
                     print(f"  {name:<20} train {statistics.median(r[name][0][1] for r in runs):8.2f} s  "
-                          f"x sp {ratio:5.2f}   whole run x sp {whole:5.2f}")
+                          f"x sp {ratio:5.2f}   whole run x sp {whole:5.2f}   cpu x sp {cpu:5.2f}")
     print("\n" + json.dumps(report))
 
 

@@ -23,10 +23,12 @@ backward and Viterbi sweep it by position, all words at once.
 """
 
 import math
+from functools import partial
 
 import numpy as np
 
 from .course import check_seed_size
+from .parallel_em import BlockSweeps, partition
 from .state import RoundAnalysis, RoundState
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
@@ -63,8 +65,10 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
 
 
 def _group(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Like np.unique(values, return_index=True, return_inverse=True), by one stable sort."""
-    order = np.argsort(values, kind="stable")
+    """Like np.unique(values, return_index=True, return_inverse=True), by one sort, but with
+    any one index of each value, not the first: the seed only reads its substring there, the
+    same at every occurrence (an unstable sort is twice as fast on these hashes)."""
+    order = np.argsort(values)
     ordered = values[order]
     starts = _run_starts(ordered)
     uniq = ordered[starts]
@@ -150,7 +154,8 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
             if edges is not None:
                 first_candidate = sum(len(f) for f in found_score)
                 candidate = np.where(often, np.cumsum(often) - 1 + first_candidate, -1)
-                seen.append((pos, candidate[inv], length))
+                small = np.int32 if len(codes) < 2**31 else np.int64  # kept for every length: half the memory
+                seen.append((pos.astype(small), candidate[inv].astype(small), length))
             found_score.append(count[often] * length)
             found_pos.append(pos[first_at[often]])
             found_len.append(np.full(int(often.sum()), length))
@@ -254,12 +259,15 @@ class Lattices:
         self.back_src, self.back_dst, self.back_start = self.src[self.back], self.dst[self.back], self.start[self.back]
         self.back_group_start = _run_starts(self.back_src)
 
-    def restricted(self, keep_piece: np.ndarray) -> "Lattices":
-        """The same lattices with only the edges of pieces where `keep_piece[pid]` is true
-        (a filter keeps both sweep orders: nothing is sorted again)."""
+    def restricted(self, keep_piece: np.ndarray, keep_word: np.ndarray | None = None) -> "Lattices":
+        """The same lattices with only the edges of pieces where `keep_piece[pid]` is true, and
+        with `keep_word`, of strings where `keep_word[word]` is (a string left out keeps its
+        nodes, with no edge). A filter keeps both sweep orders: nothing is sorted again."""
         out = object.__new__(Lattices)
         out.count, out.lens, out.node_off, out.nodes = self.count, self.lens, self.node_off, self.nodes
         keep = keep_piece[self.pid]
+        if keep_word is not None:
+            keep &= keep_word[self.word]
         remap = np.cumsum(keep) - 1
         out.word, out.start, out.end = self.word[keep], self.start[keep], self.end[keep]
         out.src, out.dst, out.pid = self.src[keep], self.dst[keep], self.pid[keep]
@@ -269,13 +277,41 @@ class Lattices:
         out.back_group_start = _run_starts(out.back_src)
         return out
 
+    def words(self, words: np.ndarray) -> "Lattices":
+        """The lattices of strings `words` only (ascending indices), numbered 0.. in that order:
+        a filter, so both sweep orders hold without sorting again."""
+        out = object.__new__(Lattices)
+        out.count, out.lens = len(words), self.lens[words]
+        out.node_off = np.cumsum(out.lens + 1) - (out.lens + 1)
+        out.nodes = int(out.node_off[-1] + out.lens[-1] + 1) if len(words) else 0
+        row = np.full(self.count, -1, dtype=np.int64)
+        row[words] = np.arange(len(words))
+        keep = row[self.word] >= 0
+        shift = (out.node_off - self.node_off[words])  # each kept string's node offset moves by this
+        small = self.src.dtype
+        out.word = row[self.word[keep]].astype(small)
+        out.start, out.end, out.pid = self.start[keep], self.end[keep], self.pid[keep]
+        out.src = (self.src[keep] + shift[out.word]).astype(small)
+        out.dst = (self.dst[keep] + shift[out.word]).astype(small)
+        out.back = (np.cumsum(keep) - 1)[self.back[keep[self.back]]].astype(small)
+        out.group_start = _run_starts(out.dst)
+        out.back_src, out.back_dst, out.back_start = out.src[out.back], out.dst[out.back], out.start[out.back]
+        out.back_group_start = _run_starts(out.back_src)
+        return out
+
     def _blocks(self, key: np.ndarray, starts: np.ndarray):
-        """Runs of equal `key` (sorted), each as (lo, hi, group starts inside it)."""
+        """Runs of equal `key` (sorted), each as (lo, hi, group starts inside it, group sizes).
+        All found by one pass each, then sliced: a sweep has a run per position of the
+        longest word, and per-run allocations were a fifth of its time."""
         if not len(key):
             return
-        cuts = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
-        for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-            yield lo, hi, np.flatnonzero(starts[lo:hi])
+        cuts = np.flatnonzero(_run_starts(key)).tolist() + [len(key)]
+        group = np.flatnonzero(starts)  # a group never spans two runs: runs start groups
+        sizes = np.diff(group, append=len(key))
+        at = np.searchsorted(group, cuts).tolist()
+        for k in range(len(cuts) - 1):
+            lo, a, b = cuts[k], at[k], at[k + 1]
+            yield lo, cuts[k + 1], group[a:b] - lo, sizes[a:b]
 
     @property
     def end_nodes(self) -> np.ndarray:
@@ -287,16 +323,16 @@ class Lattices:
         and each word's log partition function. `score` is per edge."""
         alpha = np.full(self.nodes, -np.inf)
         alpha[self.node_off] = 0.0
-        for lo, hi, g in self._blocks(self.end, self.group_start):
+        for lo, hi, g, sizes in self._blocks(self.end, self.group_start):
             v = alpha[self.src[lo:hi]] + score[lo:hi]
             # a group's last edge (the latest start) is its one-character piece: the reference
-            alpha[self.dst[lo:hi][g]] = _segment_logsumexp(v, g, np.r_[g[1:], hi - lo] - 1)
+            alpha[self.dst[lo:hi][g]] = _segment_logsumexp(v, g, g + sizes - 1, sizes)
         beta = np.full(self.nodes, -np.inf)
         beta[self.end_nodes] = 0.0
         b_src, b_dst, b_score = self.back_src, self.back_dst, score[self.back]
-        for lo, hi, g in self._blocks(self.back_start, self.back_group_start):
+        for lo, hi, g, sizes in self._blocks(self.back_start, self.back_group_start):
             v = beta[b_dst[lo:hi]] + b_score[lo:hi]
-            beta[b_src[lo:hi][g]] = _segment_logsumexp(v, g, g)  # first edge: the one-character piece
+            beta[b_src[lo:hi][g]] = _segment_logsumexp(v, g, g, sizes)  # first edge: the one-character piece
         z = alpha[self.end_nodes]
         post = np.exp(alpha[self.src] + score + beta[self.dst] - z[self.word])
         return weight[self.word] * post, z
@@ -307,14 +343,13 @@ class Lattices:
         best = np.full(self.nodes, -np.inf)
         best[self.node_off] = 0.0
         back = np.full(self.nodes, -1, dtype=np.int64)
-        for lo, hi, g in self._blocks(self.end, self.group_start):
+        for lo, hi, g, sizes in self._blocks(self.end, self.group_start):
             v = best[self.src[lo:hi]] + score[lo:hi]
             top = np.maximum.reduceat(v, g)
-            sizes = np.diff(np.r_[g, hi - lo])
             group = np.repeat(np.arange(len(g)), sizes)
             winners = np.flatnonzero(v == top[group])
             won = group[winners]  # ascending: each group's first winner is where its run starts
-            chosen = winners[np.r_[True, won[1:] != won[:-1]]]
+            chosen = winners[_run_starts(won)]
             dst = self.dst[lo:hi][g]
             best[dst] = top
             back[dst[group[chosen]]] = lo + chosen
@@ -328,6 +363,76 @@ class Lattices:
             cur = cur[self.start[e] > 0]
         edges = np.concatenate(path) if path else np.zeros(0, np.int64)
         return edges, best[self.end_nodes]
+
+
+class PieceBlock:
+    """Part `k` of `parts` of the pruning pass's lattices: the longer pieces of the vocabulary as
+    strings, over the vocabulary. Built at the first call, in the process that sweeps it (from
+    the engine's seed, which every worker inherits), and cut down after as the vocabulary
+    shrinks (built again for one that is not a subset, after an undo). Each string's paths are
+    its own, whatever else is in the part: the parts change no float."""
+
+    def __init__(self, engine: "EmEngine", k: int, parts: int):
+        self.strings, self.hashes, self.single = engine.seed_strings, engine.hashes, engine.single
+        self.max_len, self.k, self.parts = engine.max_len, k, parts
+        self.built_for = None
+        self.last = None
+
+    def run(self, ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For this part's strings of longer pieces in `ids` (scored `scores`): those whose best
+        segmentation is themselves, and the best path without the whole-string edge, as
+        (string, piece) seed indices edge by edge."""
+        local = np.full(len(self.strings), -1, dtype=np.int64)
+        local[ids] = np.arange(len(ids))
+        wanted = local >= 0
+        if self.built_for is None or not self.built_for[ids].all():
+            multi = np.sort(ids[~self.single[ids]])
+            self.mine = np.array_split(multi, self.parts)[self.k]
+            _, prefixes = hash_strings([self.strings[i] for i in ids.tolist()])
+            self.last = None
+            built = Lattices([self.strings[i] for i in self.mine.tolist()], self.hashes[ids], prefixes, self.max_len)
+            built.pid = ids[built.pid].astype(built.pid.dtype)  # seed indices, as the filter takes them
+            self.built_for, self.base = wanted, built
+        base = self.last[1] if self.last is not None and self.last[0][wanted].all() else self.base
+        sub = base.restricted(wanted, wanted[self.mine])
+        self.last = (wanted, sub)
+        edge_score = scores[local[sub.pid]]
+        full = (sub.start == 0) & (sub.end == sub.lens[sub.word])
+        path, _ = sub.viterbi(edge_score)
+        alt_path, _ = sub.viterbi(np.where(full, -np.inf, edge_score))
+        return self.mine[sub.word[path[full[path]]]], self.mine[sub.word[alt_path]], sub.pid[alt_path]
+
+
+def found_blocks(words: list[str], found: list, hashes: np.ndarray, prefixes: np.ndarray,
+                  max_len: int) -> tuple[list, int]:
+    """The corpus cut into blocks (`partition`), each with what builds its lattices from the
+    seed's `found` edges (its words only, their positions moved into the block's text), and
+    the corpus's edge count. A block built so is the whole lattices' `words` of it, exactly."""
+    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    offs = np.cumsum(lens) - lens
+    word_of = np.repeat(np.arange(len(words)), lens)
+    edges = np.zeros(len(words), dtype=np.int64)
+    for at, _, _ in found:
+        edges += np.bincount(word_of[at], minlength=len(words))
+    out = []
+    for block in partition(lens, edges):
+        row = np.full(len(words), -1, dtype=np.int64)
+        row[block] = np.arange(len(block))
+        out.append((block, partial(_block_lattices, words, block, row, offs, lens, word_of, found, hashes,
+                                   prefixes, max_len)))
+    return out, int(edges.sum())
+
+
+def _block_lattices(words, block, row, offs, lens, word_of, found, hashes, prefixes, max_len) -> "Lattices":
+    """One block's lattices from the seed's edges (see `found_blocks`)."""
+    block_offs = np.cumsum(lens[block]) - lens[block]
+    parts = []
+    for at, size, pid in found:
+        w = word_of[at]
+        r = row[w]
+        keep = r >= 0  # a monotone move: each length's positions stay ascending
+        parts.append((at[keep] - offs[w[keep]] + block_offs[r[keep]], size[keep], pid[keep]))
+    return Lattices([words[i] for i in block.tolist()], hashes, prefixes, max_len, parts)
 
 
 def _narrow(values: np.ndarray) -> np.ndarray:
@@ -347,17 +452,21 @@ def _compose(order: np.ndarray, back_in_text_order: np.ndarray) -> np.ndarray:
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
     """True where a run of equal values starts."""
-    if not len(values):
-        return np.zeros(0, bool)
-    return np.r_[True, values[1:] != values[:-1]]
+    out = np.empty(len(values), bool)
+    if len(values):
+        out[0] = True
+        np.not_equal(values[1:], values[:-1], out=out[1:])
+    return out
 
 
-def _segment_logsumexp(v: np.ndarray, g: np.ndarray, ref: np.ndarray | None = None) -> np.ndarray:
+def _segment_logsumexp(v: np.ndarray, g: np.ndarray, ref: np.ndarray | None = None,
+                       sizes: np.ndarray | None = None) -> np.ndarray:
     """log(sum(exp(v))) over each group (groups start at `g`). Each group's values are taken
     relative to one of them, for range: its maximum, or with `ref` the value at index `ref` of
     each group, which saves the pass that finds the maximum; a group where that overflows or
     the reference is not finite is done again with the maximum."""
-    sizes = np.diff(np.r_[g, len(v)])
+    if sizes is None:
+        sizes = np.diff(g, append=len(v))
     if ref is not None:
         top = v[ref]
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -366,7 +475,7 @@ def _segment_logsumexp(v: np.ndarray, g: np.ndarray, ref: np.ndarray | None = No
         bad = ~(np.isfinite(top) & np.isfinite(total))
         if not bad.any():
             return out
-        out[bad] = _segment_logsumexp(v, g)[bad]
+        out[bad] = _segment_logsumexp(v, g, sizes=sizes)[bad]
         return out
     top = np.maximum.reduceat(v, g)
     safe = np.where(np.isfinite(top), top, 0.0)
@@ -395,10 +504,13 @@ class EmEngine:
     """What the learner calls for `--algorithm em`: the seed, a round, and the analysis that says
     what the next round removes."""
 
-    def __init__(self, words: list[str], freqs: list[int], config, vocabulary: list[tuple[str, float]] | None = None):
+    def __init__(self, words: list[str], freqs: list[int], config, vocabulary: list[tuple[str, float]] | None = None,
+                 workers: int | None = None):
         """`vocabulary`, (piece, log probability) pairs of another model, replaces the seed:
         round 0 is then that model as it is (no EM), with any character of the corpus it lacks
-        added at its lowest score - 10, as an unknown character would cost."""
+        added at its lowest score - 10, as an unknown character would cost. `workers`: processes
+        sweeping the corpus (default: every core, on a corpus large enough); the model is the
+        same whatever their number."""
         self.config = config
         self.weight = np.asarray(freqs, dtype=np.float64)
         self.replayed = vocabulary is not None
@@ -417,21 +529,27 @@ class EmEngine:
             log_scores = np.array([given.get(p, low) for p in pieces], dtype=np.float64)
         self.max_len = max(map(len, pieces), default=1) if vocabulary is not None else config.max_piece_length
         self.seed_strings = pieces
-        self.single = np.fromiter((len(p) == 1 for p in pieces), dtype=bool, count=len(pieces))
+        self.single = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) == 1
         self.seed_scores = log_scores
         hashes, prefixes = hash_strings(pieces)
         self.hashes = hashes
-        self.lattices = Lattices(words, hashes, prefixes, self.max_len, found)
-        self._last: tuple[np.ndarray, Lattices] | None = None
+        # the corpus lattices live in blocks only (`parallel_em`), built and swept on every core
+        if found is None:
+            whole = Lattices(words, hashes, prefixes, self.max_len)
+            blocks = [(b, partial(whole.words, b)) for b in
+                      partition(whole.lens, np.bincount(whole.word, minlength=whole.count))]
+            edges = len(whole.pid)
+        else:
+            blocks, edges = found_blocks(words, found, hashes, prefixes, self.max_len)
+        pruning = [PieceBlock(self, k, len(blocks)) for k in range(len(blocks))]
+        self.sweeps = BlockSweeps(blocks, self.weight, len(pieces), edges, workers, pruning)
         self.words = words
 
     # -- the learner's calls -----------------------------------------------------------------
     def seed(self) -> RoundState:
         ids = np.arange(len(self.seed_strings))
         if self.replayed:  # the other model's scores as they are; expected counts for the table
-            lat, local = self._restricted(ids)
-            counts, _ = lat.forward_backward(self.seed_scores[lat.pid], self.weight)
-            expected = np.bincount(lat.pid, weights=counts, minlength=len(ids))
+            expected = self.sweeps.run("expected", ids, self.seed_scores).per_piece
             order = np.argsort(-self.seed_scores, kind="stable")
             return RoundState([self.seed_strings[i] for i in order.tolist()], expected[order].tolist(),
                               self.seed_scores[order].tolist(), ids[order])
@@ -443,13 +561,11 @@ class EmEngine:
 
     def analyze(self, state: RoundState, floor: int) -> RoundAnalysis:
         ids, scores = state.ids, np.asarray(state.scores)
-        lat, local = self._restricted(ids)
-        edge_score = scores[local[lat.pid]]
-        path, best = lat.viterbi(edge_score)
+        swept = self.sweeps.run("best", ids, scores)
         n = len(ids)
-        used = np.bincount(local[lat.pid[path]], weights=self.weight[lat.word[path]], minlength=n)
-        tokens = int(round(float(self.weight[lat.word[path]].sum())))
-        loss = -float(np.dot(self.weight, best))
+        used = swept.per_piece
+        tokens = int(round(swept.tokens))
+        loss = swept.loss
         increases, order = self._prune_order(ids, scores, used)
         chars = int(self.single[ids].sum())
         desired = int(floor * FINAL_MARGIN)
@@ -459,30 +575,14 @@ class EmEngine:
             keep = max(floor, chars)
             order = np.flatnonzero(~self.single[ids])[::-1]  # pieces are kept in score order, best first
         going = [state.pieces[i] for i in order[: max(0, n - keep)]] if n > floor else []
-        return RoundAnalysis(loss, {state.pieces[i]: v for i, v in increases.items()}, going, tokens,
+        return RoundAnalysis(loss, dict(zip([state.pieces[i] for i in increases[0]], increases[1])), going, tokens,
                              dict(zip(state.pieces, state.freqs)))
 
     # -- internals -------------------------------------------------------------------------
-    def _restricted(self, ids: np.ndarray) -> tuple[Lattices, np.ndarray]:
-        """The corpus lattices over pieces `ids` (seed indices), and seed index -> position in ids.
-        Cut from the last one made when its pieces include these (the vocabulary shrinks round
-        by round), else from the seed's."""
-        local = np.full(len(self.seed_strings), -1, dtype=np.int64)
-        local[ids] = np.arange(len(ids))
-        wanted = local >= 0
-        base = self.lattices
-        if self._last is not None and self._last[0][ids].all():
-            base = self._last[1]
-        lat = base.restricted(wanted)
-        self._last = (wanted, lat)
-        return lat, local
-
     def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int) -> RoundState:
         expected = np.zeros(len(ids))
         for _ in range(self.config.sub_iterations):
-            lat, local = self._restricted(ids)
-            counts, _ = lat.forward_backward(scores[local[lat.pid]], self.weight)
-            expected = np.bincount(local[lat.pid], weights=counts, minlength=len(ids))
+            expected = self.sweeps.run("expected", ids, scores).per_piece
             # M-step: rare pieces go (never below the floor, never a single character)
             single = self.single[ids]
             rare = np.flatnonzero((expected < EXPECTED_MIN) & ~single)
@@ -498,11 +598,13 @@ class EmEngine:
         ids, scores, expected = ids[order], scores[order], expected[order]
         return RoundState([self.seed_strings[i] for i in ids.tolist()], expected.tolist(), scores.tolist(), ids)
 
-    def _prune_order(self, ids: np.ndarray, scores: np.ndarray, used: np.ndarray) -> tuple[dict[int, float], np.ndarray]:
+    def _prune_order(self, ids: np.ndarray, scores: np.ndarray,
+                     used: np.ndarray) -> tuple[tuple[list[int], list[float]], np.ndarray]:
         """Removal order over positions in `ids`: the pieces that can go at once (no best path
         uses them, or their own best segmentation is not themselves), least likely first; then
         the others by estimated loss, smallest first; single characters never. Also the
-        estimated loss of every longer piece (0 for those that can go at once)."""
+        estimated loss of every longer piece (0 for those that can go at once), as (positions,
+        losses) lists."""
         n = len(ids)
         single = self.single[ids]
         losses = np.zeros(n)
@@ -510,17 +612,20 @@ class EmEngine:
         multi = np.flatnonzero(~single & (used > 0))
         candidates = np.zeros(0, np.int64)
         if len(multi):
-            strings = [self.seed_strings[i] for i in ids[multi].tolist()]
-            _, prefixes = hash_strings([self.seed_strings[i] for i in ids.tolist()])
-            sub = Lattices(strings, self.hashes[ids], prefixes, self.max_len)
-            edge_score = scores[sub.pid]
-            full = (sub.start == 0) & (sub.end == sub.lens[sub.word])
-            path, _ = sub.viterbi(edge_score)
+            # every longer piece's own best segmentations, on every core (`PieceBlock`), in
+            # seed indices; kept for the pieces in multi, -1 marks the others
+            parts = self.sweeps.pieces(ids, scores)
+            row = np.full(len(self.seed_strings), -1, dtype=np.int64)
+            row[ids[multi]] = np.arange(len(multi))
+            local = np.full(len(self.seed_strings), -1, dtype=np.int64)
+            local[ids] = np.arange(n)
             whole = np.zeros(len(multi), bool)
-            whole[sub.word[path[full[path]]]] = True
+            itself = row[np.concatenate([p[0] for p in parts])]
+            whole[itself[itself >= 0]] = True
             removable[multi[~whole]] = True
-            alt_path, _ = sub.viterbi(np.where(full, -np.inf, edge_score))
-            alt_word, alt_piece = sub.word[alt_path], sub.pid[alt_path]
+            alt_string = row[np.concatenate([p[1] for p in parts])]
+            kept = alt_string >= 0  # a string's path keeps its order: the sums below are the same
+            alt_word, alt_piece = alt_string[kept], local[np.concatenate([p[2] for p in parts])[kept]]
             n_alt = np.bincount(alt_word, minlength=len(multi))
             total = float(used.sum())
             f_i = used[multi]
@@ -535,5 +640,5 @@ class EmEngine:
         first = np.flatnonzero(removable)
         first = first[np.argsort(scores[first], kind="stable")]
         rest = candidates[np.argsort(losses[candidates], kind="stable")]
-        increases = {int(i): float(losses[i]) for i in np.flatnonzero(~single).tolist()}
-        return increases, np.concatenate([first, rest])
+        longer = np.flatnonzero(~single)
+        return (longer.tolist(), losses[longer].tolist()), np.concatenate([first, rest])
