@@ -21,7 +21,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from .bpe.gcpause import collector_paused
 from .session import FinishReason, RunFinished, RunProgress, Session
 from .snapshot import View
 from .text.parallel import can_fork
@@ -65,13 +64,12 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
                 on_progress(payload)
             elif kind == "part":  # rebuilt now, while the child packs the next
                 name, packed = payload
-                with collector_paused():  # 170k new lists for the index: the collector tripled their cost
-                    state[name] = unpack(packed, arena)
+                state[name] = unpack(packed, arena)
             else:
                 result = (kind, payload)
         kind, payload = result
         if kind == "done":
-            with session.lock, collector_paused():
+            with session.lock:
                 session.learner.restore_state(state)
     finally:
         cancel.set()
