@@ -142,3 +142,13 @@ def test_a_cancelled_forked_run_then_steps_and_undoes_as_an_uninterrupted_traine
     assert there.undo_to(finished.done // 2) == here.undo_to(finished.done // 2)
     assert _state(there.learner) == _state(here.learner)
     assert there.snapshot(View(doc=1)) == here.snapshot(View(doc=1))
+
+
+def test_an_index_mixing_widths_and_lists_packs_to_its_positions():
+    index = {7: np.array([1, 2], dtype=np.int32), 8: np.array([3], dtype=np.int64), 9: [4, 5], 10: []}
+    keys, sizes, positions = flatchunks._pack(index, np.int32)
+    assert keys.tolist() == [7, 8, 9, 10] and sizes.tolist() == [2, 1, 2, 0]
+    assert positions.dtype == np.int32 and positions.tolist() == [1, 2, 3, 4, 5]
+    back = flatchunks._unpack(keys, sizes, positions)
+    assert {k: v.tolist() for k, v in back.items()} == {7: [1, 2], 8: [3], 9: [4, 5], 10: []}
+    assert back[7].flags.writeable

@@ -452,14 +452,23 @@ class FlatChunks:
 
 
 def _pack(index: dict, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An index as three arrays: keys, sizes, positions end to end (one concatenate takes the
-    arrays and the lists alike: half the time of joining the lists apart)."""
+    """An index as three arrays: keys, sizes, positions end to end. The entries are joined as
+    bytes (a third of np.concatenate's time over 170k small arrays), the few lists made arrays
+    first; an array of another width makes the total come out wrong, and numpy joins them."""
     keys = np.fromiter(index, dtype=np.int64, count=len(index))
     parts = list(index.values())
     sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     if not parts:
         return keys, sizes, EMPTY.astype(dtype)
-    return keys, sizes, np.concatenate(parts, dtype=dtype, casting="unsafe")
+    for i in [i for i, part in enumerate(parts) if type(part) is list]:
+        parts[i] = np.array(parts[i], dtype=dtype)
+    try:
+        joined = np.frombuffer(bytearray().join(parts), dtype=dtype)  # writable, as the index's arrays are
+    except (BufferError, ValueError):  # not contiguous, or not a whole number of items
+        joined = None
+    if joined is None or len(joined) != int(sizes.sum()):
+        joined = np.concatenate(parts, dtype=dtype, casting="unsafe")
+    return keys, sizes, joined
 
 
 def _unpack(keys: np.ndarray, sizes: np.ndarray, positions: np.ndarray) -> dict:
