@@ -152,3 +152,14 @@ def test_an_index_mixing_widths_and_lists_packs_to_its_positions():
     back = flatchunks._unpack(keys, sizes, positions)
     assert {k: v.tolist() for k, v in back.items()} == {7: [1, 2], 8: [3], 9: [4, 5], 10: []}
     assert back[7].flags.writeable
+
+
+def test_a_long_list_or_dict_in_pieces_comes_back_whole_and_in_order(monkeypatch):
+    from tokworkbench.core import transfer
+
+    monkeypatch.setattr(transfer, "PIECE", 3)
+    counts = {(k * 7919) % 101: k for k in range(10)}
+    heap = list(range(10, 0, -1))
+    for value in (counts, heap, {}, []):
+        got = pickle.loads(pickle.dumps(transfer.in_pieces(value)))
+        assert got == value and list(got) == list(value) and built(transfer.in_pieces(value)) == value

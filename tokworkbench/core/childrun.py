@@ -73,10 +73,12 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
                 session.learner.restore_state(state)
     finally:
         cancel.set()
-        process.join(timeout=5)
         receive.close()
         if arena is not None:
-            arena.close()
+            arena.close()  # the parent's copies are its own; the child has its own mapping
+        # the child has sent its last word; freeing a big process's memory as it exits took
+        # 30 ms, which the caller need not wait for
+        threading.Thread(target=process.join, args=(5,), daemon=True).start()
     if kind == "error":
         return RunFinished(FinishReason.FAILED, 0, payload)
     finished = payload

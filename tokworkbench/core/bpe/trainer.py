@@ -19,7 +19,7 @@ import numpy as np
 from ..text.chunks import ChunkCounts, count_chunks
 from ..text.corpus import require_text
 from ..curve import compression_curve
-from ..transfer import Rebuild, built
+from ..transfer import Rebuild, built, in_pieces
 from ..errors import TrainingError
 from .flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
 from .gcpause import collector_paused
@@ -392,6 +392,8 @@ class Trainer:
         state.update((name, value) for name, value in vars(self).items() if name not in self._FIXED and name != "_flat")
         state["_applied"] = Rebuild(_split, *_join(self._applied))
         state["history"] = Rebuild(_records, _history_array(self.history))
+        for name in ("_counts", "_first", "_heap"):  # the long ones: unpickled a piece at a time
+            state[name] = in_pieces(state[name])
         return state
 
     def state_nbytes(self) -> int:
