@@ -2,6 +2,7 @@
 the parent rebuilds must be exactly what the child had, and a cancelled run then stepped or
 undone must be the trainer an uninterrupted one is."""
 
+import mmap
 import multiprocessing
 import pickle
 import threading
@@ -36,7 +37,7 @@ def _child_packs(arena, conn):
 
 
 @fork_only
-def test_arrays_a_child_packs_come_back_equal_and_the_parents_own():
+def test_arrays_a_child_packs_come_back_equal_where_they_lie():
     arena = Arena(4 << 20)
     receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
     child = multiprocessing.get_context("fork").Process(target=_child_packs, args=(arena, send))
@@ -51,10 +52,10 @@ def test_arrays_a_child_packs_come_back_equal_and_the_parents_own():
     assert got.keys() == want.keys() and got["words"] == want["words"]
     for name in ("ids", "keys", "small"):
         assert got[name].dtype == want[name].dtype and np.array_equal(got[name], want[name])
-    got["ids"][0] = 5  # writable, and a copy: the arena (the next child's memory too) keeps its bytes
-    assert np.frombuffer(arena.memory, dtype=np.int32, count=1)[0] == want["ids"][0]
-    arena.close()
-    assert got["ids"][1] == want["ids"][1]  # still there once the arena is gone
+    shared = np.frombuffer(arena.memory, dtype=np.uint8)
+    assert np.shares_memory(got["ids"], shared) and got["ids"].flags.writeable  # no copy was made
+    del arena, shared
+    assert np.array_equal(got["keys"], want["keys"])  # the mapping lives on with its views
 
 
 def test_a_full_arena_keeps_the_buffer_in_the_pickle():
@@ -163,3 +164,39 @@ def test_a_long_list_or_dict_in_pieces_comes_back_whole_and_in_order(monkeypatch
     for value in (counts, heap, {}, []):
         got = pickle.loads(pickle.dumps(transfer.in_pieces(value)))
         assert got == value and list(got) == list(value) and built(transfer.in_pieces(value)) == value
+
+
+@fork_only
+def test_a_child_writes_its_own_copies_never_the_shared_arrays_its_parent_holds(monkeypatch):
+    """After a forked run the store's arrays are views of shared memory; the next child must
+    copy them before stepping, or a run that fails would leave the parent's store half
+    changed (a failed run keeps the session as it was)."""
+    from tokworkbench.core import transfer
+
+    monkeypatch.setattr(transfer, "SMALL_BUFFER", 0)  # the samples' arrays are small
+    paths = [str(p) for p in sample_paths()[:2]]
+    session = Session.open(paths, Settings(target=400))
+    assert run_in_child(session, View(), lambda: False, lambda report: None).reason is FinishReason.TARGET
+    learner = session.learner
+    base = learner._flat.ids
+    while isinstance(base, np.ndarray):
+        base = base.base
+    assert isinstance(base.obj, mmap.mmap)  # a view of the transfer's shared memory
+    session.undo_to(20)  # 124 steps to the target: the child fails at its 51st
+    before = _state(learner)
+    real_step, made = learner.step, []
+
+    def failing():
+        if len(made) == 50:
+            raise RuntimeError("the child fails")
+        made.append(1)
+        return real_step()
+
+    learner.step = failing  # the child inherits it; the parent never steps during the run
+    try:
+        finished = run_in_child(session, View(), lambda: False, lambda report: None)
+    finally:
+        del learner.step
+    assert finished.reason is FinishReason.FAILED and "the child fails" in finished.error
+    assert _state(learner) == before
+    _check_invariants(learner)

@@ -27,7 +27,7 @@ from .text.parallel import can_fork
 from .transfer import Arena, pack, unpack
 
 POLL = 0.005  # seconds between looks at `cancelled()` while nothing arrives: part of a cancel's delay
-RESERVE = 64 << 20  # shared memory reserved beyond the estimate (untouched pages cost nothing)
+RESERVE = 16 << 20  # shared memory beyond the estimate; a part that does not fit goes through the pipe
 
 
 def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
@@ -41,11 +41,11 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
     cancel = context.Event()
     steps = context.RawValue("q", 0)  # the child's step count, read when a cancel comes
     at_cancel = None
-    with session.lock:  # no step is half made when the child is copied
+    with session.lock:
         nbytes = _state_nbytes(session.learner)
-        arena = Arena(3 * nbytes + RESERVE) if nbytes else None
-        process = context.Process(target=_child, args=(session, view, send, cancel, steps, arena, nbytes),
-                                  daemon=True)
+    arena = Arena(nbytes + nbytes // 4 + RESERVE) if nbytes else None  # populated outside the lock
+    with session.lock:  # no step is half made when the child is copied
+        process = context.Process(target=_child, args=(session, view, send, cancel, steps, arena), daemon=True)
         process.start()
     send.close()
     result = None
@@ -74,8 +74,6 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
     finally:
         cancel.set()
         receive.close()
-        if arena is not None:
-            arena.close()  # the parent's copies are its own; the child has its own mapping
         # the child has sent its last word; freeing a big process's memory as it exits took
         # 30 ms, which the caller need not wait for
         threading.Thread(target=process.join, args=(5,), daemon=True).start()
@@ -103,12 +101,13 @@ def _run_here(session, view, cancelled, on_progress) -> RunFinished:
             return stop.value
 
 
-def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None, nbytes: int) -> None:
+def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None) -> None:
     gc.disable()  # this process only trains, then exits: see bpe/gcpause.py
     session.lock = threading.Lock()  # the parent held its own while forking
     try:
-        if arena is not None:
-            arena.prefault(nbytes)  # the pages the state will be copied into, touched before the run
+        own_arrays = getattr(session.learner, "own_arrays", None)
+        if own_arrays is not None:
+            own_arrays()  # they may be the last run's shared memory, which the parent reads
         steps = session.run(view, cancel.is_set, on_step=lambda n: setattr(done, "value", n))
         while True:
             try:

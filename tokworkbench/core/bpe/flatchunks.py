@@ -181,6 +181,11 @@ class FlatChunks:
         self._views()
         self.index = index
 
+    def own_arrays(self) -> None:
+        """Private copies of the arrays a merge or undo writes in place (see Trainer.own_arrays)."""
+        self.ids, self.next, self.prev = self.ids.copy(), self.next.copy(), self.prev.copy()
+        self._views()
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays and the index's arrays (lists not counted)."""

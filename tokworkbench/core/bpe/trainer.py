@@ -401,6 +401,12 @@ class Trainer:
         goes on): what a transfer reserves shared memory for."""
         return self._flat.nbytes + sum(a.nbytes for a in self._applied) + 56 * len(self.history)
 
+    def own_arrays(self) -> None:
+        """Copy the arrays a step writes in place into memory of this process's own: after a
+        transfer they are views of shared memory (core/transfer.py), which a forked child
+        must not write to while its parent holds them."""
+        self._flat.own_arrays()
+
     def restore_state(self, state: dict) -> None:
         state = {name: built(value) for name, value in state.items()}
         self._flat.take_state(state.pop("_flat"))
