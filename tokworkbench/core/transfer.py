@@ -102,12 +102,26 @@ class Rebuild:
 
 
 def in_pieces(value: list | dict) -> Rebuild:
-    """`value`, pickled PIECE entries at a time (see the module's docstring)."""
-    if isinstance(value, dict):
-        keys, values = list(value), list(value.values())
-        return Rebuild(_dict_of, [pickle.dumps((keys[i : i + PIECE], values[i : i + PIECE]), protocol=5)
-                                  for i in range(0, len(keys), PIECE)])
-    return Rebuild(_list_of, [pickle.dumps(value[i : i + PIECE], protocol=5) for i in range(0, len(value), PIECE)])
+    """`value`, pickled PIECE entries at a time when it is pickled (see the module's
+    docstring); the pieces are made then, so a sender pickling parts in turn sends the ones
+    before at once."""
+    return _Pieces(value)
+
+
+class _Pieces(Rebuild):
+    def __init__(self, whole: list | dict):
+        self.whole = whole
+
+    def __reduce__(self):
+        whole = self.whole
+        if isinstance(whole, dict):
+            keys, values = list(whole), list(whole.values())
+            return _dict_of, ([pickle.dumps((keys[i : i + PIECE], values[i : i + PIECE]), protocol=5)
+                               for i in range(0, len(keys), PIECE)],)
+        return _list_of, ([pickle.dumps(whole[i : i + PIECE], protocol=5) for i in range(0, len(whole), PIECE)],)
+
+    def value(self):
+        return self.whole
 
 
 def _dict_of(pieces: list[bytes]) -> dict:
