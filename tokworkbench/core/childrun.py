@@ -43,9 +43,10 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
     at_cancel = None
     with session.lock:
         nbytes = _state_nbytes(session.learner)
-    arena = Arena(nbytes + nbytes // 4 + RESERVE) if nbytes else None  # populated outside the lock
+    arena = Arena(nbytes + nbytes // 4 + RESERVE) if nbytes else None
     with session.lock:  # no step is half made when the child is copied
-        process = context.Process(target=_child, args=(session, view, send, cancel, steps, arena), daemon=True)
+        process = context.Process(target=_child, args=(session, view, send, cancel, steps, arena, nbytes),
+                                  daemon=True)
         process.start()
     send.close()
     result = None
@@ -101,13 +102,17 @@ def _run_here(session, view, cancelled, on_progress) -> RunFinished:
             return stop.value
 
 
-def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None) -> None:
+def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None, nbytes: int) -> None:
     gc.disable()  # this process only trains, then exits: see bpe/gcpause.py
     session.lock = threading.Lock()  # the parent held its own while forking
     try:
         own_arrays = getattr(session.learner, "own_arrays", None)
         if own_arrays is not None:
             own_arrays()  # they may be the last run's shared memory, which the parent reads
+        touching = None
+        if arena is not None:  # the pages the state will be copied into, touched beside the first steps
+            touching = threading.Thread(target=arena.prefault, args=(nbytes,), daemon=True)
+            touching.start()
         steps = session.run(view, cancel.is_set, on_step=lambda n: setattr(done, "value", n))
         while True:
             try:
@@ -115,6 +120,8 @@ def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None
             except StopIteration as stop:
                 finished = stop.value
                 break
+        if touching is not None:
+            touching.join()  # it writes zeros: done before anything is placed
         for name, value in session.learner.training_state().items():
             conn.send(("part", (name, pack(value, arena))))
         conn.send(("done", finished))

@@ -3,8 +3,8 @@ memory, the rest pickled one part at a time.
 
 Through the pipe a 60 MB state (multi-10M at 5k merges) was pickled whole, pushed through 64 KB
 of pipe buffer at a time, read back and unpickled: 0.8-1.3 s between a cancel and a usable
-session. Here an `Arena` (anonymous shared memory, made and populated before the fork, so both
-processes map the same pages) takes every large buffer the pickler meets (pickle protocol 5
+session. Here an `Arena` (anonymous shared memory, made before the fork, so both processes map
+the same pages) takes every large buffer the pickler meets (pickle protocol 5
 hands them out of band): the child copies each in once, and the parent's arrays are views of
 it, with no copy and no page fault (copying 41 MB out into fresh memory took 20 ms, 135 ms on a
 busy machine). A parent's arrays may therefore live in shared memory: the next child copies the
@@ -33,14 +33,22 @@ _ALIGN = 64
 
 
 class Arena:
-    """Shared memory both sides of a fork see, populated up front (in the caller's thread, with
-    the GIL released, before the fork): neither side takes a page fault per 4 KB later."""
+    """Shared memory both sides of a fork see. Untouched pages cost nothing; `prefault` touches
+    the first bytes in the child as the run starts (not in the parent: mapping with
+    MAP_POPULATE held the GIL, and froze the UI, for 6 ms a MB on a busy machine), so the copies
+    at the end take no page fault per 4 KB on either side."""
 
     def __init__(self, capacity: int):
         self.capacity = max(capacity, mmap.PAGESIZE)
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0) | _MAP_NORESERVE
-        self.memory = mmap.mmap(-1, self.capacity, flags=flags)
+        self.memory = mmap.mmap(-1, self.capacity, flags=mmap.MAP_SHARED | _MAP_NORESERVE)
         self.used = 0  # written by the child only
+
+    def prefault(self, ready: int) -> None:
+        """Touch the pages of the first `ready` bytes. Not while anything is being placed: it
+        writes zeros."""
+        ready = min(ready, self.capacity)
+        if ready > 0:
+            np.frombuffer(self.memory, dtype=np.uint8, count=ready)[:: mmap.PAGESIZE] = 0
 
     def place(self, buffer: memoryview) -> int | None:
         """Copy a buffer in; where it went, or None when it does not fit."""
