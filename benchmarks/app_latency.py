@@ -1,6 +1,7 @@
 """Key press to updated screen, in the real app (headless, Textual's pilot), on 1 MB and 10 MB.
 
-    python benchmarks/app_latency.py [CORPUS]   # default: bench-data/corpus/mixed-10M.txt and its first 1 MB
+    python benchmarks/app_latency.py [CORPUS] [--cancel-at N ...] [--cancel-only]
+    # default: bench-data/corpus/mixed-10M.txt and its first 1 MB; cancel at 5,000 merges
 
 Measures, per corpus and screen size (80x24 and 200x60):
 - one merge (`n`) and one undo (`u`) from key press until the app has handled it and
@@ -9,11 +10,18 @@ Measures, per corpus and screen size (80x24 and 200x60):
   and the CPU time spent including the repaint;
 - the core's own step/undo time for comparison;
 - how long a key press (`?`, open help) waits while `r` trains in the child process;
-- cancel: from `escape` to the run's end being on screen, and how many merges the child made
-  after the key (the child's step counter, read when the cancel reached it).
+- cancel, once the run has made N merges (`--cancel-at`, several allowed): from `escape` to the
+  run's end being on screen, and to the session being usable (an `n` pressed right then has
+  merged on the state the child reached); how many merges the child made after the key (its
+  step counter, read when the cancel reached it); and the longest the event loop went without
+  running (a 1 ms heartbeat's worst gap) from the key until that `n` had merged.
+`--cancel-only` skips the step/undo timings. Timings come with `os.getloadavg()`: the machine's
+load moves them more than anything measured here.
 """
 
+import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -44,8 +52,84 @@ async def wait_until(condition, limit=120.0):
         await asyncio.sleep(0.0005)
 
 
-async def measure(path: Path, size: tuple[int, int]) -> None:
+async def heartbeat(since: list, worst: list) -> None:
+    """The worst gap between two turns of the event loop once `since[0]` is set."""
+    last = time.perf_counter()
+    while True:
+        await asyncio.sleep(0.001)
+        now = time.perf_counter()
+        if since[0] is not None and now > since[0]:
+            worst[0] = max(worst[0], now - max(last, since[0]))
+        last = now
+
+
+async def measure_keys(app, pilot, main, session) -> list[str]:
+    await pilot.press("N")  # start from a few merges in
+    steps, undos, core_steps, core_undos = [], [], [], []
+    for _ in range(PRESSES):
+        t = time.perf_counter()
+        await pilot.press("n")
+        await pilot.pause()
+        steps.append(time.perf_counter() - t)
+    for _ in range(PRESSES):
+        t = time.perf_counter()
+        await pilot.press("u")
+        await pilot.pause()
+        undos.append(time.perf_counter() - t)
+    direct, cpu = [], []  # a key as a terminal sends it: no pilot waits before or after
+    for _ in range(PRESSES):
+        merged = session.steps
+        c, t = time.process_time(), time.perf_counter()
+        app.simulate_key("n")
+        await wait_until(lambda: session.steps != merged)
+        direct.append(time.perf_counter() - t)
+        await pilot.pause()  # the repaint, whose CPU time counts below
+        cpu.append(time.process_time() - c)
+    for _ in range(PRESSES):
+        t = time.perf_counter()
+        session.step()
+        core_steps.append(time.perf_counter() - t)
+    for _ in range(PRESSES):
+        t = time.perf_counter()
+        session.undo()
+        core_undos.append(time.perf_counter() - t)
+    main.refresh_snapshot()
+    return [f"  merge key  n : {ms(steps)}   (core step alone: {ms(core_steps)})",
+            f"  undo key   u : {ms(undos)}   (core undo alone: {ms(core_undos)})",
+            f"  n without the pilot: key to new state {ms(direct)}; CPU with the repaint {ms(cpu)}"]
+
+
+async def measure_cancel(app, pilot, main, session, cancel_at: int) -> str:
+    session.undo_all()
+    main.refresh_snapshot()
+    await pilot.pause()
+    since, worst = [None], [0.0]
+    beat = asyncio.create_task(heartbeat(since, worst))
+    await pilot.press("r")
+    await wait_until(lambda: not main.running or (main.snapshot is not None and main.snapshot.steps >= cancel_at))
+    if not main.running:
+        beat.cancel()
+        return f"  cancel at {cancel_at:,}: the run ended first ({session.steps:,} merges)"
+    load = os.getloadavg()
+    since[0] = t = time.perf_counter()
+    app.simulate_key("escape")
+    await wait_until(lambda: not main.running)
+    shown = time.perf_counter() - t
+    merged = session.steps  # the child's merges are the session's now
+    app.simulate_key("n")
+    await wait_until(lambda: session.steps == merged + 1)
+    usable = time.perf_counter() - t
+    await asyncio.sleep(0.05)  # a stall right after the merge counts too
+    beat.cancel()
+    after = main.last_run.after_cancel if main.last_run else None
+    return (f"  cancel at {cancel_at:,}: escape -> stopped on screen {shown * 1e3:5.0f} ms, -> usable (n merged) "
+            f"{usable * 1e3:5.0f} ms; {after} merges after the key, {merged:,} in all; worst event-loop stall "
+            f"{worst[0] * 1e3:4.0f} ms; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
+async def measure(path: Path, size: tuple[int, int], cancel_at: list[int], cancel_only: bool) -> None:
     app = WorkbenchApp([str(path)], settings=Settings(target=60_000))
+    lines = []
     async with app.run_test(size=size) as pilot:
         t0 = time.perf_counter()
         await app.workers.wait_for_complete()
@@ -53,79 +137,49 @@ async def measure(path: Path, size: tuple[int, int]) -> None:
         load = time.perf_counter() - t0
         main = app.main
         session = main.session
-        await pilot.press("N")  # start from a few merges in
-        steps, undos, core_steps, core_undos = [], [], [], []
-        for _ in range(PRESSES):
-            t = time.perf_counter()
-            await pilot.press("n")
-            await pilot.pause()
-            steps.append(time.perf_counter() - t)
-        for _ in range(PRESSES):
-            t = time.perf_counter()
-            await pilot.press("u")
-            await pilot.pause()
-            undos.append(time.perf_counter() - t)
-        direct, cpu = [], []  # a key as a terminal sends it: no pilot waits before or after
-        for _ in range(PRESSES):
-            merged = session.steps
-            c, t = time.process_time(), time.perf_counter()
-            app.simulate_key("n")
-            await wait_until(lambda: session.steps != merged)
-            direct.append(time.perf_counter() - t)
-            await pilot.pause()  # the repaint, whose CPU time counts below
-            cpu.append(time.process_time() - c)
-        for _ in range(PRESSES):
-            t = time.perf_counter()
-            session.step()
-            core_steps.append(time.perf_counter() - t)
-        for _ in range(PRESSES):
-            t = time.perf_counter()
-            session.undo()
-            core_undos.append(time.perf_counter() - t)
-        main.refresh_snapshot()
-        waits = []
-        await pilot.press("r")
-        for _ in range(8):
-            if not main.running:
-                break
-            t = time.perf_counter()
-            app.simulate_key("question_mark")  # like a real key: no waiting for the app to go idle
-            await wait_until(lambda: isinstance(app.screen, HelpDialog))
-            waits.append(time.perf_counter() - t)
-            app.simulate_key("escape")
-            await wait_until(lambda: not isinstance(app.screen, HelpDialog))
-            await asyncio.sleep(0.3)
-        cancel = None
-        if main.running:
-            t = time.perf_counter()
-            app.simulate_key("escape")
-            await wait_until(lambda: not main.running)
-            cancel = time.perf_counter() - t
-        merged = session.steps
-        after = main.last_run.after_cancel if main.last_run else None
+        if not cancel_only:
+            lines += await measure_keys(app, pilot, main, session)
+            waits = []
+            await pilot.press("r")
+            for _ in range(8):
+                if not main.running:
+                    break
+                t = time.perf_counter()
+                app.simulate_key("question_mark")  # like a real key: no waiting for the app to go idle
+                await wait_until(lambda: isinstance(app.screen, HelpDialog))
+                waits.append(time.perf_counter() - t)
+                app.simulate_key("escape")
+                await wait_until(lambda: not isinstance(app.screen, HelpDialog))
+                await asyncio.sleep(0.3)
+            if main.running:
+                app.simulate_key("escape")
+                await wait_until(lambda: not main.running)
+            if waits:
+                lines.append(f"  key while r runs: {ms(waits)} over {len(waits)} presses")
+        for n in cancel_at:
+            lines.append(await measure_cancel(app, pilot, main, session, n))
     mb = path.stat().st_size / 1e6
-    print(f"{path.name} ({mb:.1f} MB) at {size[0]}x{size[1]}: loaded in {load:.2f} s")
-    print(f"  merge key  n : {ms(steps)}   (core step alone: {ms(core_steps)})")
-    print(f"  undo key   u : {ms(undos)}   (core undo alone: {ms(core_undos)})")
-    print(f"  n without the pilot: key to new state {ms(direct)}; CPU with the repaint {ms(cpu)}")
-    if waits:
-        print(f"  key while r runs: {ms(waits)} over {len(waits)} presses")
-    if cancel is not None:
-        print(f"  cancel: escape to the run's end on screen {cancel * 1e3:.0f} ms; {after} merges made after "
-              f"the key; {merged:,} merges in all")
+    print(f"{path.name} ({mb:.1f} MB) at {size[0]}x{size[1]}: loaded in {load:.2f} s", flush=True)
+    print("\n".join(lines), flush=True)
 
 
 def main():
-    big = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("--cancel-at", type=int, nargs="+", default=[5000], metavar="N")
+    parser.add_argument("--cancel-only", action="store_true", help="skip the step and undo timings")
+    parser.add_argument("--big-only", action="store_true", help="skip the first-1-MB corpus")
+    args = parser.parse_args()
+    big = args.corpus
     if not big.is_file():
         sys.exit(f"no corpus at {big}: run `make corpus` or name a file")
     with tempfile.TemporaryDirectory() as tmp:
         small = Path(tmp) / f"{big.stem}-first-1MB.txt"
         data = big.read_bytes()[:1_000_000]
         small.write_bytes(data[: data.rfind(b"\n") + 1])
-        for path in (small, big):
+        for path in (big,) if args.big_only else (small, big):
             for size in SIZES:
-                asyncio.run(measure(path, size))
+                asyncio.run(measure(path, size, args.cancel_at, args.cancel_only))
 
 
 if __name__ == "__main__":

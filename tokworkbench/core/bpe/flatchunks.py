@@ -25,6 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..transfer import Rebuild, built
+
 Pair = tuple[int, int]
 EMPTY = np.zeros(0, dtype=np.int64)
 SMALL = 40  # a merge or undo with at most this many candidate positions takes the Python path
@@ -164,14 +166,25 @@ class FlatChunks:
 
     def moving_state(self) -> dict:
         """What training changes, to carry it to another process: not the weights and chunk
-        starts, which stay as they were built (a quarter of the store)."""
+        starts, which stay as they were built (a quarter of the store). The index is rebuilt
+        as it is unpickled (see core/transfer.py)."""
         state = self.__getstate__()
         del state["weight"], state["starts"]
+        state["index"] = Rebuild(_unpack, *state["index"])
         return state
 
     def take_state(self, state: dict) -> None:
         """Take `moving_state()` of a store built from the same chunks."""
-        self.__setstate__({**state, "weight": self.weight, "starts": self.starts})
+        state = dict(state)
+        index = built(state.pop("index"))
+        self.__dict__.update(state, weight=self.weight, starts=self.starts)
+        self._views()
+        self.index = index
+
+    def own_arrays(self) -> None:
+        """Private copies of the arrays a merge or undo writes in place (see Trainer.own_arrays)."""
+        self.ids, self.next, self.prev = self.ids.copy(), self.next.copy(), self.prev.copy()
+        self._views()
 
     @property
     def nbytes(self) -> int:
@@ -444,23 +457,40 @@ class FlatChunks:
 
 
 def _pack(index: dict, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An index as three arrays: keys, sizes, positions end to end."""
+    """An index as three arrays: keys, sizes, positions end to end. The entries are joined as
+    bytes (a third of np.concatenate's time over 170k small arrays), the few lists made arrays
+    first; an array of another width makes the total come out wrong, and numpy joins them."""
     keys = np.fromiter(index, dtype=np.int64, count=len(index))
     parts = list(index.values())
     sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-    flat = [p for p in parts if isinstance(p, list)]  # lists join as one array, not one by one
-    if flat:
-        parts = [p if not isinstance(p, list) else None for p in parts]
-        joined = np.array([x for p in flat for x in p], dtype=dtype)
-        bounds = np.cumsum([0] + [len(p) for p in flat]).tolist()
-        pieces = iter(joined[i:j] for i, j in zip(bounds, bounds[1:]))
-        parts = [p if p is not None else next(pieces) for p in parts]
-    return keys, sizes, np.concatenate(parts).astype(dtype, copy=False) if parts else EMPTY
+    if not parts:
+        return keys, sizes, EMPTY.astype(dtype)
+    for i in [i for i, part in enumerate(parts) if type(part) is list]:
+        parts[i] = np.array(parts[i], dtype=dtype)
+    try:
+        joined = np.frombuffer(bytearray().join(parts), dtype=dtype)  # writable, as the index's arrays are
+    except (BufferError, ValueError):  # not contiguous, or not a whole number of items
+        joined = None
+    if joined is None or len(joined) != int(sizes.sum()):
+        joined = np.concatenate(parts, dtype=dtype, casting="unsafe")
+    return keys, sizes, joined
 
 
 def _unpack(keys: np.ndarray, sizes: np.ndarray, positions: np.ndarray) -> dict:
-    bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
-    return dict(zip(keys.tolist(), (positions[i:j] for i, j in zip(bounds, bounds[1:]))))
+    """The index back from `_pack`, as views of `positions`, made one size at a time (a third
+    less time than a view per pair from a list of bounds: 170k pairs on multi-10M at 5k merges).
+    Lists for the small entries took less time still, but as 130k objects the cyclic collector
+    tracks, they tripled it with the collector on and left it a full collection to make later.
+    Entry order does not matter to the index."""
+    starts = np.cumsum(sizes) - sizes
+    order = np.argsort(sizes, kind="stable")
+    ordered = sizes[order]
+    index: dict = {}
+    for group in np.split(order, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1):
+        if len(group):
+            n = int(sizes[group[0]])
+            index.update(zip(keys[group].tolist(), [positions[i : i + n] for i in starts[group].tolist()]))
+    return index
 
 
 def sorted_distinct(at: np.ndarray) -> np.ndarray:

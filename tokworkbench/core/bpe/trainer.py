@@ -19,6 +19,7 @@ import numpy as np
 from ..text.chunks import ChunkCounts, count_chunks
 from ..text.corpus import require_text
 from ..curve import compression_curve
+from ..transfer import Rebuild, built, in_pieces
 from ..errors import TrainingError
 from .flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
 from .gcpause import collector_paused
@@ -391,19 +392,32 @@ class Trainer:
     def training_state(self) -> dict:
         """Everything a step or an undo changes (the corpus tables stay put), to carry the work
         of a trainer forked into another process back into this one. The per-step records
-        travel as a few arrays: as objects they took seconds to load, with the GIL held."""
-        state = {name: value for name, value in vars(self).items() if name not in self._FIXED}
-        state["_flat"] = self._flat.moving_state()
-        state["_applied"] = _join(self._applied)
-        state["history"] = _history_array(self.history)
+        travel as a few arrays: as objects they took seconds to load, with the GIL held. The
+        parts whose rebuilding is slow come first and rebuild as they are unpickled, so a
+        receiver taking the parts one by one rebuilds while the sender pickles the rest
+        (core/transfer.py)."""
+        state = {"_flat": self._flat.moving_state()}
+        state.update((name, value) for name, value in vars(self).items() if name not in self._FIXED and name != "_flat")
+        state["_applied"] = Rebuild(_split, *_join(self._applied))
+        state["history"] = Rebuild(_records, _history_array(self.history))
+        for name in ("_counts", "_first", "_heap"):  # the long ones: unpickled a piece at a time
+            state[name] = in_pieces(state[name])
         return state
 
+    def state_nbytes(self) -> int:
+        """About how many bytes of arrays `training_state()` holds now (it grows as training
+        goes on): what a transfer reserves shared memory for."""
+        return self._flat.nbytes + sum(a.nbytes for a in self._applied) + 56 * len(self.history)
+
+    def own_arrays(self) -> None:
+        """Copy the arrays a step writes in place into memory of this process's own: after a
+        transfer they are views of shared memory (core/transfer.py), which a forked child
+        must not write to while its parent holds them."""
+        self._flat.own_arrays()
+
     def restore_state(self, state: dict) -> None:
-        state = dict(state)
-        state["_applied"] = _split(*state["_applied"])
+        state = {name: built(value) for name, value in state.items()}
         self._flat.take_state(state.pop("_flat"))
-        state["history"] = [MergeRecord(step, (a, b), z, count, reps, length)
-                            for step, a, b, z, count, reps, length in state["history"].tolist()]
         vars(self).update(state)
         if self._static is not None:  # it reads the vocabulary list, which was just replaced
             self._static = string_key(self.config.tie_break, self.vocab)
@@ -554,6 +568,18 @@ def _history_array(history: list[MergeRecord]) -> np.ndarray:
     """Records as one array: as objects they took seconds to load, with the GIL held."""
     return np.array([(r.step, *r.pair, r.new_id, r.count, r.replacements, r.length) for r in history],
                     dtype=np.int64).reshape(-1, 7)
+
+
+def _records(rows: np.ndarray) -> list[MergeRecord]:
+    """`_history_array` back as records. Each is made as a blank object given its fields: the
+    frozen dataclass's own __init__ sets them one by one through object.__setattr__, at twice
+    the cost (15 ms for 5k records)."""
+    new, records = object.__new__, []
+    for step, a, b, z, count, reps, length in rows.tolist():
+        record = new(MergeRecord)
+        record.__dict__.update(step=step, pair=(a, b), new_id=z, count=count, replacements=reps, length=length)
+        records.append(record)
+    return records
 
 
 def _join(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
