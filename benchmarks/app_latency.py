@@ -11,8 +11,9 @@ Measures, per corpus and screen size (80x24 and 200x60):
 - the core's own step/undo time for comparison;
 - how long a key press (`?`, open help) waits while `r` trains in the child process;
 - cancel, once the run has made N merges (`--cancel-at`, several allowed): from `escape` to the
-  run's end being on screen, and to the session being usable (an `n` pressed right then has
-  merged on the state the child reached); how many merges the child made after the key (its
+  run's stop being on screen (the child's last view, shown while its state comes back), and to
+  the session being usable (an `n` pressed as soon as the keys wake has merged on the state the
+  child reached); how many merges the child made after the key (its
   step counter, read when the cancel reached it); and the longest the event loop went without
   running (a 1 ms heartbeat's worst gap) from the key until that `n` had merged.
 `--cancel-only` skips the step/undo timings. Timings come with `os.getloadavg()`: the machine's
@@ -113,8 +114,9 @@ async def measure_cancel(app, pilot, main, session, cancel_at: int) -> str:
     load = os.getloadavg()
     since[0] = t = time.perf_counter()
     app.simulate_key("escape")
-    await wait_until(lambda: not main.running)
+    await wait_until(lambda: main.run_stopped or not main.running)  # the stop is on screen
     shown = time.perf_counter() - t
+    await wait_until(lambda: not main.running)  # n acts from here: the state is back
     merged = session.steps  # the child's merges are the session's now
     app.simulate_key("n")
     await wait_until(lambda: session.steps == merged + 1)

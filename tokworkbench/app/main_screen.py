@@ -7,6 +7,7 @@ never touch a widget.
 """
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -53,6 +54,7 @@ from .widgets.token_details import TokenDetails
 from .widgets.vocab import VocabPanel
 
 MIN_SIZE = (80, 24)
+STOP_PAINT_WAIT = 0.5  # seconds a stopped run's state waits for the screen to show the stop
 IDLE_ONLY = {"step", "round", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save",
              "export", "replay", "compare"}
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
@@ -145,6 +147,7 @@ class MainScreen(FileFlows, Screen):
         self.session: Session | None = None
         self.view = View()
         self.running = False
+        self.run_stopped = False  # the run's child has stopped; its state is still coming back
         self.loading = False
         self.last_folder: Path | None = None  # where the user last saved or exported
         self._train: Worker | None = None
@@ -255,7 +258,7 @@ class MainScreen(FileFlows, Screen):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
             error = event.worker.error
-            self.loading = self.running = False
+            self.loading = self.running = self.run_stopped = False
             self.progress_row.hide()
             self.notify(f"{type(error).__name__}: {error}", title=f"{event.worker.description} failed "
                         "(your work is kept)", severity="error", timeout=15)
@@ -534,9 +537,11 @@ class MainScreen(FileFlows, Screen):
         for binding in self.BINDINGS:
             if event.key in binding.key.split(",") and self.check_action(binding.action, ()) is None:
                 event.stop()
-                self.notify(why_not(binding.action, self.running, self.loading or self.session is None,
-                                    self.kind, self._nothing_left(), self.inspect is not None),
-                            title=f"{binding.description} can't act now", timeout=4)
+                why = ("the run has stopped and its state is coming back into the session: a moment"
+                       if self.run_stopped else
+                       why_not(binding.action, self.running, self.loading or self.session is None,
+                               self.kind, self._nothing_left(), self.inspect is not None))
+                self.notify(why, title=f"{binding.description} can't act now", timeout=4)
                 return
 
     def _nothing_left(self) -> str:
@@ -581,9 +586,20 @@ class MainScreen(FileFlows, Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="train", description="Training")
     def _train_worker(self, view: View) -> None:
         worker = get_current_worker()
+        shown: list = []  # the child's view where it stopped: the session's too once its state is back
+
+        def stopped(finished: RunFinished, snapshot: Snapshot) -> None:
+            shown.append(snapshot)
+            painted = threading.Event()
+            self.post_message(msg.TrainStopped(finished, snapshot, painted))
+            # the stop on screen first: rebuilding the state holds the GIL in pieces, and the
+            # child packs the next parts meanwhile, so this wait costs the state little
+            painted.wait(STOP_PAINT_WAIT)
+
         finished = run_in_child(self.session, view, lambda: worker.is_cancelled,
-                                lambda progress: self.post_message(msg.TrainProgress(progress)))
-        self.post_message(msg.TrainFinished(finished, self.session.snapshot(view)))
+                                lambda progress: self.post_message(msg.TrainProgress(progress)), stopped)
+        failed = finished.reason is FinishReason.FAILED or not shown
+        self.post_message(msg.TrainFinished(finished, self.session.snapshot(view) if failed else shown[-1]))
 
     def on_train_progress(self, message: msg.TrainProgress) -> None:
         if self._train is not None and self._train.is_cancelled:
@@ -594,8 +610,25 @@ class MainScreen(FileFlows, Screen):
                                "escape cancels", p.done, p.total)
         self.snapshot = self.with_roles(p.snapshot)
 
+    def on_train_stopped(self, message: msg.TrainStopped) -> None:
+        """The run has stopped: shown now, while its state comes back (the keys that need the
+        learner wait for on_train_finished)."""
+        if not self.running:
+            if message.painted is not None:
+                message.painted.set()
+            return
+        self.run_stopped = True
+        self.snapshot = self.with_roles(message.snapshot)
+        noun = step_noun(self.kind)
+        after = message.finished.after_cancel
+        said = f" ({plural(after, noun)} after the key)" if after is not None else ""
+        self.progress_row.show(f"stopped: {plural(message.finished.done, noun)} in this run{said}; "
+                               "bringing its state back…")
+        if message.painted is not None:
+            self.call_after_refresh(message.painted.set)
+
     def on_train_finished(self, message: msg.TrainFinished) -> None:
-        self.running = False
+        self.running = self.run_stopped = False
         self._train = None
         self.progress_row.hide()
         self.snapshot = self.with_roles(message.snapshot)

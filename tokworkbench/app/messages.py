@@ -1,5 +1,6 @@
 """Messages that carry results up: from workers (thread-safe) and from panes to the screen."""
 
+import threading
 from dataclasses import dataclass
 
 from textual.message import Message
@@ -16,6 +17,16 @@ class TrainProgress(Message):
     def can_replace(self, message: Message) -> bool:
         """Only the newest snapshot matters: a waiting older one is dropped, so keys never queue."""
         return isinstance(message, TrainProgress)
+
+
+@dataclass
+class TrainStopped(Message):
+    """The training child has stopped (its state is on its way back): what it made, and the
+    view of where it stopped."""
+
+    finished: RunFinished
+    snapshot: Snapshot
+    painted: threading.Event | None = None  # set once the screen shows it
 
 
 @dataclass

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .session import FinishReason, RunFinished, RunProgress, Session
-from .snapshot import View
+from .snapshot import Snapshot, View
 from .text.parallel import can_fork
 from .transfer import Arena, pack, unpack
 
@@ -32,9 +32,12 @@ RESERVE = 16 << 20  # shared memory beyond the estimate; a part that does not fi
 
 
 def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
-                 on_progress: Callable[[RunProgress], None]) -> RunFinished:
+                 on_progress: Callable[[RunProgress], None],
+                 on_stopped: Callable[[RunFinished, Snapshot], None] | None = None) -> RunFinished:
     """Train to the session's target; `cancelled()` is polled, `on_progress` called with each
-    report. Returns once the session holds the result (or the failure is known)."""
+    report. `on_stopped(finished, snapshot)` hears that the child has stopped, with the view of
+    where it stopped, before its state comes back: a screen can say so at once. Returns once
+    the session holds the result (or the failure is known)."""
     if not can_fork():
         return _run_here(session, view, cancelled, on_progress)
     context = multiprocessing.get_context("fork")
@@ -64,6 +67,10 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
             kind, payload = receive.recv()
             if kind == "progress":
                 on_progress(payload)
+            elif kind == "stopped":  # the state follows; the screen need not wait for it
+                if on_stopped is not None:
+                    stopped, snapshot = payload
+                    on_stopped(_with_after_cancel(stopped, at_cancel), snapshot)
             elif kind == "part":  # rebuilt now, while the child packs the next
                 name, packed = payload
                 state[name] = unpack(packed, arena)
@@ -81,10 +88,11 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
         threading.Thread(target=process.join, args=(5,), daemon=True).start()
     if kind == "error":
         return RunFinished(FinishReason.FAILED, 0, payload)
-    finished = payload
-    if at_cancel is not None:
-        finished = replace(finished, after_cancel=finished.done - at_cancel)
-    return finished
+    return _with_after_cancel(payload, at_cancel)
+
+
+def _with_after_cancel(finished: RunFinished, at_cancel: int | None) -> RunFinished:
+    return finished if at_cancel is None else replace(finished, after_cancel=finished.done - at_cancel)
 
 
 def _state_nbytes(learner) -> int:
@@ -121,6 +129,7 @@ def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None
             except StopIteration as stop:
                 finished = stop.value
                 break
+        conn.send(("stopped", (finished, session.snapshot(view))))
         if touching is not None:
             touching.join()  # it writes zeros: done before anything is placed
         for name, value in session.learner.training_state().items():
