@@ -263,8 +263,13 @@ class UnigramModel:
             for end in ends:
                 ids.append(self._ids.get(word[start:end], self.unk_id))
                 start = end
-            out.append((ids, -total))
+            out.append((self._fused(ids), -total))
         return out
+
+    def _fused(self, ids: list[int]) -> list[int]:
+        """A run of unknown characters as one <unk>, as `encode_word` (and both libraries) give it."""
+        unk = self.unk_id
+        return [t for k, t in enumerate(ids) if not (t == unk and k and ids[k - 1] == unk)]
 
     def sample(self, word: str, alpha: float = 0.1, rng: random.Random | None = None) -> list[int]:
         """Subword regularization: a segmentation drawn with probability ∝ p(path)^alpha, by
@@ -285,7 +290,7 @@ class UnigramModel:
             ids.append(self._ids.get(word[start:end], self.unk_id))
             end = start
         ids.reverse()
-        return ids
+        return self._fused(ids)
 
     # -- decoding --------------------------------------------------------------------------
     def _checked(self, ids: list[int]) -> list[int]:
