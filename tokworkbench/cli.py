@@ -524,7 +524,7 @@ def cmd_count(args) -> int:
     require_text(counted.chars)
     write_counts(args.output, counted, args.normalize, pre)
     _emit(f"counted {int(counted.counts.sum()):,} chunks, {len(counted.chunks):,} distinct, in "
-          f"{counted.documents:,} documents ({counted.chars:,} chars) in {time.perf_counter() - started:.2f}s; "
+          f"{counted.documents:,} document{'' if counted.documents == 1 else 's'} ({counted.chars:,} chars) in {time.perf_counter() - started:.2f}s; "
           f"wrote {args.output}")
     return 0
 
