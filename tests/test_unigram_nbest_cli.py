@@ -66,3 +66,17 @@ def test_add_special_frames_every_segmentation(sp_model, option, capsys):  # noq
     assert main(["encode", "-m", str(path), *option, "--add-special", "--format", "json", text]) == 0
     first = json.loads(_lines(capsys)[0])
     assert first["ids"][0] == 1 and first["ids"][-1] == 2 and first["tokens"][0] == "<s>"
+
+
+def test_the_first_of_the_nbest_is_encodes_even_on_a_tie(sp_model):  # noqa: F811
+    """Where two segmentations score the same (the same pieces in another order, as in a line of
+    box-drawing characters), the n-best list starts with the one encode (and sentencepiece) gives."""
+    from test_unigram_imports import SAMPLES
+    from tokworkbench.core.unigram.sampling import unigram_nbest
+    path, sp = sp_model
+    model = load_any(path)
+    lines = [line for f in sorted(SAMPLES.iterdir()) if f.suffix in (".txt", ".py")
+             for line in f.read_text(encoding="utf-8").splitlines()[:80] if line.strip()]
+    lines += ["━" * n for n in range(1, 70)]
+    for line in lines:
+        assert unigram_nbest(model, line, 2)[0][0] == model.encode(line), line
