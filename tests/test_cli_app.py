@@ -55,3 +55,12 @@ def test_bad_app_flags_are_one_line_before_any_screen(capsys):
     assert "no such file or folder" in capsys.readouterr().err
     with pytest.raises(PatternError):
         settings_of("--split", "regex:(")
+
+
+@pytest.mark.parametrize("argv", [["--bos=-bos-", "--eos", "</s>"], ["--special=-sep-"],
+                                  ["--special=-sep-", "--pad=--pad--"]])
+def test_a_token_that_begins_with_a_dash_reads_back_from_the_train_command(argv):
+    """`--bos -x-` reads -x- as an option: the command shown writes such a value `--bos=-x-`."""
+    s = settings_of(*argv)
+    words = shlex.split(train_command(s).replace("PATH...", ""))[2:-2]
+    assert settings_of(*[w.replace("--vocab-size", "--target") for w in words]) == s

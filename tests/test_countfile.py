@@ -149,4 +149,10 @@ def test_count_refuses_bad_outputs_before_work(tmp_path, capsys):
     assert main(["count", str(tmp_path / "*.none"), "-o", str(tmp_path / "c")]) == 1
     assert "no file matches" in capsys.readouterr().err
     assert main(["count", str(tmp_path / "*.txt"), "-o", str(tmp_path / "c")]) == 0
-    assert "counted 2 chunks, 2 distinct, in 1 documents" in capsys.readouterr().out
+    assert "counted 2 chunks, 2 distinct, in 1 document " in capsys.readouterr().out
+
+
+def test_the_count_line_says_one_document_in_the_singular(tmp_path, capsys):
+    (tmp_path / "a.txt").write_text("one small file\n", encoding="utf-8")
+    assert main(["count", str(tmp_path / "a.txt"), "-o", str(tmp_path / "c.npz")]) == 0
+    assert " in 1 document (15 chars)" in capsys.readouterr().out

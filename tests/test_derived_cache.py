@@ -168,3 +168,32 @@ def test_a_preset_from_the_cache_equals_a_fresh_one(name, monkeypatch):
     assert derivedcache.cache_path(PRESETS[name].sha256).is_file()
     again = load_preset(name)
     _same(again, first)
+
+
+@pytest.mark.parametrize("header", [b"[" * 2000 + b"]" * 2000, b'{"merges": 1e999, "longest": 1}',
+                                    b'{"merges": 1, "longest": 1e999}'], ids=["deep", "merges", "longest"])
+def test_a_cache_header_that_json_cannot_hold_is_ignored(ranks, header):
+    """A damaged header that json reads too deep, or with a number int() cannot take, is a
+    damaged cache like any other: ignored and rebuilt, never an exception that stops the load."""
+    raw = _file(ranks)
+    fresh = _load(raw)
+    path = derivedcache.cache_path(tiktoken.ranks_digest(raw))
+    good = path.read_bytes()
+    path.write_bytes(derivedcache.MAGIC + header + b"\n")
+    assert derivedcache.load(tiktoken.ranks_digest(raw)) is None
+    _same(_load(raw), fresh)
+    assert path.read_bytes() == good
+
+
+def test_a_cache_with_a_huge_rank_is_checked_without_a_huge_table(ranks, monkeypatch):
+    """Ranks are checked distinct by sorting, not by a table as long as the largest rank (one
+    of 2**31 would be a 16 GB bincount)."""
+    raw = _file(ranks)
+    fresh = _load(raw)
+    digest = tiktoken.ranks_digest(raw)
+    outside = fresh.to_outside(list(range(256 + len(fresh.merges))))
+    outside[-1] = 1 << 31
+    assert derivedcache.store(digest, derivedcache.DerivedMerges(list(fresh.merges), outside, 10))
+    monkeypatch.setattr(derivedcache.np, "bincount", None)  # a table would fail loudly here
+    kept = derivedcache.load(digest)
+    assert kept is not None and kept.outside[-1] == 1 << 31

@@ -311,3 +311,20 @@ def test_a_lone_surrogate_from_the_api_fails_the_save_with_our_error(tmp_path):
     with pytest.raises(ModelFileError, match="lone surrogate"):
         modelfile.save(t.tokenizer(), tmp_path / "m.json")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sentencepiece_model_cut_short_is_named_as_one(tmp_path, capsys):
+    """A .model file cut short (a copy that stopped) is still read as SentencePiece's, and the
+    error says what is wrong with it instead of listing formats without SentencePiece."""
+    spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
+    from pathlib import Path
+    samples = Path(__file__).resolve().parents[1] / "sample_texts"
+    spm.SentencePieceTrainer.train(input=str(samples / "01_en_genesis_kjv.txt"), model_prefix=str(tmp_path / "sp"),
+                                   vocab_size=300, model_type="unigram", minloglevel=2)
+    cut = tmp_path / "cut.model"
+    cut.write_bytes((tmp_path / "sp.model").read_bytes()[:5000])
+    one_line_error(["inspect", cut], capsys, "not a SentencePiece model: its protobuf is damaged")
+    text = tmp_path / "text.model"
+    text.write_bytes(b"\n\nhello world\n")  # a text file that starts with line breaks is not one
+    with pytest.raises(ModelFileError, match="not a model file this tool reads"):
+        load_any(text)

@@ -48,7 +48,7 @@ from .core.inspection.escape import quote
 from .core.settings import CUSTOM, DEFAULT_TARGET, MODELS, Settings
 from .core.inspection.roundtrip import parse_ids
 from .engines.remote import is_url
-from .core.models.roles import decode as decode_ids, encode_document, with_roles
+from .core.models.roles import decode as decode_ids, encode_document, with_boundaries, with_roles
 from .core.compat import fingerprint
 from .commands import MODULES as COMMAND_MODULES
 from .commands.common import add_role_options, roles_from
@@ -524,7 +524,7 @@ def cmd_count(args) -> int:
     require_text(counted.chars)
     write_counts(args.output, counted, args.normalize, pre)
     _emit(f"counted {int(counted.counts.sum()):,} chunks, {len(counted.chunks):,} distinct, in "
-          f"{counted.documents:,} documents ({counted.chars:,} chars) in {time.perf_counter() - started:.2f}s; "
+          f"{counted.documents:,} document{'' if counted.documents == 1 else 's'} ({counted.chars:,} chars) in {time.perf_counter() - started:.2f}s; "
           f"wrote {args.output}")
     return 0
 
@@ -594,9 +594,7 @@ def cmd_encode(args) -> int:
     allowed = "all" if args.allow_special else ()
     if args.nbest is not None or args.sample:
         return _encode_unigram_options(args, tok, text)
-    if args.add_special and not (tok.roles.bos or tok.roles.eos):
-        print(f"{PROG}: note: {args.model} gives no token the bos or eos role; --add-special adds nothing",
-              file=sys.stderr)
+    _note_no_boundaries(args, tok)
     ids = encode_document(tok, text, allowed, strict=True) if args.add_special else tok.encode(text, allowed_special=allowed)
     if args.format == "json" and tok.kind == "unigram":
         scores = [tok.score(i) for i in ids]
@@ -612,12 +610,32 @@ def cmd_encode(args) -> int:
     return 0
 
 
+def _note_no_boundaries(args, tok) -> None:
+    if args.add_special and not (tok.roles.bos or tok.roles.eos):
+        print(f"{PROG}: note: {args.model} gives no token the bos or eos role; --add-special adds nothing",
+              file=sys.stderr)
+
+
 def _encode_unigram_options(args, tok, text: str) -> int:
-    """--nbest K and --sample: Unigram's other segmentations (ordinary text: no special tokens)."""
+    """--nbest K and --sample: Unigram's other segmentations of ordinary text. A special token's
+    text in it is refused as encode refuses it (encode is run for that: the same check, the same
+    message); --add-special frames each segmentation with BOS and EOS as encode does."""
     if tok.kind != "unigram":
         raise TrainingError(f"--nbest and --sample are for Unigram models; this {tok.kind} model has one segmentation")
     if args.nbest is not None and args.sample:
         raise TrainingError("give --nbest or --sample, not both")
+    if args.allow_special:
+        raise TrainingError("--nbest and --sample segment ordinary text; --allow-special does not apply to them")
+    _note_no_boundaries(args, tok)
+    if args.add_special:
+        encode_document(tok, text, (), strict=True)
+        roles = tok.roles  # the boundaries the text spells already are not segmented (encode_document's rule)
+        if roles.bos is not None and text.startswith(roles.bos):
+            text = text[len(roles.bos):]
+        if roles.eos is not None and text.endswith(roles.eos):
+            text = text[: len(text) - len(roles.eos)]
+    else:
+        tok.encode(text)
     if args.nbest is not None:
         if not 1 <= args.nbest <= 1000:
             raise TrainingError(f"--nbest {args.nbest} must be between 1 and 1000")
@@ -626,6 +644,8 @@ def _encode_unigram_options(args, tok, text: str) -> int:
         if not (math.isfinite(args.alpha) and args.alpha > 0):
             raise TrainingError(f"--alpha {args.alpha} must be a positive number")
         found = [(unigram_sample(tok, text, args.alpha, args.seed), None)]
+    if args.add_special:
+        found = [(with_boundaries(tok, ids), score) for ids, score in found]
     for ids, score in found:
         if args.format == "ids":
             _emit(" ".join(map(str, ids)))

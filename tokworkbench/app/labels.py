@@ -68,11 +68,24 @@ def train_command(s: Settings) -> str:
     else:
         words = ["tokworkbench", "train", "PATH...", "--units", s.units.value, "--normalize", s.normalizer,
                  "--split", split, "--tie-break", s.tie_break, "--vocab-size", str(s.target)]
-    if s.special_tokens:
-        words += ["--special", *s.special_tokens]
+    given = _given_specials(s.special_tokens, s.roles.tokens)
+    if len(given) == 1:
+        words.append(f"--special={given[0]}")  # one value: it may begin with a dash
+    elif given:
+        words += ["--special", *given]
     for role, token in s.roles.items():
-        words += [f"--{role}", token]
+        words += [f"--{role}={token}"] if token.startswith("-") else [f"--{role}", token]
     return " ".join(w if w == "PATH..." else shlex.quote(w) for w in words) + " -o model.json"
+
+
+def _given_specials(specials: tuple[str, ...], role_tokens) -> tuple[str, ...]:
+    """The fewest leading specials that `train` extends to all of them with the roles' tokens
+    (it appends each role's token --special does not name): `--bos=-x-` alone, not `--special -x-`,
+    which argparse would read as an option."""
+    for k in range(len(specials) + 1):
+        if specials[:k] + tuple(t for t in role_tokens if t not in specials[:k]) == specials:
+            return specials[:k]
+    return specials
 
 
 HELP_NOTES = """\

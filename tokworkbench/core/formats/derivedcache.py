@@ -88,7 +88,7 @@ def parse(data: bytes, digest: str) -> DerivedMerges | None:
         if header["ranks_sha256"] != digest or n < 0 or longest < 1:
             return None
         payload_digest = header["payload_sha256"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # 1e999; [[[[...
         return None
     payload = data[end + 1:]
     if len(payload) != 8 * n + 8 * (256 + n) or hashlib.sha256(payload).hexdigest() != payload_digest:
@@ -99,6 +99,6 @@ def parse(data: bytes, digest: str) -> DerivedMerges | None:
     made = 256 + np.arange(n)  # merge k joins tokens made before it
     if n and ((left < 0).any() or (right < 0).any() or (left >= made).any() or (right >= made).any()):
         return None
-    if (outside < 0).any() or (outside > _MAX_RANK).any() or np.bincount(outside).max() > 1:
-        return None  # ranks are distinct
+    if (outside < 0).any() or (outside > _MAX_RANK).any() or len(np.unique(outside)) != len(outside):
+        return None  # ranks are distinct (sorted: a bincount would be as long as the largest rank)
     return DerivedMerges(list(zip(left.tolist(), right.tolist())), outside.tolist(), longest)

@@ -362,12 +362,14 @@ def _hf_pre_tokenizer(spec, decoder) -> PreTokenizer:
 # -- SentencePiece .model --------------------------------------------------------------------
 def looks_like_sentencepiece(raw: bytes) -> bool:
     """A protobuf whose first field is `pieces` (field 1, length-delimited, tag byte 0x0A) and
-    that parses as one: a text file that happens to start with a line break does not."""
+    whose first piece parses as one: a text file that happens to start with a line break does
+    not. Only the first piece is read, so a file cut short is still named as SentencePiece's
+    (`from_sentencepiece` then says what is wrong with it)."""
     if raw[:1] != b"\x0a" or len(raw) < 4:
         return False
     try:
-        fields = _message(raw)
-        first = _message(fields[0][1]) if fields and fields[0][0] == 1 else []
+        size, pos = _varint(raw, 1)
+        first = _message(raw[pos : pos + size]) if pos + size <= len(raw) else []
     except (IndexError, ValueError, TypeError):
         return False
     return bool(first) and first[0][0] == 1

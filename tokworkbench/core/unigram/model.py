@@ -263,8 +263,26 @@ class UnigramModel:
             for end in ends:
                 ids.append(self._ids.get(word[start:end], self.unk_id))
                 start = end
-            out.append((ids, -total))
-        return out
+            out.append((self._fused(ids), -total))
+        return self._encode_first(word, edges, out, k)
+
+    def _encode_first(self, word: str, edges, out: list[tuple[list[int], float]],
+                      k: int) -> list[tuple[list[int], float]]:
+        """`out` with encode's segmentation first when it ties with the first: the same pieces in
+        another order score the same, and the sort above breaks such ties its own way, Viterbi
+        (ours and SentencePiece's) another; `encode --nbest 1` must be `encode`."""
+        spans = self.segment(word)
+        best = self.encode_word(word)
+        score = -sum(min(c for start, _, c in edges[b] if start == a) for a, b in spans)
+        if not math.isclose(score, out[0][1], rel_tol=1e-6):
+            return out
+        rest = [(ids, s) for ids, s in out if ids != best]
+        return [(best, score)] + rest[: k - 1]
+
+    def _fused(self, ids: list[int]) -> list[int]:
+        """A run of unknown characters as one <unk>, as `encode_word` (and both libraries) give it."""
+        unk = self.unk_id
+        return [t for k, t in enumerate(ids) if not (t == unk and k and ids[k - 1] == unk)]
 
     def sample(self, word: str, alpha: float = 0.1, rng: random.Random | None = None) -> list[int]:
         """Subword regularization: a segmentation drawn with probability ∝ p(path)^alpha, by
@@ -285,7 +303,7 @@ class UnigramModel:
             ids.append(self._ids.get(word[start:end], self.unk_id))
             end = start
         ids.reverse()
-        return ids
+        return self._fused(ids)
 
     # -- decoding --------------------------------------------------------------------------
     def _checked(self, ids: list[int]) -> list[int]:
