@@ -27,6 +27,7 @@ from functools import partial
 
 import numpy as np
 
+from . import validpiece
 from .course import check_seed_size
 from .parallel_em import BlockSweeps, partition
 from .state import RoundAnalysis, RoundState
@@ -85,32 +86,11 @@ def _extend(codes: np.ndarray, ends: np.ndarray, pos: np.ndarray, h: np.ndarray,
     return pos, h * _BASE + codes[pos + length - 1]
 
 
-META_CLASS = -1
-
-
-def char_class(ch: str) -> int | str:
-    """SentencePiece's rule that a piece keeps to one Unicode script, roughly: a letter or mark
-    belongs to the script its Unicode name starts with (Hiragana, Katakana and CJK count as Han,
-    as there), a digit to the digits, anything else (punctuation, symbols, spaces) to Common; ▁
-    is only allowed first and belongs to none."""
-    import unicodedata
-
-    if ch == "\u2581":
-        return META_CLASS
-    category = unicodedata.category(ch)
-    if category == "Nd":
-        return "digit"
-    if category[0] in "LM":
-        word = unicodedata.name(ch, "UNNAMED").split(" ")[0]
-        return "HAN" if word in ("CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA") else word
-    return "common"
-
-
 def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: int,
                 by_script: bool = True, edges: list | None = None) -> tuple[list[str], np.ndarray]:
     """The seed vocabulary (characters first, by frequency) and its SentencePiece scores
     (frequency for a character, frequency x length for a longer piece). With `by_script`, a
-    longer piece keeps to one script (`char_class`) and has ▁ only first, as SentencePiece's.
+    longer piece is one SentencePiece would take (`validpiece`: one script, ▁ only first).
     Given a list as `edges`, appends (text position, length, piece id) arrays: every occurrence
     of every seed piece in the words, found on the way (the corpus lattice, with no look-up)."""
     joined = "".join(words)
@@ -128,9 +108,7 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
     pos = np.arange(len(codes), dtype=np.int64)
     h = np.zeros(len(codes), dtype=np.uint64)
     if by_script:
-        names: dict = {META_CLASS: META_CLASS}
-        table = np.array([names.setdefault(char_class(chr(int(c) - 1)), len(names)) for c in chars], dtype=np.int64)
-        cls = table[inverse]
+        cls = validpiece.script_classes(chars - np.uint64(1))[inverse]
     for length in range(1, max_len + 1):
         ok = pos + length <= ends[pos]
         pos, h = pos[ok], h[ok]
@@ -139,12 +117,10 @@ def seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: in
         if by_script:
             new = cls[at]
             if length == 1:
-                base = new
+                base = validpiece.start(new)
             else:  # a substring that mixes scripts or holds a later ▁ never grows into a piece
-                base = base[ok]
-                good = (new != META_CLASS) & ((base == META_CLASS) | (new == base))
-                pos, h, base, new = pos[good], h[good], base[good], new[good]
-                base = np.where(base == META_CLASS, new, base)
+                good, base = validpiece.extend(base[ok], new)
+                pos, h, base = pos[good], h[good], base[good]
         if not len(pos):
             break
         uniq, first_at, inv = _group(h)
