@@ -231,37 +231,23 @@ def test_sentencepiece_model_exported_to_hf_gives_sentencepiece_ids_on_ordinary_
 
 
 # -- a real tokenizer.json, when this machine holds one (never downloaded here) ----------------------
-REAL = [("/work/.mirror/mmcquade11+autonlp-reuters-summarization/repo", "tokenizer.json")]  # Pegasus (Unigram)
-
-
-def _real_files():
+def _real_files() -> list[Path]:
+    """TOKWORKBENCH_REAL_UNIGRAM: real Unigram tokenizer.json files (os.pathsep between them),
+    e.g. Pegasus's from the public repository mmcquade11/autonlp-reuters-summarization."""
     import os
-    import subprocess
 
-    out = [Path(p) for p in os.environ.get("TOKWORKBENCH_REAL_UNIGRAM", "").split(os.pathsep) if p]
-    for git_dir, name in REAL:
-        if Path(git_dir).is_dir():
-            try:
-                data = subprocess.run(["git", "--git-dir", git_dir, "show", f"HEAD:{name}"], capture_output=True,
-                                      check=True, timeout=60).stdout
-            except (OSError, subprocess.SubprocessError):
-                continue
-            out.append(data)
-    return out
+    return [Path(p) for p in os.environ.get("TOKWORKBENCH_REAL_UNIGRAM", "").split(os.pathsep) if p]
 
 
 @pytest.mark.parametrize("source", _real_files() or [None])
 def test_a_real_hf_unigram_file_gives_hf_ids(source, tmp_path):
-    """Pegasus's tokenizer.json (Precompiled + Replace, WhitespaceSplit + Metaspace, 106 added
-    tokens) from a public repository, if this machine has it; set TOKWORKBENCH_REAL_UNIGRAM to
-    more tokenizer.json paths to check them too."""
+    """A real file named by TOKWORKBENCH_REAL_UNIGRAM: Pegasus's, for one, has Precompiled +
+    Replace, WhitespaceSplit + Metaspace and 106 added tokens."""
     if source is None:
         pytest.skip("no real Unigram tokenizer.json on this machine (set TOKWORKBENCH_REAL_UNIGRAM)")
     from tokenizers import Tokenizer
 
-    path = source if isinstance(source, Path) else tmp_path / "tokenizer.json"
-    if not isinstance(source, Path):
-        path.write_bytes(source)
+    path = source
     hf = Tokenizer.from_file(str(path))
     hf.no_truncation()
     model = load_any(path)
