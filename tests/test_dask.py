@@ -21,11 +21,12 @@ from hypothesis import strategies as st  # noqa: E402
 from tokworkbench.cli import main  # noqa: E402
 from tokworkbench.core import pre_tokenizer  # noqa: E402
 from tokworkbench.core.formats.countfile import read_counts  # noqa: E402
+from tokworkbench.core.text.blocks import find_cut  # noqa: E402
 from tokworkbench.core.text.chunks import count_chunks  # noqa: E402
 from tokworkbench.core.text.corpus import iter_documents, list_files  # noqa: E402
 from tokworkbench.core.text.samples import sample_paths  # noqa: E402
 from tokworkbench.engines.dask_count import (  # noqa: E402
-    Shard, count_dask, count_range, find_cut, merge_counts, plan, shards_of,
+    Shard, count_dask, count_range, merge_counts, plan, shards_of,
 )
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
@@ -89,15 +90,15 @@ def _all_cuts(data, normalizer):
 def test_a_cut_found_through_small_windows_is_the_first_cut_in_the_whole(text, offset, window, normalizer):
     import io
 
-    from tokworkbench.engines import dask_count
+    from tokworkbench.core.text import blocks
 
     data = text.encode("utf-8")
-    saved = dask_count._WINDOW
-    dask_count._WINDOW = window
+    saved = blocks._WINDOW
+    blocks._WINDOW = window
     try:
-        got = dask_count._cut_in_file(io.BytesIO(data), offset, len(data), normalizer)
+        got = blocks.cut_in_file(io.BytesIO(data), offset, len(data), normalizer)
     finally:
-        dask_count._WINDOW = saved
+        blocks._WINDOW = saved
     want = find_cut(data, offset, normalizer) if offset > 0 else 0
     assert got == (len(data) if want == -1 else want)
 

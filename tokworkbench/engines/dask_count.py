@@ -23,20 +23,19 @@ scheduler's `allowed-failures`, 3 by default); a task's result does not depend o
 """
 
 import os
-import re
 import sys
 from collections import Counter
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 
 import numpy as np
-import regex
 from dask import delayed
 from distributed import Client, progress as dask_progress
 from distributed.client import FutureCancelledError
 from distributed.scheduler import KilledWorker
 
 from ..core.errors import ClusterError, CorpusError, InvalidUtf8Error
+from ..core.text.blocks import cut_in_file  # the cut rule, shared with the local block reader
 from ..core.text.chunks import ChunkCounts
 from ..core.text.corpus import os_reason as _os_reason
 from ..core.text.normalize import normalize
@@ -46,10 +45,6 @@ from .remote import is_url, open_url
 
 TASK_BYTES = 64 << 20  # nominal bytes per task; a task holds ~10x this at its peak (text + chunk lists)
 CONNECT_TIMEOUT = 5.0  # seconds to reach the scheduler
-_CUT = re.compile(rb"(?<=[\x21-\x7e]) (?=[\x21-\x7e])|[\r\n]")
-_LETTER_OR_NUMBER = regex.compile(r"[\p{L}\p{N}]")
-_BACK = 4  # bytes a cut may look back: the longest UTF-8 character before a line break
-_WINDOW = 1 << 16
 _SNIFF = 8192  # bytes looked at for a NUL, as the local reader does
 
 
@@ -99,48 +94,6 @@ def _open(path: str):
     return open_url(path) if is_url(path) else open(path, "rb")
 
 
-def find_cut(data: bytes, start: int, normalizer: str = "none") -> int:
-    """The first cut position p >= start in `data` (the cut goes before byte p), or -1."""
-    for m in _CUT.finditer(data, max(start, 1)):
-        p = m.start()
-        if data[p] == 0x20 or _ends_in_letter_or_number(data, p, normalizer):
-            return p
-    return -1
-
-
-def _ends_in_letter_or_number(data: bytes, p: int, normalizer: str) -> bool:
-    """Whether the character that ends just before byte p, normalized, ends in a letter or digit."""
-    q = p - 1
-    while q > 0 and p - q < _BACK and data[q] & 0xC0 == 0x80:  # continuation bytes
-        q -= 1
-    try:
-        char = normalize(data[q:p].decode("utf-8"), normalizer)
-    except UnicodeDecodeError:  # not a whole character: not a cut (the decoder reports bad text)
-        return False
-    return bool(char) and _LETTER_OR_NUMBER.match(char[-1]) is not None
-
-
-def _cut_in_file(f, offset: int, size: int, normalizer: str) -> int:
-    """The first cut at or after `offset` in the open file, or `size` when there is none."""
-    if offset <= 0:
-        return 0
-    pos = max(0, offset - _BACK)
-    from_ = offset
-    while pos < size:
-        f.seek(pos)
-        window = f.read(_WINDOW + _BACK + 1)
-        at = find_cut(window, from_ - pos, normalizer)
-        if at != -1:
-            return pos + at
-        if len(window) < _WINDOW + _BACK + 1:
-            break
-        # Windows overlap by _BACK + 1 bytes: a candidate near the seam is judged again with
-        # its whole context (the character before it, the byte after it).
-        pos += _WINDOW
-        from_ = pos + _BACK
-    return size
-
-
 def count_range(shard: Shard, start: int, stop: int, normalizer: str, pre: PreTokenizer,
                 errors: str = "strict", hook=None) -> tuple[Counter, int, int]:
     """Counts, chars and UTF-8 bytes (after normalizing) of the text between the cuts at or
@@ -149,8 +102,8 @@ def count_range(shard: Shard, start: int, stop: int, normalizer: str, pre: PreTo
         hook(shard, start)
     try:
         with _open(shard.path) as f:
-            begin = _cut_in_file(f, start, shard.size, normalizer)
-            end = _cut_in_file(f, stop, shard.size, normalizer) if stop < shard.size else shard.size
+            begin = cut_in_file(f, start, shard.size, normalizer)
+            end = cut_in_file(f, stop, shard.size, normalizer) if stop < shard.size else shard.size
             if begin >= end:
                 return Counter(), 0, 0
             f.seek(begin)
