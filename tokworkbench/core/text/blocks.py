@@ -23,7 +23,6 @@ read whole, as before.
 
 import os
 import re
-import stat
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ import regex
 
 from ..errors import CorpusError, InvalidUtf8Error
 from .chunks import ChunkCounts, count_chunks
-from .corpus import MAX_CORPUS_FILE_BYTES, Skipped, iter_documents, kind_of, list_files, os_reason, too_big
+from .corpus import MAX_CORPUS_FILE_BYTES, Skipped, iter_documents, list_files, opened_regular, os_reason
 from .normalize import normalize
 from .parallel import COUNT_PIECE, MIN_PARALLEL, can_fork, cut_points, fork_map, split_evenly, worker_count
 from .pretokenize import PreTokenizer
@@ -226,21 +225,7 @@ def text_files(paths: Iterable[str | Path], skipped: list[str] | None, report: S
 
 def _sniff(path: Path, limit: int = MAX_CORPUS_FILE_BYTES) -> tuple[int, int]:
     """The size of a regular file of at most `limit` bytes and where its first NUL byte sits
-    within SNIFF bytes (-1: none). Opened non-blocking, as `read_regular` does, so a FIFO is
-    refused instead of waited on."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise CorpusError(f"cannot read {path}: {os_reason(exc)}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CorpusError(f"cannot read {path}: it is {kind_of(st.st_mode)}; a corpus file must be a regular file")
-        if st.st_size > limit:
-            raise CorpusError(too_big(path, "corpus file", limit, st.st_size))
+    within SNIFF bytes (-1: none), checked as `read_regular` checks a file."""
+    with opened_regular(path, limit, "corpus file") as (fd, size):
         head = os.read(fd, SNIFF)
-    except OSError as exc:
-        raise CorpusError(f"cannot read {path}: {os_reason(exc)}") from None
-    finally:
-        os.close(fd)
-    return st.st_size, head.find(b"\x00")
+    return size, head.find(b"\x00")

@@ -11,6 +11,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,13 +110,12 @@ def os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def read_regular(path: str | Path, limit: int, what: str = "file",
-                 error: type[TokWorkbenchError] = CorpusError) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes, else `error` with one sentence.
-
-    Opened non-blocking, so a FIFO is refused instead of waiting for a writer; the size is
-    checked before reading and the read stops one byte past the limit, so neither a device
-    nor a growing file can exhaust the memory."""
+@contextmanager
+def opened_regular(path: str | Path, limit: int, what: str = "file",
+                   error: type[TokWorkbenchError] = CorpusError) -> Iterator[tuple[int, int]]:
+    """(fd, size) of a regular file of at most `limit` bytes, else `error` with one sentence;
+    an OSError inside becomes that error too. Opened non-blocking, so a FIFO is refused
+    instead of waiting for a writer."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -126,13 +126,23 @@ def read_regular(path: str | Path, limit: int, what: str = "file",
             raise error(f"cannot read {path}: it is {kind_of(st.st_mode)}; a {what} must be a regular file")
         if st.st_size > limit:
             raise error(too_big(path, what, limit, st.st_size))
-        os.set_blocking(fd, True)
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = read_capped(f, limit, st.st_size)
+        yield fd, st.st_size
     except OSError as exc:
         raise error(f"cannot read {path}: {os_reason(exc)}") from None
     finally:
         os.close(fd)
+
+
+def read_regular(path: str | Path, limit: int, what: str = "file",
+                 error: type[TokWorkbenchError] = CorpusError) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, else `error` with one sentence.
+
+    The size is checked before reading and the read stops one byte past the limit, so neither
+    a device nor a growing file can exhaust the memory."""
+    with opened_regular(path, limit, what, error) as (fd, size):
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = read_capped(f, limit, size)
     if len(data) > limit:
         raise error(too_big(path, what, limit, None))
     return data
