@@ -9,6 +9,7 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from test_batchbpe import _reference_bpe as reference_bpe
 from tokworkbench.core.bpe import batchbpe
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_many
 from tokworkbench.core.formats.tiktoken import ranks_tokenizer
@@ -24,23 +25,8 @@ ALPHABET = "a b中文字ж😀é\u0928\u094d"  # ASCII, 2-, 3- and 4-byte charac
 
 
 def _reference_bpe(ids: list[int], merges: list[tuple[int, int]]) -> list[int]:
-    """Lowest rank first, all its occurrences left to right (DESIGN.md's rule), on bytes."""
-    ranks = {p: r for r, p in enumerate(merges)}
-    while True:
-        found = [ranks[p] for p in zip(ids, ids[1:]) if p in ranks]
-        if not found:
-            return ids
-        r = min(found)
-        a, b = merges[r]
-        out, i = [], 0
-        while i < len(ids):
-            if i + 1 < len(ids) and ids[i] == a and ids[i + 1] == b:
-                out.append(256 + r)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
+    """DESIGN.md's encode rule on bytes (test_batchbpe's reference, base 256)."""
+    return reference_bpe(ids, merges, 256)
 
 
 def _random_merges(words: list[bytes], count: int, rng: random.Random) -> list[tuple[int, int]]:
