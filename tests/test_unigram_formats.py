@@ -36,6 +36,8 @@ def sample_texts() -> list[str]:
 def test_metaspace_splits_as_hf(text):
     assert META.split(text) == [piece for piece, _ in HF_META.pre_tokenize_str(text)]
     assert "".join(META.split(text)) == META.surface(text)
+    surface = META.surface(text)  # the split's plain-string path agrees with the pattern's spans
+    assert META.split(text) == [surface[a:b] for a, b in META.spans(text)]
 
 
 def test_metaspace_on_the_sample_texts():

@@ -103,8 +103,8 @@ class PreTokenizer:
         """Chunks in order; they always join back to `text` (text between matches is kept)."""
         if self.pattern is None:
             return [text] if text else []
-        if self.rewrites:
-            return _compiled(self.pattern).findall(self.surface(text))
+        if self.rewrites:  # the surface starts with ▁ and each chunk runs to the next: a plain split
+            return [META + part for part in self.surface(text).split(META)[1:]]
         if self.is_preset_pattern:  # presets match every character: findall is lossless
             fast = FAST_SPLITS.get(self.name)
             return fast(text) if fast else _compiled(self.pattern).findall(text)

@@ -520,6 +520,7 @@ class EmEngine:
         pruning = [PieceBlock(self, k, len(blocks)) for k in range(len(blocks))]
         self.sweeps = BlockSweeps(blocks, self.weight, len(pieces), edges, workers, pruning)
         self.words = words
+        self._measured: tuple | None = None  # (state, what `_measure` found for it)
 
     # -- the learner's calls -----------------------------------------------------------------
     def seed(self) -> RoundState:
@@ -537,12 +538,10 @@ class EmEngine:
 
     def analyze(self, state: RoundState, floor: int) -> RoundAnalysis:
         ids, scores = state.ids, np.asarray(state.scores)
-        swept = self.sweeps.run("best", ids, scores)
+        swept, increases, order = self._measure(state)
         n = len(ids)
-        used = swept.per_piece
         tokens = int(round(swept.tokens))
         loss = swept.loss
-        increases, order = self._prune_order(ids, scores, used)
         chars = int(self.single[ids].sum())
         desired = int(floor * FINAL_MARGIN)
         if n > desired:
@@ -555,6 +554,17 @@ class EmEngine:
                              dict(zip(state.pieces, state.freqs)))
 
     # -- internals -------------------------------------------------------------------------
+    def _measure(self, state: RoundState):
+        """The best paths and the removal order of a state, which do not depend on the floor:
+        a new target (the CLI sets it after the seed is analysed) asks only for a new cut."""
+        if self._measured is not None and self._measured[0] is state:
+            return self._measured[1]
+        ids, scores = state.ids, np.asarray(state.scores)
+        swept = self.sweeps.run("best", ids, scores)
+        increases, order = self._prune_order(ids, scores, swept.per_piece)
+        self._measured = (state, (swept, increases, order))
+        return self._measured[1]
+
     def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int) -> RoundState:
         expected = np.zeros(len(ids))
         for _ in range(self.config.sub_iterations):
