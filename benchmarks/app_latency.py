@@ -11,7 +11,8 @@ Measures, per corpus and screen size (80x24 and 200x60):
 - the core's own step/undo time for comparison;
 - how long a key press (`?`, open help) waits while `r` trains in the child process;
 - cancel, once the run has made N merges (`--cancel-at`, several allowed): from `escape` to the
-  run's stop being on screen (the child's last view, shown while its state comes back), and to
+  frame that shows the run's stop (its line under the panes; the panes take the child's last
+  view in the frame after, while its state comes back), and to
   the session being usable (an `n` pressed as soon as the keys wake has merged on the state the
   child reached); how many merges the child made after the key (its
   step counter, read when the cancel reached it); and the longest the event loop went without
@@ -112,10 +113,11 @@ async def measure_cancel(app, pilot, main, session, cancel_at: int) -> str:
         beat.cancel()
         return f"  cancel at {cancel_at:,}: the run ended first ({session.steps:,} merges)"
     load = os.getloadavg()
+    main.stop_painted_at = None
     since[0] = t = time.perf_counter()
     app.simulate_key("escape")
-    await wait_until(lambda: main.run_stopped or not main.running)  # the stop is on screen
-    shown = time.perf_counter() - t
+    await wait_until(lambda: main.stop_painted_at is not None or not main.running)  # a frame shows the stop
+    shown = (main.stop_painted_at or time.perf_counter()) - t
     await wait_until(lambda: not main.running)  # n acts from here: the state is back
     merged = session.steps  # the child's merges are the session's now
     app.simulate_key("n")

@@ -27,7 +27,9 @@ class ProgressRow(Horizontal):
 
     def show(self, label: str, done: int | None = None, total: int | None = None) -> None:
         self.display = True
-        self.query_one("#progress-label", Label).update(label)
+        # one line of fixed size: a new text needs no layout pass of the screen, which on a
+        # large window took longer than the frame it updates and held keys (escape) behind it
+        self.query_one("#progress-label", Label).update(label, layout=False)
         self.query_one("#progress-bar", ProgressBar).update(total=total, progress=done or 0)
 
     def hide(self) -> None:

@@ -65,7 +65,10 @@ class RowsView(LineView, can_focus=True):
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
         if follow:
             self.cursor = max(0, len(rows) - 1)
-        widths = [len(title) for title, _, _ in self.columns]
+        # columns only widen while rows come and go (a run refills the tables on every
+        # snapshot): they do not jump, and the horizontal scrollbar does not come and go, each
+        # time a layout pass of the whole screen that delays the keys behind it
+        widths = list(self._widths) if rows else [len(title) for title, _, _ in self.columns]
         for row in rows:
             for i, c in enumerate(row):
                 widths[i] = max(widths[i], min(cell_len(c if isinstance(c, str) else c[0]), self.columns[i][1]))
