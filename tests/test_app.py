@@ -349,3 +349,51 @@ async def test_byte_view_follows_the_selected_pair_in_the_corpus():
         a, b = app.main.selected_pair
         merged = learner(app).token_bytes(a) + learner(app).token_bytes(b)
         assert " ".join(f"{x:02X}" for x in merged) in shown
+
+
+async def test_progress_reports_repaint_without_laying_out_the_screen(monkeypatch):
+    """A layout pass of the whole screen on every report held keys (escape) behind it on a
+    large window: the reports change text and rows, never sizes."""
+    from textual.screen import Screen
+
+    from tokworkbench.app import messages as msg
+    from tokworkbench.core.session import RunProgress
+
+    app = WorkbenchApp()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await ready(app, pilot)
+        main = app.main
+        main.progress_row.show("training…", 0, 100)
+        main.session.step_many(40)  # the history taller than its pane: its scrollbar is there
+        main.refresh_snapshot()
+        await pilot.pause()
+        layouts = []
+        original = Screen._refresh_layout
+
+        def counted(screen, *args, **kwargs):
+            layouts.append(screen)
+            return original(screen, *args, **kwargs)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        for k in range(1, 6):
+            main.session.step_many(5)
+            main.post_message(msg.TrainProgress(RunProgress(5 * k, 30, 100.0, main.session.snapshot(main.view))))
+            await pilot.pause()
+        assert main.query_one(MergesPanel).row_count == 65  # the reports were drawn
+        assert layouts == []
+
+
+async def test_table_columns_only_widen_while_rows_come_and_go():
+    """Rows refilled on every report would otherwise make the columns jump and the horizontal
+    scrollbar come and go; an empty table starts again from its titles."""
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        table = app.main.query_one(MergesPanel)
+        wide = ("1", "a" * 18, "9" * 9, "9" * 9, "9" * 11, "1.000", "x" * 13, "99999")
+        table.set_rows([wide])
+        width = table.virtual_size.width
+        table.set_rows([("1", "a", "1", "1", "1", "1.0", "x", "9")])
+        assert table.virtual_size.width == width
+        table.set_rows([])
+        assert table.virtual_size.width < width
