@@ -383,17 +383,17 @@ async def test_progress_reports_repaint_without_laying_out_the_screen(monkeypatc
         assert layouts == []
 
 
-async def test_table_columns_only_widen_while_rows_come_and_go():
-    """Rows refilled on every report would otherwise make the columns jump and the horizontal
-    scrollbar come and go; an empty table starts again from its titles."""
+async def test_live_tables_fit_their_pane_and_keep_the_count_in_view():
+    """The tables refilled on every report never scroll sideways (a scrollbar that came and
+    went was a layout pass each time); a long merged text gives up width to the count."""
     app = WorkbenchApp()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
-        table = app.main.query_one(MergesPanel)
-        wide = ("1", "a" * 18, "9" * 9, "9" * 9, "9" * 11, "1.000", "x" * 13, "99999")
-        table.set_rows([wide])
-        width = table.virtual_size.width
-        table.set_rows([("1", "a", "1", "1", "1", "1.0", "x", "9")])
-        assert table.virtual_size.width == width
-        table.set_rows([])
-        assert table.virtual_size.width < width
+        for table in (app.main.query_one("#pair-table"), app.main.query_one(MergesPanel)):
+            room = table.scrollable_content_region.width
+            long_row = ("1", "a" * 18, "4,195", "9,999", "99,999", "1.000", "x" * 13, "99999")[: len(table.columns)]
+            table.set_rows([long_row])
+            await pilot.pause()
+            assert table.virtual_size.width <= room and not table.show_horizontal_scrollbar
+            header, row = (table.render_line(y).text for y in (0, 1))
+            assert "count" in header and "4,195" in row and "a…" in row

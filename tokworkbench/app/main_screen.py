@@ -193,7 +193,9 @@ class MainScreen(FileFlows, Screen):
                                                              MainScreen.token_counts)
             yield ProgressRow(id="progress")
         yield Static("", id="too-small")
-        yield Footer(compact=True)  # every key fits on one line at 80 columns
+        # every key fits on one line at 80 columns; the palette's key (ctrl+p still opens it) is
+        # left out: docked over the keys, it let a cell of them show past its end
+        yield Footer(compact=True, show_command_palette=False)
 
     @property
     def corpus_pane(self) -> CorpusPane:

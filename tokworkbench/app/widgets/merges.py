@@ -21,7 +21,7 @@ class MergesPanel(RowsView):
         super().__init__(
             [("step", 6, "right"), ("merged", 18, "left"), ("count", 9, "right"), ("repl.", 9, "right"),
              ("tokens", 11, "right"), ("ratio", 6, "right"), ("pair", 13, "left"), ("id", 6, "right")],
-            **kwargs,
+            fit=(1, 6, 2), **kwargs,  # merged gives up width so the count stays in view
         )
 
     def on_mount(self) -> None:

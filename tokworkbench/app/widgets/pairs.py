@@ -42,7 +42,7 @@ class PairsPanel(Vertical):
         yield RowsView(
             [("#", 4, "left"), ("merged", 18, "left"), ("count", 9, "right"), ("left", 14, "left"),
              ("right", 14, "left"), ("bytes", 24, "left")],  # most telling first: a narrow pane still shows them
-            id="pair-table",
+            fit=(1, 6, 2), id="pair-table",  # merged gives up width so the count stays in view
         )
 
     def on_mount(self) -> None:

@@ -58,7 +58,7 @@ class PiecesPanel(Vertical):
         yield RowsView(  # most telling first: a narrow pane still shows what removing would cost
             [("#", 3, "right"), ("piece", 12, "left"), ("Δloss", 10, "right"), ("score", 8, "right"),
              ("freq", 9, "right"), ("id", 6, "right")],
-            id="piece-table",
+            fit=(1, 6, 2), id="piece-table",  # the piece gives up width so Δloss stays in view
         )
 
     def on_mount(self) -> None:

@@ -47,13 +47,21 @@ class RowsView(LineView, can_focus=True):
         view: "RowsView"
         index: int
 
-    def __init__(self, columns: list[tuple[str, int, str]], **kwargs):
-        """`columns`: (title, max width, "left"|"right")."""
+    def __init__(self, columns: list[tuple[str, int, str]], fit: tuple[int, int, int] | None = None, **kwargs):
+        """`columns`: (title, max width, "left"|"right"). `fit`: (flexible column, its least
+        width, last column to keep in view) for a table refilled on every report: it never
+        scrolls sideways, and the flexible column gives up width so the columns up to the last
+        kept one show in a narrow pane; the ones after it are cut at the pane's edge."""
         super().__init__(**kwargs)
         self.columns = columns
+        self.fit = fit
+        if fit is not None:
+            # no horizontal scrollbar to come and go as rows change: each time would be a
+            # layout pass of the whole screen, which delays the keys behind it
+            self.styles.overflow_x = "hidden"
         self.rows: list[tuple[Cell, ...]] = []
         self.cursor = 0
-        self._widths = [len(title) for title, _, _ in columns]
+        self._natural = self._widths = [len(title) for title, _, _ in columns]
         self._strips: dict[int, Strip] = {}
         self._header = Strip([])
         self._styles: dict[str, Style] = {}
@@ -65,21 +73,39 @@ class RowsView(LineView, can_focus=True):
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
         if follow:
             self.cursor = max(0, len(rows) - 1)
-        # columns only widen while rows come and go (a run refills the tables on every
-        # snapshot): they do not jump, and the horizontal scrollbar does not come and go, each
-        # time a layout pass of the whole screen that delays the keys behind it
-        widths = list(self._widths) if rows else [len(title) for title, _, _ in self.columns]
+        widths = [len(title) for title, _, _ in self.columns]
         for row in rows:
             for i, c in enumerate(row):
                 widths[i] = max(widths[i], min(cell_len(c if isinstance(c, str) else c[0]), self.columns[i][1]))
-        self._widths = widths
-        self._header = self._strip([(t, "") for t, _, _ in self.columns], HEADER)
-        self._strips = {}  # row index -> Strip, made when first drawn
-        self.set_virtual_size(Size(sum(widths) + GAP * len(widths), len(rows) + 1))
+        self._natural = widths
+        self._lay_out_columns()
         if follow:
             self.scroll_to(y=max(0, len(rows) - self._visible_rows()), animate=False)
         self._keep_cursor_visible()
         self.refresh()
+
+    def _lay_out_columns(self) -> None:
+        widths = list(self._natural)
+        total = sum(widths) + GAP * len(widths)
+        if self.fit is not None:
+            flex, least, keep = self.fit
+            room = self.scrollable_content_region.width
+            over = sum(widths[: keep + 1]) + GAP * (keep + 1) - room
+            if over > 0 and room > 0:
+                widths[flex] = max(min(least, widths[flex]), widths[flex] - over)
+            ends = [sum(widths[: i + 1]) + GAP * i for i in range(len(widths))]
+            # a column that does not fit whole is left out: a number cut at the edge reads as another
+            shown = max(keep + 1, sum(1 for end in ends if end <= room))
+            widths = widths[:shown]
+            total = min(sum(widths) + GAP * len(widths), max(room, 1))
+        self._widths = widths
+        self._header = self._strip([(t, "") for t, _, _ in self.columns], HEADER)
+        self._strips = {}  # row index -> Strip, made when first drawn
+        self.set_virtual_size(Size(total, len(self.rows) + 1))
+
+    def on_resize(self) -> None:
+        if self.fit is not None:
+            self._lay_out_columns()
 
     def _style(self, spec: str) -> Style:
         style = self._styles.get(spec)
