@@ -22,8 +22,11 @@ class Dialog(ModalScreen):
     - it closes: the closing waits for the app's own queue (`call_later` on the app), so every key
       the app had already routed to the box is held by then; then, inside that one app callback,
       the dialog is popped, the answer applied and the held keys routed by the app as new keys
-      (`App.on_event`: priority bindings first, then the focused widget). Nothing else runs in
-      between, so a key arriving later is routed after them, to whatever is then on top.
+      (`App.on_event`: priority bindings first, then the focused widget). The app routes no other
+      key in between, so a key arriving later is routed after them, to whatever is then on top.
+
+    Holding starts when the enter is handed to the box, not when the box gets to it (see
+    SteadyInput.post_message), so no key behind the enter is ever in the box's own queue.
     """
 
     HOLDS_KEYS_AFTER_ENTER = True
@@ -94,6 +97,7 @@ class Dialog(ModalScreen):
             box.type_back()
 
     def dismiss(self, result=None) -> AwaitComplete:
+        """Closes now, unless a box holds keys: then the close waits its turn in the app's queue."""
         box = self._holding_box()
         if self.closing:
             return AwaitComplete.nothing()
@@ -108,25 +112,23 @@ class Dialog(ModalScreen):
         return next((box for box in self.query(SteadyInput) if box.holding), None)
 
     async def _close_and_pass_on(self, box: SteadyInput, result, closed: asyncio.Future) -> None:
-        """Runs in the app's own message loop, so no key is routed while it runs."""
+        """Runs as a message of the app's own queue: while it runs the app routes no other key, so
+        the held keys go first, and a key arriving meanwhile is held by the box or waits its turn."""
         keys = box.release()
-        if not self.is_active:  # the app is closing, or something else was put on top meanwhile
+        if not self.is_active:  # the app is closing, or another screen went on top meanwhile
             closed.set_result(None)
             return
-        # Textual would run the answer's callback at its requester's next idle moment, which may be
-        # after the held keys; take it out and run it here, so "t 1600 enter t" reopens on 1600.
-        callback = self._result_callbacks[-1] if self._result_callbacks else None
-        answer, callback_fn = None, None
-        if callback is not None:
-            callback_fn, callback.callback = callback.callback, None
+        # Textual would run the answer's callback at its requester's next idle moment, possibly
+        # after the held keys; run it here, between the pop and the keys, so "t 1600 enter t"
+        # reopens the dialog on 1600 and "s path enter y" answers the overwrite question.
+        answer = self._result_callbacks[-1].callback if self._result_callbacks else None
+        if answer is not None:
+            self._result_callbacks[-1].callback = None
         super().dismiss(result)
         try:
-            if callback_fn is not None:
-                answer = callback_fn(result)
-                if inspect.isawaitable(answer):
-                    await answer
+            if answer is not None and inspect.isawaitable(done := answer(result)):
+                await done
             for key in keys:
                 await self.app.on_event(key)
         finally:
-            if not closed.done():
-                closed.set_result(None)
+            closed.set_result(None)
