@@ -307,3 +307,53 @@ async def test_what_a_folder_walk_passed_over_is_said(tmp_path):
         await pilot.pause()
         assert any("skipped 1 binary file" in m for m in app.said)
         assert any("skipped 1 hidden file or folder" in m for m in app.said)
+
+
+async def settle(app, pilot, condition):
+    """Waits for `condition`, then lets whatever else the burst set off run out before asserting."""
+    await wait_for(condition)
+    await pilot.pause(0.3)
+
+
+async def test_keys_behind_enter_in_a_dialog_act_on_the_screen_beneath():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        burst(app, ["t", "ctrl+u", *"1500", "enter", "N", "N", "N"])
+        await settle(app, pilot, lambda: app.screen is app.main and app.main.session.settings.target == 1500)
+        assert app.main.session.steps == 31  # the three N ran ten merges each, none went into the box
+        burst(app, ["t", "ctrl+u", *"1600", "enter", "t"])  # the second t opens the dialog again
+        await settle(app, pilot, lambda: isinstance(app.screen, PromptDialog)
+                     and app.main.session.settings.target == 1600)
+        assert app.screen.query_one(Input).value == "1600"  # opened after the first one's answer was applied
+
+
+async def test_keys_behind_a_refused_enter_go_back_into_the_box_in_order():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        burst(app, ["t", "ctrl+u", "x", "enter", "1", "2", "backspace", "3"])
+        await settle(app, pilot, lambda: any("whole number" in str(label.render())
+                                             for label in app.screen.query("#prompt-error")))
+        assert app.screen.query_one(Input).value == "x13"
+        # a second enter among the returned keys is taken again, and what follows it reaches the main screen
+        burst(app, ["ctrl+u", "x", "enter", "ctrl+u", *"1500", "enter", "N"])
+        await settle(app, pilot, lambda: app.screen is app.main and app.main.session.steps == 11)
+        assert app.main.session.settings.target == 1500
+
+
+async def test_keys_behind_enter_in_the_save_and_export_boxes_reach_the_main_screen(tmp_path):
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        saved = tmp_path / "m.json"
+        burst(app, ["s", "ctrl+a", "ctrl+k", *str(saved), "enter", "n", "n"])
+        await settle(app, pilot, lambda: saved.is_file() and app.screen is app.main)
+        assert app.main.session.steps == 3
+        exported = tmp_path / "tokenizer.json"
+        burst(app, ["e", "ctrl+a", "ctrl+k", *str(exported), "enter", "N"])
+        await settle(app, pilot, lambda: exported.is_file() and app.screen is app.main)
+        assert app.main.session.steps == 13

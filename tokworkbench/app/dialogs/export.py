@@ -26,6 +26,7 @@ def folder_problem(value: str) -> str | None:
 
 
 class ExportDialog(Dialog):
+    AUTO_FOCUS = "#export-path"  # not the format above it: keys typed right behind e belong in the path
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, folder: Path | None = None):

@@ -6,9 +6,17 @@ and come back down as a binding. When keys arrive together, as they do over SSH,
 behind an editing key overtake it: "abcdefgh", eight backspaces and "xyz" sent at once left
 "abc" instead of "xyz", and a typed path lost its last letter. Here the editing keys run in the
 same handler as the letters, so their order is the order they were typed.
+
+Keys behind an enter are a second case. Enter only posts a Submitted message, which the screen
+answers later, after the input has already typed the keys queued behind the enter; if the answer
+closes a dialog those keys are gone with it ("t", "1500", enter, "N" set the target but ran no
+merges). On a screen that asks for it (`HOLDS_KEYS_AFTER_ENTER`, see dialogs/base.py) the input
+holds every key that reaches it after an enter, until the screen has answered and says where the
+held keys go (`release`).
 """
 
 from textual import events
+from textual.dom import NoScreen
 from textual.widgets import Input
 
 
@@ -22,6 +30,48 @@ def _editing_keys() -> dict[str, str]:
 
 class SteadyInput(Input):
     EDITING_KEYS = _editing_keys()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.held: list[events.Key] | None = None
+        """The keys that came after an enter, in order, while the screen decides; None when not holding."""
+
+    @property
+    def holding(self) -> bool:
+        return self.held is not None
+
+    def post_message(self, message) -> bool:
+        """Keys are held here, as they are handed to the input, not when it gets round to them: the
+        app hands keys over in the order they arrived, so holding from this point keeps that order
+        whatever is still waiting in the queue. The enter itself goes on to be taken."""
+        if isinstance(message, events.Key):
+            if self.held is not None:
+                self.held.append(message)
+                return True
+            if self.EDITING_KEYS.get(message.key) == "submit" and self._holds_after_enter():
+                posted = super().post_message(message)
+                if posted:
+                    self.held = []
+                return posted
+        return super().post_message(message)
+
+    def _holds_after_enter(self) -> bool:
+        try:
+            return bool(getattr(self.screen, "HOLDS_KEYS_AFTER_ENTER", False))
+        except NoScreen:  # not mounted: no screen to answer the enter
+            return False
+
+    def release(self) -> list[events.Key]:
+        """Stop holding; the held keys, as new events (the old ones were already routed once)."""
+        held, self.held = self.held or [], None
+        return [events.Key(key.key, key.character) for key in held]
+
+    def type_back(self) -> None:
+        """The screen stays: the held keys go into the box as if typed now, in order. They pass
+        through `post_message` again, so an enter among them is taken and holds what follows it,
+        and keys that arrive meanwhile queue behind them."""
+        for key in self.release():
+            self.post_message(key)
 
     async def _on_key(self, event: events.Key) -> None:
         action = self.EDITING_KEYS.get(event.key)
