@@ -397,3 +397,22 @@ async def test_live_tables_fit_their_pane_and_keep_the_count_in_view():
             assert table.virtual_size.width <= room and not table.show_horizontal_scrollbar
             header, row = (table.render_line(y).text for y in (0, 1))
             assert "count" in header and "4,195" in row and "a…" in row
+
+
+async def test_the_progress_line_stands_in_for_the_footer_so_the_panes_keep_their_size():
+    """A run's start and end lay out no pane again (the corpus text rewrapped for one line less,
+    and the keys waited behind it); the line says that escape cancels."""
+    from textual.widgets import Footer
+
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        main = app.main
+        corpus, footer = main.query_one("#corpus-text"), main.query_one(Footer)
+        size = corpus.size
+        main.progress_row.show("training… (escape cancels)", 0, 10)
+        await pilot.pause()
+        assert corpus.size == size and not footer.display and main.progress_row.display
+        main.progress_row.hide()
+        await pilot.pause()
+        assert corpus.size == size and footer.display and not main.progress_row.display

@@ -191,7 +191,7 @@ class MainScreen(FileFlows, Screen):
                     yield VocabPanel(id="vocab").data_bind(MainScreen.snapshot, MainScreen.token_counts)
             yield TokenDetails(id="token-details").data_bind(MainScreen.snapshot, MainScreen.selected_token,
                                                              MainScreen.token_counts)
-            yield ProgressRow(id="progress")
+            yield ProgressRow(stand_in_for="Footer", id="progress")  # the panes keep their size
         yield Static("", id="too-small")
         # every key fits on one line at 80 columns; the palette's key (ctrl+p still opens it) is
         # left out: docked over the keys, it let a cell of them show past its end
