@@ -727,7 +727,11 @@ class MainScreen(FileFlows, Screen):
         def keys(bindings) -> list[tuple[str, str]]:
             return [(self.app.get_key_display(b), b.tooltip or b.description) for b in bindings]
 
-        sections = [("Workbench", keys(self.BINDINGS)), ("Merge history", keys(MergesPanel.BINDINGS)),
+        # the other model kind's key is left out (n is Merge for BPE, a round for Unigram)
+        unigram = self.kind == "unigram"
+        mine = [b for b in self.BINDINGS
+                if not ((b.action in UNIGRAM_ONLY and not unigram) or (b.action == "step" and unigram))]
+        sections = [("Workbench", keys(mine)), ("Merge history", keys(MergesPanel.BINDINGS)),
                     ("Encode / decode (while its boxes have focus) and vocabulary", keys(EncodePanel.BINDINGS + VocabPanel.BINDINGS)),
                     ("Batches (b gives them the keys)", keys(BatchesPanel.BINDINGS)),
                     ("Unigram rounds", keys(RoundsPanel.BINDINGS)), ("Lattice", keys(LatticePanel.BINDINGS)),
