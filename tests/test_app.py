@@ -419,3 +419,14 @@ async def test_the_progress_line_stands_in_for_the_footer_so_the_panes_keep_thei
         main.progress_row.hide()
         await pilot.pause()
         assert corpus.size == size and footer.display and not main.progress_row.display
+
+
+async def test_a_target_below_the_vocabulary_is_said_when_it_is_set():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("N")
+        await pilot.press("t", "ctrl+u", "2", "6", "0", "enter")
+        await wait_until(lambda: app.main.session.settings.target == 260)
+        await pilot.pause()
+        assert any("already 266 for a target of 260: r has nothing to do; u or R goes back" in m for m in app.said)

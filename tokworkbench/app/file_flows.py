@@ -90,6 +90,11 @@ class FileFlows:
                     session.set_target(int(value))
                     self.app.sub_title = describe_settings(session.settings)
                     self.refresh_snapshot()
+                    vocab = self.snapshot.vocab_size
+                    if session.steps_to_target() == 0 and vocab != int(value):  # say so now, not at r
+                        back = "; u or R goes back below it" if vocab > int(value) and self.kind == "bpe" else ""
+                        self.notify(f"the vocabulary is already {vocab:,} for a target of {int(value):,}: "
+                                    f"r has nothing to do{back}", timeout=6)
 
         self.app.push_screen(PromptDialog("Target vocabulary size (base + merges + specials)",
                                           str(session.settings.target), validate,
