@@ -407,3 +407,35 @@ async def test_keys_behind_enter_in_the_piece_filter_act_on_the_main_screen(cour
         burst(app, ["/", "i", "s", "enter", "n"])
         await settle(app, pilot, lambda: app.main.session.steps == 1 or len(box.value) > 2)
         assert box.value == "is" and app.main.session.steps == 1  # a round, not "isn"
+
+
+async def test_keys_behind_an_enter_nobody_hands_back_go_back_into_the_box():
+    """A box with hands_back whose parent answers the enter but keeps it focused: holding ends once
+    the parent has answered, and the held keys are typed into the box in order, not held forever."""
+    from textual.app import App
+    from textual.containers import Vertical
+
+    from tokworkbench.app.widgets.steady_input import SteadyInput
+
+    answers = []
+
+    class Panel(Vertical):
+        def compose(self):
+            yield SteadyInput(id="box", hands_back=True)
+
+        def on_input_submitted(self, event: Input.Submitted) -> None:
+            event.stop()
+            answers.append(event.value)  # answered, and the focus stays in the box
+
+    class BoxApp(App):
+        def compose(self):
+            yield Panel()
+
+    app = BoxApp()
+    async with app.run_test(size=(40, 5)) as pilot:
+        box = app.query_one("#box", SteadyInput)
+        box.focus()
+        await pilot.pause()
+        burst(app, ["a", "enter", "b", "backspace", "c", "enter", "d"])
+        await settle(app, pilot, lambda: answers)
+        assert box.value == "acd" and answers == ["a", "ac"] and not box.holding and box.has_focus
