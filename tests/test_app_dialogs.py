@@ -357,3 +357,85 @@ async def test_keys_behind_enter_in_the_save_and_export_boxes_reach_the_main_scr
         burst(app, ["e", "ctrl+a", "ctrl+k", *str(exported), "enter", "N"])
         await settle(app, pilot, lambda: exported.is_file() and app.screen is app.main)
         assert app.main.session.steps == 13
+
+
+async def test_keys_behind_enter_in_the_pair_filter_act_on_the_main_screen():
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        box = app.main.query_one("#pair-filter", Input)
+        burst(app, ["/", "e", "x", "enter", "n", "n"])
+        await settle(app, pilot, lambda: app.main.session.steps == 2 or len(box.value) > 2)
+        assert box.value == "ex" and app.main.session.steps == 2  # on main: "exnn" and no merge
+        assert app.main.query_one("#pair-table").has_focus
+        # a held slash opens the box again (focus selects its text), what follows is typed there,
+        # and the enter among the held keys holds the key behind it in turn
+        burst(app, ["/", "z", "enter", "/", "y", "enter", "n"])
+        await settle(app, pilot, lambda: app.main.session.steps == 3 or box.value.endswith("n"))
+        assert box.value == "y" and app.main.session.steps == 3
+
+
+async def test_keys_behind_enter_in_the_vocab_search_act_on_the_main_screen():
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        box = app.main.query_one("#vocab-search", Input)
+        burst(app, ["v", "t", "h", "enter", "n"])
+        await settle(app, pilot, lambda: app.main.session.steps == 1 or len(box.value) > 2)
+        assert box.value == "th" and app.main.session.steps == 1  # on main: "thn" and no merge
+
+
+@pytest.fixture
+def course_files(tmp_path):
+    paths = []
+    for k, sentence in enumerate(["This is the Hugging Face Course.", "This chapter is about tokenization."]):
+        path = tmp_path / f"{k}.txt"
+        path.write_text(sentence, encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+async def test_keys_behind_enter_in_the_piece_filter_act_on_the_main_screen(course_files):
+    from tokworkbench.core.settings import Settings
+
+    app = WorkbenchApp(course_files, Settings(model="unigram", algorithm="course", split="metaspace",
+                                              seed_size=300, target=60))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        box = app.main.query_one("#piece-filter", Input)
+        burst(app, ["/", "i", "s", "enter", "n"])
+        await settle(app, pilot, lambda: app.main.session.steps == 1 or len(box.value) > 2)
+        assert box.value == "is" and app.main.session.steps == 1  # a round, not "isn"
+
+
+async def test_keys_behind_an_enter_nobody_hands_back_go_back_into_the_box():
+    """A box with hands_back whose parent answers the enter but keeps it focused: holding ends once
+    the parent has answered, and the held keys are typed into the box in order, not held forever."""
+    from textual.app import App
+    from textual.containers import Vertical
+
+    from tokworkbench.app.widgets.steady_input import SteadyInput
+
+    answers = []
+
+    class Panel(Vertical):
+        def compose(self):
+            yield SteadyInput(id="box", hands_back=True)
+
+        def on_input_submitted(self, event: Input.Submitted) -> None:
+            event.stop()
+            answers.append(event.value)  # answered, and the focus stays in the box
+
+    class BoxApp(App):
+        def compose(self):
+            yield Panel()
+
+    app = BoxApp()
+    async with app.run_test(size=(40, 5)) as pilot:
+        box = app.query_one("#box", SteadyInput)
+        box.focus()
+        await pilot.pause()
+        burst(app, ["a", "enter", "b", "backspace", "c", "enter", "d"])
+        await settle(app, pilot, lambda: answers)
+        assert box.value == "acd" and answers == ["a", "ac"] and not box.holding and box.has_focus

@@ -38,7 +38,7 @@ class PairsPanel(Vertical):
         self._selected: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
-        yield SteadyInput(placeholder="filter pairs by merged text…", id="pair-filter")
+        yield SteadyInput(placeholder="filter pairs by merged text…", id="pair-filter", hands_back=True)
         yield RowsView(
             [("#", 4, "left"), ("merged", 18, "left"), ("count", 9, "right"), ("left", 14, "left"),
              ("right", 14, "left"), ("bytes", 24, "left")],  # most telling first: a narrow pane still shows them
@@ -73,7 +73,7 @@ class PairsPanel(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.query_one("#pair-table").focus()
+        event.input.hand_back(self.query_one("#pair-table"))  # the keys typed behind the enter follow
 
     def watch_snapshot(self) -> None:
         self._fill()

@@ -54,7 +54,7 @@ class PiecesPanel(Vertical):
         self._selected: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield SteadyInput(placeholder="filter pieces by text…", id="piece-filter")
+        yield SteadyInput(placeholder="filter pieces by text…", id="piece-filter", hands_back=True)
         yield RowsView(  # most telling first: a narrow pane still shows what removing would cost
             [("#", 3, "right"), ("piece", 12, "left"), ("Δloss", 10, "right"), ("score", 8, "right"),
              ("freq", 9, "right"), ("id", 6, "right")],
@@ -92,7 +92,7 @@ class PiecesPanel(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.table.focus()
+        event.input.hand_back(self.table)  # the keys typed behind the enter follow
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
         if snap is None or snap.kind != "unigram":

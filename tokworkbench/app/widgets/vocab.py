@@ -53,7 +53,8 @@ class VocabPanel(Vertical):
         self._waiting = False
 
     def compose(self) -> ComposeResult:
-        yield SteadyInput(placeholder="search: text · #id or #from-to · hex x:e6 97", id="vocab-search")
+        yield SteadyInput(placeholder="search: text · #id or #from-to · hex x:e6 97", id="vocab-search",
+                          hands_back=True)
         yield RowsView([("id", 7, "right"), ("token", 20, "left"), ("len", 4, "right"), ("merge", 7, "right"),
                         ("from", 22, "left"), ("count", 9, "right"), ("bytes", 24, "left")], id="vocab-table")
 
@@ -94,7 +95,7 @@ class VocabPanel(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.query_one("#vocab-table").focus()
+        event.input.hand_back(self.query_one("#vocab-table"))  # the keys typed behind the enter follow
 
     def action_cycle_order(self) -> None:
         self.order = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
