@@ -40,6 +40,15 @@ def test_metaspace_splits_as_hf(text):
     assert META.split(text) == [surface[a:b] for a, b in META.spans(text)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(TEXT)
+def test_counts_are_the_splits_counted_in_first_appearance_order(text):
+    from collections import Counter
+
+    for pre in (META, parse_split("gpt4")):
+        assert list(pre.counts(text).items()) == list(Counter(pre.split(text)).items())
+
+
 def test_metaspace_on_the_sample_texts():
     for text in sample_texts():
         assert META.split(text) == [piece for piece, _ in HF_META.pre_tokenize_str(text)]

@@ -153,7 +153,7 @@ def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer,
         nbytes += len(text) if text.isascii() else len(text.encode("utf-8"))
         bounds = cut_points(text, max(1, len(text) // COUNT_PIECE))
         for i, j in zip(bounds, bounds[1:]):
-            counter.update(pre.split(text[i:j]))
+            counter.update(pre.counts(text[i:j]))
         del text
     return counter, chars, nbytes
 

@@ -87,7 +87,7 @@ def count_chunks(
             counter = count_parallel(pending, pre)
         else:
             for d, text in enumerate(pending, 1):
-                counter.update(_split(pre, text, d, 0))
+                counter.update(_counts(pre, text, d))
     chunks = list(counter)
     counts = np.fromiter(counter.values(), dtype=np.int64, count=len(chunks))
     return ChunkCounts(chunks, counts, docs, chars, nbytes, layouts)
@@ -115,6 +115,14 @@ def _split(pre: PreTokenizer, text: str, doc: int, offset: int) -> list[str]:
         return pre.split(text)
     except PatternTimeoutError as exc:
         raise PatternTimeoutError(offset + exc.offset, exc.seconds, doc) from None
+
+
+def _counts(pre: PreTokenizer, text: str, doc: int) -> Counter:
+    """`pre.counts`, with a stuck custom pattern reported by document and offset."""
+    try:
+        return pre.counts(text)
+    except PatternTimeoutError as exc:
+        raise PatternTimeoutError(exc.offset, exc.seconds, doc) from None
 
 
 def _pieces(text: str, pre: PreTokenizer) -> list[str]:

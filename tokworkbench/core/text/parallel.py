@@ -70,7 +70,7 @@ def _count(pre: PreTokenizer, texts: list[str], spans: list[tuple[int, int, int]
     """Chunk counts of the (document, start, stop) spans, each sliced only when it is split."""
     counter: Counter = Counter()
     for d, i, j in spans:
-        counter.update(pre.split(texts[d][i:j]))
+        counter.update(pre.counts(texts[d][i:j]))
     return counter
 
 

@@ -12,6 +12,7 @@ seconds is an error naming the offset. The presets never backtrack that way and 
 """
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -109,6 +110,21 @@ class PreTokenizer:
             fast = FAST_SPLITS.get(self.name)
             return fast(text) if fast else _compiled(self.pattern).findall(text)
         return [text[a:b] for a, b in self.spans(text)]
+
+    def counts(self, text: str) -> Counter:
+        """`Counter(self.split(text))`, keys in order of first appearance. Metaspace counts the
+        parts between its ▁ first and prefixes only the distinct ones: one new string per
+        distinct chunk, not per occurrence (the occurrences were a third of counting)."""
+        if self.rewrites:
+            surface = self.surface(text)
+            if not surface:
+                return Counter()
+            parts = surface.split(META)
+            parts[0] = None  # the empty string before the first ▁
+            found = Counter(parts)
+            del found[None]
+            return Counter({META + part: n for part, n in found.items()})
+        return Counter(self.split(text))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Character spans of the chunks: the matches, and any text between them as its own chunk
