@@ -521,6 +521,7 @@ class EmEngine:
         self.sweeps = BlockSweeps(blocks, self.weight, len(pieces), edges, workers, pruning)
         self.words = words
         self._measured: tuple | None = None  # (state, what `_measure` found for it)
+        self._best_of: tuple | None = None  # (state, its best paths' sweep)
 
     # -- the learner's calls -----------------------------------------------------------------
     def seed(self) -> RoundState:
@@ -554,13 +555,24 @@ class EmEngine:
                              dict(zip(state.pieces, state.freqs)))
 
     # -- internals -------------------------------------------------------------------------
+    def totals(self, state: RoundState) -> tuple[float, int]:
+        """The loss and the tokens of a state: its best paths alone, without the removal order
+        that `analyze` adds (a run's last round needs no order)."""
+        swept = self._best(state)
+        return swept.loss, int(round(swept.tokens))
+
+    def _best(self, state: RoundState):
+        if self._best_of is None or self._best_of[0] is not state:
+            self._best_of = (state, self.sweeps.run("best", state.ids, np.asarray(state.scores)))
+        return self._best_of[1]
+
     def _measure(self, state: RoundState):
         """The best paths and the removal order of a state, which do not depend on the floor:
         a new target (the CLI sets it after the seed is analysed) asks only for a new cut."""
         if self._measured is not None and self._measured[0] is state:
             return self._measured[1]
         ids, scores = state.ids, np.asarray(state.scores)
-        swept = self.sweeps.run("best", ids, scores)
+        swept = self._best(state)
         increases, order = self._prune_order(ids, scores, swept.per_piece)
         self._measured = (state, (swept, increases, order))
         return self._measured[1]

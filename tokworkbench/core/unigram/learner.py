@@ -112,8 +112,8 @@ class UnigramLearner:
         self._states: list[RoundState] = [state]
         self._analyses: list[RoundAnalysis | None] = [None]
         self.history: list[RoundRow] = []
-        first = self._analysis()
-        self._seed_row = RoundRow(0, len(state.pieces), first.loss, (), first.tokens)
+        loss, tokens = self._totals()
+        self._seed_row = RoundRow(0, len(state.pieces), loss, (), tokens)
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -127,7 +127,7 @@ class UnigramLearner:
 
     @property
     def total_tokens(self) -> int:
-        return self._analysis().tokens
+        return self._totals()[1]
 
     @property
     def compression(self) -> float:
@@ -135,7 +135,7 @@ class UnigramLearner:
 
     @property
     def loss(self) -> float:
-        return self._analysis().loss
+        return self._totals()[0]
 
     @property
     def start_cost(self) -> float:
@@ -149,6 +149,15 @@ class UnigramLearner:
 
     def token_bytes(self, tid: int) -> bytes:
         return self.token(tid).encode("utf-8")
+
+    def _totals(self) -> tuple[float, int]:
+        """Loss and tokens. For em, the best paths alone when no analysis is at hand: the
+        removal order an analysis adds is asked for only by the next round (or the table)."""
+        found = self._analyses[-1]
+        if found is None and self._engine is not None:
+            return self._engine.totals(self.state)
+        found = self._analysis()
+        return found.loss, found.tokens
 
     def _analysis(self) -> RoundAnalysis:
         found = self._analyses[-1]
@@ -290,8 +299,8 @@ class UnigramLearner:
             new = RoundState([state.pieces[i] for i in keep], freqs, _course_scores(freqs))
         self._states.append(new)
         self._analyses.append(None)
-        found = self._analysis()
-        row = RoundRow(len(self.history) + 1, len(new.pieces), found.loss, tuple(removed), found.tokens)
+        loss, tokens = self._totals()
+        row = RoundRow(len(self.history) + 1, len(new.pieces), loss, tuple(removed), tokens)
         self.history.append(row)
         return row
 
