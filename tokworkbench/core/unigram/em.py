@@ -27,6 +27,7 @@ from functools import partial
 
 import numpy as np
 
+from ..heap import keep_large_frees
 from . import validpiece
 from .course import check_seed_size
 from .parallel_em import BlockSweeps, partition
@@ -488,6 +489,7 @@ class EmEngine:
         sweeping the corpus (default: every core, on a corpus large enough); the model is the
         same whatever their number."""
         self.config = config
+        keep_large_frees()  # the sweeps' temporaries stay in the heap between passes (core/heap.py)
         self.weight = np.asarray(freqs, dtype=np.float64)
         self.replayed = vocabulary is not None
         found: list | None = None

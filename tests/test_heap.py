@@ -1,0 +1,27 @@
+"""The heap thresholds the EM engine sets: taken on glibc, a no-op elsewhere, never an error."""
+
+import ctypes.util
+import platform
+
+import pytest
+
+from tokworkbench.core import heap
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt's thresholds are glibc's")
+def test_glibc_takes_the_thresholds():
+    assert heap.keep_large_frees() is True
+
+
+def test_without_a_c_library_it_does_nothing(monkeypatch):
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    assert heap.keep_large_frees() is False
+
+
+def test_a_c_library_without_mallopt_is_left_alone(monkeypatch):
+    class NoMallopt:
+        def __init__(self, name):
+            pass
+
+    monkeypatch.setattr(heap.ctypes, "CDLL", NoMallopt)
+    assert heap.keep_large_frees() is False
