@@ -25,3 +25,16 @@ def test_a_c_library_without_mallopt_is_left_alone(monkeypatch):
 
     monkeypatch.setattr(heap.ctypes, "CDLL", NoMallopt)
     assert heap.keep_large_frees() is False
+
+
+def test_settle_sets_the_live_objects_aside_and_can_drop_the_old_ones():
+    import gc
+
+    try:
+        heap.settle()
+        assert gc.get_freeze_count() > 0
+        held = [[n] for n in range(100)]
+        heap.settle(drop_old=True)  # the earlier set-aside is walked again, then all set aside
+        assert gc.get_freeze_count() >= len(held)
+    finally:
+        gc.unfreeze()

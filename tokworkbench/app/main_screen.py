@@ -31,6 +31,7 @@ from ..core.models.protocol import Model
 from ..core.session import FinishReason, RunFinished, Session
 from ..core.settings import Settings
 from ..core.models.roles import with_roles
+from ..core.heap import settle
 from ..core.snapshot import Snapshot, View
 from ..core.text.samples import sample_paths
 from . import messages as msg
@@ -339,6 +340,7 @@ class MainScreen(FileFlows, Screen):
         self.refresh_bindings()
         if not quietly:
             self.notify(f"{plural(session.stats.documents, 'document')} ready", timeout=3)
+        self.call_after_refresh(settle, True)  # after the first frame; the old session's cycles go
 
     def on_load_failed(self, message: msg.LoadFailed) -> None:
         self.loading = False
@@ -641,6 +643,7 @@ class MainScreen(FileFlows, Screen):
         self.call_after_refresh(catch_up)
 
     def on_train_finished(self, message: msg.TrainFinished) -> None:
+        settle()  # the state the run brought back: out of the full collections' walks
         self.running = self.run_stopped = False
         self._train = None
         self.progress_row.hide()
