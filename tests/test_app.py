@@ -430,3 +430,15 @@ async def test_a_target_below_the_vocabulary_is_said_when_it_is_set():
         await wait_until(lambda: app.main.session.settings.target == 260)
         await pilot.pause()
         assert any("already 266 for a target of 260: r has nothing to do; u or R goes back" in m for m in app.said)
+
+
+async def test_a_message_still_on_screen_is_not_stacked_again():
+    app = WorkbenchApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        app.clear_notifications()
+        for _ in range(5):
+            await pilot.press("comma")  # the first document: each press says so
+        await pilot.pause(0.3)
+        assert sum("first of" in m for m in app.said) == 5  # said each time...
+        assert sum("first of" in m for m in app.shown) == 1  # ...shown once

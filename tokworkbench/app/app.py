@@ -1,5 +1,6 @@
 """The Textual app: a thin shell that opens the main screen and routes quitting through it."""
 
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,6 +24,24 @@ class WorkbenchApp(App):
         self.paths = [str(p) for p in paths] if paths else None
         self.settings = settings or Settings()
         self.inspect = inspect
+        self._on_screen: dict[tuple, float] = {}  # (message, title, severity) -> when it leaves
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> bool:
+        """A message still on screen is not stacked again: a key held at an edge ("this is the
+        last word") said it once per press and filled the corner with copies. Whether it was
+        shown."""
+        key = (str(message), title, severity)
+        now = time.monotonic()
+        if self._on_screen.get(key, 0.0) > now:
+            return False
+        self._on_screen[key] = now + (self.NOTIFICATION_TIMEOUT if timeout is None else timeout)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        return True
+
+    def clear_notifications(self) -> None:
+        self._on_screen.clear()
+        super().clear_notifications()
 
     def get_default_screen(self) -> Screen:
         return MainScreen(self.paths, self.settings, self.inspect)
