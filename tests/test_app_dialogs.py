@@ -439,3 +439,41 @@ async def test_keys_behind_an_enter_nobody_hands_back_go_back_into_the_box():
         burst(app, ["a", "enter", "b", "backspace", "c", "enter", "d"])
         await settle(app, pilot, lambda: answers)
         assert box.value == "acd" and answers == ["a", "ac"] and not box.holding and box.has_focus
+
+
+async def test_a_screen_opened_right_behind_the_enter_does_not_trap_the_dialog():
+    """ctrl+p (a priority key) opened the palette over a dialog whose close was waiting, and the
+    dialog then ignored every key: it now closes, with its answer, once it is on top again."""
+    from textual.command import CommandPalette
+
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        burst(app, ["t", "ctrl+u", *"1600", "enter", "ctrl+p"])
+        await settle(app, pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press("escape")
+        await settle(app, pilot, lambda: app.screen is app.main and app.main.session.settings.target == 1600)
+
+
+async def test_bindings_behind_an_enter_that_keeps_the_dialog_open_still_act():
+    """Enter in a settings field answers nothing: the keys behind it are routed again, so tab
+    moves on and ctrl+s applies, as they did before keys were held."""
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("c")
+        await settle(app, pilot, lambda: isinstance(app.screen, SettingsDialog))
+        app.screen.set_focus(app.screen.query_one("#target", Input))
+        await pilot.pause()
+        burst(app, ["ctrl+u", *"123", "enter", "4", "tab", "ctrl+s"])
+        await settle(app, pilot, lambda: app.screen is app.main and app.main.session.settings.target == 1234)
+
+
+async def test_keys_behind_a_held_key_that_opens_a_dialog_land_in_it():
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        burst(app, ["/", "t", "h", "enter", "t", "ctrl+u", *"1700", "enter", "n"])
+        await settle(app, pilot, lambda: app.screen is app.main and app.main.session.steps == 1)
+        assert app.main.session.settings.target == 1700
+        assert app.main.query_one("#pair-filter", Input).value == "th"

@@ -35,6 +35,8 @@ class WorkbenchApp(App):
         now = time.monotonic()
         if self._on_screen.get(key, 0.0) > now:
             return False
+        if len(self._on_screen) > 64:  # forget the ones long gone
+            self._on_screen = {k: t for k, t in self._on_screen.items() if t > now}
         self._on_screen[key] = now + (self.NOTIFICATION_TIMEOUT if timeout is None else timeout)
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
         return True

@@ -194,8 +194,9 @@ class MainScreen(FileFlows, Screen):
                                                              MainScreen.token_counts)
             yield ProgressRow(stand_in_for="Footer", id="progress")  # the panes keep their size
         yield Static("", id="too-small")
-        # every key fits on one line at 80 columns; the palette's key (ctrl+p still opens it) is
-        # left out: docked over the keys, it let a cell of them show past its end
+        # the most used keys first (at 80 columns the line ends in Save; ? lists them all); the
+        # palette's key (ctrl+p still opens it) is left out: docked over the keys, it let a cell
+        # of them show past its end
         yield Footer(compact=True, show_command_palette=False)
 
     @property
@@ -586,7 +587,7 @@ class MainScreen(FileFlows, Screen):
                 return
             self.running = True
             self.refresh_bindings()
-            self.progress_row.show(f"training to {session.settings.target:,}… (escape cancels)", 0, todo)
+            self.progress_row.show(f"esc cancels · training to {session.settings.target:,}…", 0, todo)
             self._train = self._train_worker(self.view)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="train", description="Training")
@@ -612,8 +613,8 @@ class MainScreen(FileFlows, Screen):
             return  # a report sent before the cancel arrived: keep saying that it is stopping
         p = message.progress
         noun = step_noun(self.kind)
-        self.progress_row.show(f"training… {p.done:,}/{p.total:,} {noun}s · {p.rate:,.0f} {noun}s/s · "
-                               "escape cancels", p.done, p.total)
+        self.progress_row.show(f"esc cancels · training… {p.done:,}/{p.total:,} {noun}s · "
+                               f"{p.rate:,.0f} {noun}s/s", p.done, p.total)  # what to press first: 80 columns cut the rest
         self.snapshot = self.with_roles(p.snapshot)
 
     def on_train_stopped(self, message: msg.TrainStopped) -> None:

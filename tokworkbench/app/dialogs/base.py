@@ -72,16 +72,33 @@ class Dialog(ModalScreen):
         super().__init__(*args, **kwargs)
         self.closing = False
         """A close is waiting for the app's queue (see the class docstring); a second dismiss is ignored."""
+        self._close_on_resume: tuple | None = None
+
+    def on_screen_resume(self) -> None:
+        """A close that found another screen on top (ctrl+p right behind the enter) happens now."""
+        if self._close_on_resume is not None:
+            box, result = self._close_on_resume
+            self._close_on_resume = None
+            closed = asyncio.get_running_loop().create_future()
+            self.app.call_later(self._close_and_pass_on, box, result, closed)
 
     async def on_key(self, event: events.Key) -> None:
-        """Keys typed right behind the key that opened the dialog arrive before its first field
-        has focus (Textual gives focus a moment later); hand them to that field, in order."""
+        """Keys typed right behind the key that opened the dialog were routed before its first
+        field had focus (Textual gives focus a moment later), so they come to the screen; hand
+        them to that field, in order. Only text and editing keys, which a box always takes, so
+        none comes back here; the focus may have arrived while they waited."""
+        if getattr(event, "handed_on", False) or not (event.is_printable or event.key in SteadyInput.EDITING_KEYS):
+            return  # (a key handed on that comes back, from a box that takes no keys, stops here)
+        box = self.focused if isinstance(self.focused, Input) else None
         if self.focused is None:
             box = next(iter(self.query(Input)), None)
             if box is not None:
-                event.stop()
                 self.set_focus(box)
-                box.post_message(events.Key(event.key, event.character))
+        if box is not None:
+            event.stop()
+            key = events.Key(event.key, event.character)
+            key.handed_on = True
+            box.post_message(key)
 
     def show_error(self, selector: str, message: str) -> None:
         label = self.query_one(selector, Label)
@@ -114,10 +131,11 @@ class Dialog(ModalScreen):
     async def _close_and_pass_on(self, box: SteadyInput, result, closed: asyncio.Future) -> None:
         """Runs as a message of the app's own queue: while it runs the app routes no other key, so
         the held keys go first, and a key arriving meanwhile is held by the box or waits its turn."""
-        keys = box.release()
-        if not self.is_active:  # the app is closing, or another screen went on top meanwhile
+        if not self.is_active:  # another screen (the command palette) went on top meanwhile:
+            self._close_on_resume = (box, result)  # close when this is on top again, keys still held
             closed.set_result(None)
             return
+        keys = box.release()
         # Textual would run the answer's callback at its requester's next idle moment, possibly
         # after the held keys; run it here, between the pop and the keys, so "t 1600 enter t"
         # reopens the dialog on 1600 and "s path enter y" answers the overwrite question.

@@ -44,7 +44,7 @@ class HelpDialog(Dialog):
                 lines = textwrap.wrap(desc, max(10, width - key_width - 2)) or [""]
                 text.append(" " * (key_width - len(key) - 2) + lines[0] + "\n")
                 for line in lines[1:]:
-                    text.append(" " * key_width + line + "\n")
+                    text.append(" " * (key_width + 2) + line + "\n")
             text.append("\n")
         text.append(self.notes)
         with VerticalScroll(id="help-box"):

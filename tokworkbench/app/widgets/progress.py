@@ -17,7 +17,7 @@ class ProgressRow(Horizontal):
         width: 1fr;
     }
     ProgressRow #progress-bar {
-        width: 50;
+        width: 32;
     }
     """
 

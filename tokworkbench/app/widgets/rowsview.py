@@ -90,6 +90,8 @@ class RowsView(LineView, can_focus=True):
         if self.fit is not None:
             flex, least, keep = self.fit
             room = self.scrollable_content_region.width
+            if not self.show_vertical_scrollbar and len(self.rows) + 1 > self.scrollable_content_region.height:
+                room -= self.styles.scrollbar_size_vertical  # the scrollbar these rows bring
             over = sum(widths[: keep + 1]) + GAP * (keep + 1) - room
             if over > 0 and room > 0:
                 widths[flex] = max(min(least, widths[flex]), widths[flex] - over)

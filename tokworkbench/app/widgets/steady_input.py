@@ -79,11 +79,15 @@ class SteadyInput(Input):
         return [events.Key(key.key, key.character) for key in held]
 
     def type_back(self) -> None:
-        """The screen stays: the held keys go into the box as if typed now, in order. They pass
-        through `post_message` again, so an enter among them is taken and holds what follows it,
-        and keys that arrive meanwhile queue behind them."""
+        """The screen stays: the held keys are routed again as if typed now, in order, through the
+        app, so a binding among them acts (tab moves on, ctrl+s applies) and the rest reach the box,
+        which still has focus; an enter among them is taken and holds what follows it. Holding
+        goes on until the app's queue gets here, so keys that arrive meanwhile stay behind them."""
+        self.app.call_later(self._route_back)
+
+    async def _route_back(self) -> None:
         for key in self.release():
-            self.post_message(key)
+            await self.app.on_event(key)
 
     async def action_submit(self) -> None:
         """A box that hands back also makes sure its holding ends even if nobody answers the enter:
