@@ -614,7 +614,7 @@ class MainScreen(FileFlows, Screen):
         p = message.progress
         noun = step_noun(self.kind)
         self.progress_row.show(f"esc cancels · training… {p.done:,}/{p.total:,} {noun}s · "
-                               f"{p.rate:,.0f} {noun}s/s", p.done, p.total)  # what to press first: 80 columns cut the rest
+                               f"{p.rate:,.{1 if p.rate < 10 else 0}f} {noun}s/s", p.done, p.total)  # what to press first: 80 columns cut the rest
         self.snapshot = self.with_roles(p.snapshot)
 
     def on_train_stopped(self, message: msg.TrainStopped) -> None:
@@ -676,7 +676,8 @@ class MainScreen(FileFlows, Screen):
         """The child stops before its next merge; what it made comes back while this says so."""
         if self._train is not None and not self._train.is_cancelled:
             self._train.cancel()
-            self.progress_row.show("stopping: the run ends before its next merge; bringing its merges back…")
+            noun = step_noun(self.kind)
+            self.progress_row.show(f"stopping: the run ends before its next {noun}; bringing its {noun}s back…")
 
     def action_filter_pairs(self) -> None:
         self.query_one(PiecesPanel if self.kind == "unigram" else PairsPanel).focus_filter()
