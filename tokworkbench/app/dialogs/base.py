@@ -18,7 +18,10 @@ class Dialog(ModalScreen):
     were thrown away with the dialog. Now the box holds them (see SteadyInput) and the dialog says
     where they go once it has answered:
 
-    - it stays open (the value was refused): back into the box, in order, as if typed now;
+    - it stays open (a value refused, or a field whose enter answers nothing): routed again by
+      the app, in order, as if typed now, so bindings act (tab, ctrl+s) and the rest reach the box;
+    - another screen went on top before the close ran (ctrl+p right behind the enter): the close
+      waits, keys still held, until this dialog is on top again;
     - it closes: the closing waits for the app's own queue (`call_later` on the app), so every key
       the app had already routed to the box is held by then; then, inside that one app callback,
       the dialog is popped, the answer applied and the held keys routed by the app as new keys
