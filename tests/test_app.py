@@ -442,3 +442,13 @@ async def test_a_message_still_on_screen_is_not_stacked_again():
         await pilot.pause(0.3)
         assert sum("first of" in m for m in app.said) == 5  # said each time...
         assert sum("first of" in m for m in app.shown) == 1  # ...shown once
+
+
+async def test_the_corpus_windows_line_keeps_its_range_at_80_columns():
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.pause(0.2)
+        line = app.main.query_one("#corpus-window", Static)
+        text = str(line.render())
+        assert "chars 0–2,400 of 39,457" in text[: line.size.width] and "… (1/12)" in text

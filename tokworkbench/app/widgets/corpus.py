@@ -98,6 +98,7 @@ class CorpusPane(Vertical):
     def on_resize(self) -> None:
         if self._names:
             self.call_after_refresh(self._fill_documents)
+        self.call_after_refresh(self._schedule_draw)  # the window's line fits its new width
 
     def highlight_document(self, index: int) -> None:
         """Follow a document change made by key, without announcing it again."""
@@ -162,8 +163,13 @@ class CorpusPane(Vertical):
             self._styled_key, self._styled = key, clickable_runs(window.text, window.spans, shown, palette_of(self.app))
         end = window.start + len(window.text)
         names = self._names
+        span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
-        where = (f"{name}chars {window.start:,}–{end:,} of {window.doc_length:,}  ·  [ ] window  , . document"
+        room = self.query_one("#corpus-window", Static).size.width
+        if names and room and len(name) + len(span) > room:  # a narrow pane keeps the range: the name gives way
+            keep = max(4, room - len(span) - len(name) + len(names[window.doc]) - 1)
+            name = f"{names[window.doc][:keep]}… ({window.doc + 1}/{len(names)})  ·  "
+        where = (f"{name}{span}  ·  [ ] window  , . document"
                  + (f"  ·  {plural(len(marks), 'occurrence')} of the selected {what}" if marks else ""))
         # fixed-height lines: no layout pass, only a repaint of these widgets
         self.query_one("#corpus-stats", Static).update(line, layout=False)
