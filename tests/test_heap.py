@@ -1,6 +1,5 @@
 """The heap thresholds the EM engine sets: taken on glibc, a no-op elsewhere, never an error."""
 
-import ctypes.util
 import platform
 
 import pytest
@@ -14,7 +13,10 @@ def test_glibc_takes_the_thresholds():
 
 
 def test_without_a_c_library_it_does_nothing(monkeypatch):
-    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    def no_library(name):
+        raise OSError("no C library")
+
+    monkeypatch.setattr(heap.ctypes, "CDLL", no_library)
     assert heap.keep_large_frees() is False
 
 

@@ -13,7 +13,6 @@ each a pause that keys waited behind. `settle` takes them out of its reach.
 """
 
 import ctypes
-import ctypes.util
 import gc
 
 M_TRIM_THRESHOLD = -1
@@ -23,12 +22,9 @@ KEEP = 256 << 20  # blocks up to 256 MB stay in the heap; larger ones are mapped
 
 def keep_large_frees() -> bool:
     """Whether glibc took the thresholds (it keeps them for the process and its forks)."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError):  # not glibc
+    try:  # the process's own symbols: the C library it runs on, with no search for its file
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # no C library to ask, or not glibc
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(M_MMAP_THRESHOLD, KEEP)) and bool(mallopt(M_TRIM_THRESHOLD, KEEP))

@@ -82,8 +82,7 @@ class Dialog(ModalScreen):
         if self._close_on_resume is not None:
             box, result = self._close_on_resume
             self._close_on_resume = None
-            closed = asyncio.get_running_loop().create_future()
-            self.app.call_later(self._close_and_pass_on, box, result, closed)
+            self._close_later(box, result)
 
     async def on_key(self, event: events.Key) -> None:
         """Keys typed right behind the key that opened the dialog were routed before its first
@@ -124,9 +123,13 @@ class Dialog(ModalScreen):
         if box is None:
             return super().dismiss(result)
         self.closing = True
+        return AwaitComplete(self._close_later(box, result))
+
+    def _close_later(self, box: SteadyInput, result) -> asyncio.Future:
+        """The close, queued on the app (see `_close_and_pass_on`); done when it has run."""
         closed = asyncio.get_running_loop().create_future()
         self.app.call_later(self._close_and_pass_on, box, result, closed)
-        return AwaitComplete(closed)
+        return closed
 
     def _holding_box(self) -> SteadyInput | None:
         return next((box for box in self.query(SteadyInput) if box.holding), None)

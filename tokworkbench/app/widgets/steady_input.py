@@ -127,13 +127,12 @@ class SteadyInput(Input):
         self.app.call_later(self._pass_on, target)
 
     async def _pass_on(self, target: Widget) -> None:
-        keys, self.leaving = self.release(), False
+        self.leaving = False
         try:
             target.screen.set_focus(target)
         except NoScreen:  # the target went away meanwhile: the keys go to whatever has focus
             pass
-        for key in keys:
-            await self.app.on_event(key)
+        await self._route_back()
 
     async def _on_key(self, event: events.Key) -> None:
         action = self.EDITING_KEYS.get(event.key)

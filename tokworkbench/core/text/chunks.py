@@ -69,7 +69,7 @@ def count_chunks(
             continue
         ends, ids, offset = [], [], 0
         for piece in _pieces(text, pre):
-            found = _split(pre, piece, docs, offset)
+            found = _reported(pre.split, piece, docs, offset)
             counter.update(found)
             for chunk in dict.fromkeys(found):
                 if chunk not in index:
@@ -87,7 +87,7 @@ def count_chunks(
             counter = count_parallel(pending, pre)
         else:
             for d, text in enumerate(pending, 1):
-                counter.update(_counts(pre, text, d))
+                counter.update(_reported(pre.counts, text, d, 0))
     chunks = list(counter)
     counts = np.fromiter(counter.values(), dtype=np.int64, count=len(chunks))
     return ChunkCounts(chunks, counts, docs, chars, nbytes, layouts)
@@ -109,20 +109,13 @@ def utf8_length(text: str, doc: int, block: int = 1 << 20) -> int:
     return total
 
 
-def _split(pre: PreTokenizer, text: str, doc: int, offset: int) -> list[str]:
-    """`pre.split`, with a stuck custom pattern reported by document and offset."""
+def _reported(method, text: str, doc: int, offset: int):
+    """`pre.split` or `pre.counts` of `text`, with a stuck custom pattern reported by document
+    and offset."""
     try:
-        return pre.split(text)
+        return method(text)
     except PatternTimeoutError as exc:
         raise PatternTimeoutError(offset + exc.offset, exc.seconds, doc) from None
-
-
-def _counts(pre: PreTokenizer, text: str, doc: int) -> Counter:
-    """`pre.counts`, with a stuck custom pattern reported by document and offset."""
-    try:
-        return pre.counts(text)
-    except PatternTimeoutError as exc:
-        raise PatternTimeoutError(exc.offset, exc.seconds, doc) from None
 
 
 def _pieces(text: str, pre: PreTokenizer) -> list[str]:
