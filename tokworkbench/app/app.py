@@ -4,11 +4,14 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from ..core.models.protocol import Model
 from ..core.settings import Settings
+from .actions import ACTIONS, key_names
+from .keyorder import KeyBarrier, KeyOrder
 from .main_screen import MainScreen
 
 
@@ -25,6 +28,20 @@ class WorkbenchApp(App):
         self.settings = settings or Settings()
         self.inspect = inspect
         self._on_screen: dict[tuple, float] = {}  # (message, title, severity) -> when it leaves
+        self.key_order = KeyOrder(self, super().on_event)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys and pastes from the terminal go through the line that keeps their order."""
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            await self.key_order.arrive(event)
+        else:
+            await super().on_event(event)
+
+    async def on_key_barrier(self, message: KeyBarrier) -> None:
+        await self.key_order.returned(message.serial)
+
+    async def retype(self, keys: Iterable[events.Key]) -> None:
+        await self.key_order.retype(keys)
 
     def notify(self, message: str, *, title: str = "", severity: str = "information",
                timeout: float | None = None, markup: bool = True) -> bool:
@@ -62,10 +79,11 @@ class WorkbenchApp(App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         main = self.main
-        for b in main.BINDINGS:
-            if main.check_action(b.action, ()) is True:
-                yield SystemCommand(f"{b.description} ({b.key})", b.tooltip or b.description,
-                                    lambda a=b.action: main.run_action(a))
+        situation = main.situation()
+        for action in ACTIONS:
+            if action.state(situation) is True:
+                yield SystemCommand(f"{action.label} ({key_names(action.keys, self.get_key_display)})",
+                                    action.tooltip, lambda a=action.action: main.run_action(a))
 
 
 def run_app(paths: list[str] | None = None, settings: Settings | None = None,

@@ -112,17 +112,3 @@ def describe_inspection(source: str, model) -> str:
     return (f"inspecting {source} · {model.vocab_size:,} tokens ({built}"
             f"{len(model.special_ids)} special) · split {model.pre_tokenizer.name} · "
             f"normalizer {getattr(model, 'normalizer_label', model.normalizer)}")
-
-
-def why_not(action: str, running: bool, loading: bool, kind: str = "bpe", exhausted: str = "",
-            inspecting: bool = False) -> str:
-    """Why a dimmed key cannot act now, in a few words (`exhausted`: why no step is left)."""
-    if inspecting:
-        return "a loaded tokenizer is inspected, not trained (start without -m to train one)"
-    if running:
-        return "a run is going: escape cancels it"
-    if loading:
-        return "the corpus is still loading"
-    if action in ("undo", "reset"):
-        return f"nothing to undo: no {step_noun(kind)} has been made"
-    return exhausted or nothing_left(kind)

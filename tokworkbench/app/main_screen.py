@@ -16,7 +16,6 @@ from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
@@ -35,9 +34,10 @@ from ..core.heap import settle
 from ..core.snapshot import Snapshot, View
 from ..core.text.samples import sample_paths
 from . import messages as msg
+from .actions import ACTIONS, Need, Situation, key_names, lookup
 from .dialogs import HelpDialog
 from .labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, nothing_left, plural,
-                     step_noun, why_not)
+                     step_noun)
 from .file_flows import FileFlows
 from .loading import build_inspection, build_session, loads_quickly, throttled
 from .widgets.batches import BatchesPanel, line_documents
@@ -57,15 +57,10 @@ from .widgets.vocab import VocabPanel
 
 MIN_SIZE = (80, 24)
 STOP_PAINT_WAIT = 0.5  # seconds a stopped run's state waits for the screen to show the stop
-IDLE_ONLY = {"step", "round", "step_ten", "run", "undo", "reset", "set_target", "settings", "open", "save",
-             "export", "replay", "compare"}
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
-TRAINING = {"step", "round", "step_ten", "run", "undo", "reset", "set_target", "settings",
-            "replay"}  # not while inspecting
 # each kind's own panes: the other kind's are hidden (Unigram's pieces and rounds take the places
 # of the pair table and the merge history)
 KIND_PANES = {"bpe": ("#pairs", "#merges"), "unigram": ("#pieces", "#rounds")}
-UNIGRAM_ONLY = {"round", "lattice"}
 
 
 class MainScreen(FileFlows, Screen):
@@ -74,51 +69,7 @@ class MainScreen(FileFlows, Screen):
     reach the dialog or box they opened. check_action turns them off while a box has focus."""
 
     AUTO_FOCUS = "#pair-table"
-    BINDINGS = [  # footer order: at 80 columns the first ones show, the rest are in help (?)
-        Binding("n,space", "step", "Merge", tooltip="Merge the best pair (one step)"),
-        Binding("n,space", "round", "Round", tooltip="Unigram: one pruning round (one step)"),
-        Binding("N", "step_ten", "×10", tooltip="Ten merges (Unigram: ten rounds)"),
-        Binding("r", "run", "Run", tooltip="Run to the target vocabulary in the background"),
-        Binding("escape", "escape", "Cancel", tooltip="Stop a running training between two steps; leave a text box",
-                priority=True),
-        Binding("u,backspace", "undo", "Undo", tooltip="Undo the last merge (or round) exactly"),
-        Binding("question_mark", "help", "Help", tooltip="All keys", priority=True),
-        Binding("q", "quit_app", "Quit", tooltip="Quit (asks if the model is unsaved)", priority=True),
-        Binding("c", "settings", "Settings", priority=True,
-                tooltip="Model (BPE or Unigram), units, normalizer, pre-tokenizer, tie-break"),
-        Binding("t", "set_target", "Target", tooltip="Set the target vocabulary size", priority=True),
-        Binding("R", "reset", "Reset", tooltip="Back to the base vocabulary (Unigram: the seed)", priority=True),
-        Binding("o", "open", "Open", tooltip="Open corpus files or folders", priority=True),
-        Binding("s", "save", "Save", tooltip="Save the model (atomic; asks before overwriting)", priority=True),
-        Binding("e", "export", "Export", priority=True,
-                tooltip="Export to HF tokenizer.json, tiktoken or minbpe, or the history as CSV"),
-        Binding("l", "replay", "Replay", tooltip="Load a tokenizer and replay its merges on this corpus", priority=True),
-        Binding("slash", "filter_pairs", "Filter", tooltip="Filter the pair table (Unigram: the piece table)",
-                priority=True),
-        Binding("L", "lattice", "Lattice", priority=True,
-                tooltip="Unigram: the Viterbi lattice of a word (of the encode box, else the corpus)"),
-        Binding("b", "batches", "Batches", priority=True,
-                tooltip="Show the Batches tab and give it the keys (T, B, seed, mode, write .npz)"),
-        Binding("C", "compare", "Compare", priority=True,
-                tooltip="Load a second tokenizer and compare it with this one on the encode input"),
-        Binding("comma", "document(-1)", "Prev doc", show=False, tooltip="Show the previous document"),
-        Binding("full_stop", "document(1)", "Next doc", show=False, tooltip="Show the next document"),
-        Binding("left_square_bracket", "window(-1)", "Prev window", show=False,
-                tooltip="Show the previous window of this document"),
-        Binding("right_square_bracket", "window(1)", "Next window", show=False,
-                tooltip="Show the next window of this document"),
-        Binding("less_than_sign", "token(-1)", "Prev token", show=False,
-                tooltip="Select the previous token in the corpus window; its details show below"),
-        Binding("greater_than_sign", "token(1)", "Next token", show=False,
-                tooltip="Select the next token in the corpus window; its details show below"),
-        Binding("v", "vocabulary", "Vocab", show=False, priority=True,
-                tooltip="Search the vocabulary: by text, #id, or hex bytes (x:e6 97)"),
-        Binding("i", "toggle_ids", "Ids", show=False, tooltip="Show the encode pane's ids under its tokens, or not"),
-        Binding("y", "copy('ids')", "Copy ids", show=False,
-                tooltip="Copy the ids of the encode box's text (else the selected token's)"),
-        Binding("Y", "copy('tokens')", "Copy tokens", show=False,
-                tooltip="Copy the tokens of the encode box's text (else the selected token) as JSON strings"),
-    ]
+    BINDINGS = [action.binding() for action in ACTIONS]  # the keys as data: app/actions.py
 
     # vars, not reactives: a reactive on a screen repaints the whole screen when it is set, which
     # cost more than the merge; each pane repaints what it changed
@@ -373,7 +324,8 @@ class MainScreen(FileFlows, Screen):
 
     def _refresh_bindings_if_changed(self) -> None:
         """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""
-        state = tuple(self.check_action(b.action, ()) for b in self.BINDINGS)
+        situation = self.situation()
+        state = tuple(action.state(situation) for action in ACTIONS)
         if state != self._binding_state:
             self._binding_state = state
             self.refresh_bindings()
@@ -439,7 +391,7 @@ class MainScreen(FileFlows, Screen):
     def on_rewind_to(self, message: msg.RewindTo) -> None:
         session = self.session
         if self.inspect is not None:
-            self.notify(why_not("undo", False, False, inspecting=True))
+            self.notify(Need.TRAINING.why(self.situation()))
             return
         if session is None or self.running or message.step >= session.steps:
             self.notify("that is the newest step: nothing to undo" if session and not self.running
@@ -519,36 +471,29 @@ class MainScreen(FileFlows, Screen):
     def on_descendant_blur(self) -> None:
         self.refresh_bindings()
 
+    def situation(self) -> Situation:
+        """What the keys' rules (app/actions.py) are read against, now."""
+        session, snap = self.session, self.snapshot
+        return Situation(kind=self.kind, has_session=session is not None, loading=self.loading,
+                         running=self.running, run_stopped=self.run_stopped, inspecting=self.inspect is not None,
+                         typing=isinstance(self.focused, Input), grabbed=isinstance(self.focused, BatchesPanel),
+                         steps=session.steps if session is not None else 0,
+                         can_step=snap.can_step if snap is not None else True,
+                         exhausted=self._nothing_left(), noun=step_noun(self.kind))
+
     def check_action(self, action: str, parameters) -> bool | None:
-        if action == "select_token":
-            return True  # a click, never a key: fine while a box has focus
-        if action == "escape":
-            return self.running or isinstance(self.focused, (Input, BatchesPanel))
-        if isinstance(self.focused, Input):
-            return False  # every other key of ours is a character the box takes
-        if action in TRAINING and self.inspect is not None:
-            return None
-        unigram = self.kind == "unigram"
-        if (action in UNIGRAM_ONLY and not unigram) or (action == "step" and unigram):
-            return False  # the other kind's key, hidden: n is Merge for BPE and Round for Unigram
-        if action in IDLE_ONLY and (self.running or self.loading or self.session is None):
-            return None
-        if action in ("undo", "reset") and not self.session.steps:
-            return None
-        if action in ("step", "round", "step_ten", "run") and self.snapshot is not None and not self.snapshot.can_step:
-            return None
-        return True
+        known = lookup(action, parameters)
+        if known is None:
+            return True  # not a key of this table (a click: select_token)
+        return known.state(self.situation())
 
     def on_key(self, event) -> None:
         """A key whose binding is dimmed reaches here unhandled: say why it cannot act now."""
-        for binding in self.BINDINGS:
-            if event.key in binding.key.split(",") and self.check_action(binding.action, ()) is None:
+        situation = self.situation()
+        for action in ACTIONS:
+            if event.key in action.key_list and action.state(situation) is None:
                 event.stop()
-                why = ("the run has stopped and its state is coming back into the session: a moment"
-                       if self.run_stopped else
-                       why_not(binding.action, self.running, self.loading or self.session is None,
-                               self.kind, self._nothing_left(), self.inspect is not None))
-                self.notify(why, title=f"{binding.description} can't act now", timeout=4)
+                self.notify(action.why(situation), title=f"{action.label} can't act now", timeout=4)
                 return
 
     def _nothing_left(self) -> str:
@@ -728,14 +673,22 @@ class MainScreen(FileFlows, Screen):
             self.app.copy_to_clipboard(text)
             self.notify(f"copied {plural(len(ids), 'token' if what == 'tokens' else 'id')} {where}", timeout=3)
 
-    def action_help(self) -> None:
-        def keys(bindings) -> list[tuple[str, str]]:
-            return [(self.app.get_key_display(b), b.tooltip or b.description) for b in bindings]
+    def action_show_tab(self, tab: str) -> None:
+        """A bottom tab by its number. Focus left in another tab's pane would pull that tab
+        back to the front, so it is let go first."""
+        tabs = self.query_one("#bottom", TabbedContent)
+        if self.focused is not None and tabs in self.focused.ancestors:
+            self.set_focus(None)
+        tabs.active = tab
 
-        # the other model kind's key is left out (n is Merge for BPE, a round for Unigram)
-        unigram = self.kind == "unigram"
-        mine = [b for b in self.BINDINGS
-                if not ((b.action in UNIGRAM_ONLY and not unigram) or (b.action == "step" and unigram))]
+    def action_help(self) -> None:
+        display = self.app.get_key_display
+
+        def keys(bindings) -> list[tuple[str, str]]:
+            return [(key_names(b.key, display), b.tooltip or b.description) for b in bindings]
+
+        situation = self.situation()  # the other model kind's keys are left out
+        mine = [a.binding() for a in ACTIONS if not (a.kinds is not None and situation.kind not in a.kinds)]
         sections = [("Workbench", keys(mine)), ("Merge history", keys(MergesPanel.BINDINGS)),
                     ("Encode / decode (while its boxes have focus) and vocabulary", keys(EncodePanel.BINDINGS + VocabPanel.BINDINGS)),
                     ("Batches (b gives them the keys)", keys(BatchesPanel.BINDINGS)),

@@ -9,6 +9,8 @@ from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from ..keyorder import retype
+
 from ..widgets.steady_input import SteadyInput
 
 
@@ -152,7 +154,6 @@ class Dialog(ModalScreen):
         try:
             if answer is not None and inspect.isawaitable(done := answer(result)):
                 await done
-            for key in keys:
-                await self.app.on_event(key)
+            await retype(self.app, keys)
         finally:
             closed.set_result(None)

@@ -25,6 +25,8 @@ from textual.dom import NoScreen
 from textual.widget import Widget
 from textual.widgets import Input
 
+from ..keyorder import retype
+
 
 def _editing_keys() -> dict[str, str]:
     keys = {}
@@ -86,8 +88,7 @@ class SteadyInput(Input):
         self.app.call_later(self._route_back)
 
     async def _route_back(self) -> None:
-        for key in self.release():
-            await self.app.on_event(key)
+        await retype(self.app, self.release())
 
     async def action_submit(self) -> None:
         """A box that hands back also makes sure its holding ends even if nobody answers the enter:

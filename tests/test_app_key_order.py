@@ -1,0 +1,109 @@
+"""Keys act in the order they arrived (issue 22, item 1): a step key followed in one burst by any
+other key of the main screen gives what the two keys give pressed one at a time.
+
+Before the key line (app/keyorder.py), the priority bindings that open a dialog or move focus
+overtook the step queued before them: `n s` left 0 merges behind the Save dialog, `n u` said
+"nothing to undo" and ended at 1 merge."""
+
+import pytest
+from textual import events
+from textual.keys import key_to_character
+from textual.widgets import Button, TabbedContent
+
+from recording import RecordingApp as WorkbenchApp
+from test_app_dialogs import wait_for
+from tokworkbench.app.keyorder import KeyBarrier
+from tokworkbench.app.main_screen import MainScreen
+from tokworkbench.core.settings import Settings
+from tokworkbench.core.snapshot import View
+
+STEP_KEYS = ["n", "N", "u"]  # the keys that write the learner (space and backspace are n's and u's too)
+OTHER_KEYS = sorted({key for b in MainScreen.BINDINGS for key in b.key.split(",")}
+                    | {"tab", "shift+tab", "ctrl+p", "x"})  # x: a key bound to nothing
+START_STEPS = 2  # so that undo has something to undo
+
+
+def post(app, key: str) -> None:
+    """One key as a terminal's parser gives it: its name and its character."""
+    app.post_message(events.Key(key, key_to_character(key)))
+
+
+async def settled(app, pilot) -> None:
+    """Every key has run its course, a run it started has ended, the screen has caught up."""
+    await wait_for(lambda: app.key_order.holding == 0)
+    await pilot.pause()
+    if app.main.running:
+        await wait_for(lambda: not app.main.running)
+        await pilot.pause()
+
+
+def state(app, said_before: int) -> tuple:
+    main = app.main
+    tabs = main.query_one("#bottom", TabbedContent)
+    focused = app.screen.focused
+    return (main.session.steps, type(app.screen).__name__, focused.id if focused is not None else None,
+            tabs.active, tuple(app.said[said_before:]))
+
+
+async def restore(app, pilot) -> None:
+    """Back to the same start: no dialog, START_STEPS merges, the first window, the pair table."""
+    while len(app.screen_stack) > 1:
+        app.pop_screen()
+    main = app.main
+    main.session.undo_all()
+    main.session.step_many(START_STEPS)
+    main.view = View()
+    main.query_one("#bottom", TabbedContent).active = "tab-encode"
+    main.set_focus(main.query_one("#pair-table"))
+    main.refresh_snapshot()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("first", STEP_KEYS)
+async def test_a_step_key_and_any_key_in_one_burst_act_as_if_pressed_one_at_a_time(first):
+    app = WorkbenchApp(settings=Settings(target=300))  # r reaches the target in a few dozen merges
+    differ = []
+    async with app.run_test(size=(80, 24)) as pilot:  # the smallest screen draws fastest
+        await pilot.pause()
+        for second in OTHER_KEYS:
+            await restore(app, pilot)
+            said = len(app.said)
+            post(app, first)
+            await settled(app, pilot)
+            post(app, second)
+            await settled(app, pilot)
+            one_at_a_time = state(app, said)
+
+            await restore(app, pilot)
+            said = len(app.said)
+            post(app, first)
+            post(app, second)
+            await settled(app, pilot)
+            burst = state(app, said)
+            if burst != one_at_a_time:
+                differ.append((second, one_at_a_time, burst))
+    assert not differ, "\n".join(f"{first} {second}: one at a time {a}, in a burst {b}" for second, a, b in differ)
+
+
+class Swallower(Button):
+    """A widget that takes the barrier behind a key and never passes it on, as one removed while
+    the key was on its way does."""
+
+    def post_message(self, message) -> bool:
+        return True if isinstance(message, KeyBarrier) else super().post_message(message)
+
+
+async def test_keys_behind_a_key_whose_barrier_was_lost_are_not_held_forever():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        main = app.main
+        swallower = Swallower("swallower")
+        await main.mount(swallower)
+        swallower.focus()
+        await pilot.pause()
+        post(app, "x")  # forwarded to it, and its barrier lost
+        post(app, "n")
+        await wait_for(lambda: app.key_order.holding == 1)
+        await wait_for(lambda: app.key_order.holding == 0)  # given up for lost after a while
+        await wait_for(lambda: main.session.steps == 1)  # n reached the screen's binding, in order

@@ -1,0 +1,104 @@
+"""Keys act in the order they arrived, each after the one before it has run its course.
+
+Textual runs a priority binding as the key arrives, but hands any other key to the focused
+widget's queue and runs its binding only when it has bubbled back up to the app. A key behind
+it in the same burst (SSH delivers keys together) is meanwhile taken from the app's own queue:
+`n s` opened the Save dialog before the merge, which then went to a screen no longer on top, and
+was lost. So while a key is on its way through the widgets, the keys behind it wait here; a
+barrier posted behind it takes the same road, and when it reaches the app the key is done and
+the next one goes. Pastes wait in the same line, since they type into the same boxes.
+"""
+
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol, runtime_checkable
+
+from textual import events
+from textual.app import App
+from textual.message import Message
+from textual.timer import Timer
+
+LOST_AFTER = 2.0
+"""Seconds after which a barrier that never came back (its widget went away with the key) stops
+holding the keys behind it. Only a removed widget loses one; a slow action holds the event loop
+itself, so no timer fires early."""
+
+
+class KeyBarrier(Message):
+    """Follows a forwarded key through the widgets; at the app it says that key is done."""
+
+    def __init__(self, serial: int) -> None:
+        super().__init__()
+        self.serial = serial
+
+
+@runtime_checkable
+class Retyping(Protocol):
+    """An app that keeps keys in line takes back the keys a box held (behind an enter) at the
+    head of the line: they passed it before every key still waiting there."""
+
+    async def retype(self, keys: Iterable[events.Key]) -> None: ...
+
+
+async def retype(app: App, keys: Iterable[events.Key]) -> None:
+    """Keys a box held, routed again as if typed now: through the app's line where it keeps one."""
+    if isinstance(app, Retyping):
+        await app.retype(keys)
+    else:
+        for key in keys:
+            await app.on_event(key)
+
+
+class KeyOrder:
+    """The line of keys waiting for the one on its way. The app hands it every key and paste
+    from the terminal (`arrive`) and every barrier that reaches it (`returned`)."""
+
+    def __init__(self, app: App, dispatch: Callable[[events.Event], Awaitable[None]]) -> None:
+        self._app = app
+        self._dispatch = dispatch  # the app's own handling of an input event
+        self._held: deque[events.Event] = deque()
+        self._waiting: int | None = None  # the serial of the barrier still on its way
+        self._serial = 0
+        self._timer: Timer | None = None
+
+    @property
+    def holding(self) -> int:
+        """How many keys (and pastes) are waiting for the one before them."""
+        return len(self._held)
+
+    async def arrive(self, event: events.Event) -> None:
+        if self._waiting is not None:
+            self._held.append(event)
+        else:
+            await self._send(event)
+
+    async def retype(self, keys: Iterable[events.Event]) -> None:
+        """Keys that went through the line once and were held by a box: first in line again."""
+        self._held.extendleft(reversed(list(keys)))
+        await self._drain()
+
+    async def returned(self, serial: int) -> None:
+        if serial != self._waiting:
+            return  # one given up for lost, come back late
+        self._waiting = None
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        await self._drain()
+
+    async def _drain(self) -> None:
+        while self._held and self._waiting is None:
+            await self._send(self._held.popleft())
+
+    async def _send(self, event: events.Event) -> None:
+        await self._dispatch(event)
+        if not event.is_forwarded:
+            return  # a priority binding ran it here and then: nothing is on its way
+        target = self._app.focused or self._app.screen  # where Textual forwarded it
+        self._serial += 1
+        serial = self._serial
+        if target.post_message(KeyBarrier(serial)):
+            self._waiting = serial
+            # given up for lost: the same barrier, straight to the app (the timer runs in a task of
+            # its own; the app's queue keeps the handling on its loop)
+            self._timer = self._app.set_timer(LOST_AFTER, lambda: self._app.post_message(KeyBarrier(serial)))
