@@ -408,13 +408,13 @@ async def test_live_tables_fit_their_pane_and_keep_the_count_in_view():
 async def test_the_progress_line_stands_in_for_the_footer_so_the_panes_keep_their_size():
     """A run's start and end lay out no pane again (the corpus text rewrapped for one line less,
     and the keys waited behind it); the line says that escape cancels."""
-    from textual.widgets import Footer
+    from tokworkbench.app.widgets.keys_footer import KeysFooter
 
     app = WorkbenchApp()
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
         main = app.main
-        corpus, footer = main.query_one("#corpus-text"), main.query_one(Footer)
+        corpus, footer = main.query_one("#corpus-text"), main.query_one(KeysFooter)
         size = corpus.size
         main.progress_row.show("training… (escape cancels)", 0, 10)
         await pilot.pause()

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.childrun import run_in_child
@@ -46,6 +46,7 @@ from .widgets.charts import ChartsPanel
 from .widgets.compare import ComparePanel
 from .widgets.corpus import CorpusPane
 from .widgets.encode import EncodePanel
+from .widgets.keys_footer import KeysFooter
 from .widgets.lattice import LatticePanel
 from .widgets.merges import MergesPanel
 from .widgets.pairs import PairsPanel
@@ -143,12 +144,9 @@ class MainScreen(FileFlows, Screen):
                     yield VocabPanel(id="vocab").data_bind(MainScreen.snapshot, MainScreen.token_counts)
             yield TokenDetails(id="token-details").data_bind(MainScreen.snapshot, MainScreen.selected_token,
                                                              MainScreen.token_counts)
-            yield ProgressRow(stand_in_for="Footer", id="progress")  # the panes keep their size
+            yield ProgressRow(stand_in_for="KeysFooter", id="progress")  # the panes keep their size
         yield Static("", id="too-small")
-        # the most used keys first (at 80 columns the line ends in Save; ? lists them all); the
-        # palette's key (ctrl+p still opens it) is left out: docked over the keys, it let a cell
-        # of them show past its end
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeysFooter()  # the most used keys first, as many as fit; ? lists them all
 
     @property
     def corpus_pane(self) -> CorpusPane:
