@@ -8,8 +8,10 @@ lower-ranked parts that this rule reaches, and that is how a model is recovered 
 The pair is two files, and no file system replaces two files at once. So the companion records
 the SHA-256 of the ranks file it belongs to, and loading checks it: a companion beside ranks of
 another export (one killed between its two writes, or files copied from two exports) is an
-error naming both files. The export writes the companion first: if it dies before the ranks are
-replaced, the new companion's hash does not match the old ranks, and the mix is caught. A
+error naming both files. The export writes both files in full before it replaces either, so a
+failed write (a full disk) leaves the old pair as it was, and a failed rename puts the old
+companion back; then it renames the companion first: if it dies before the ranks are replaced,
+the new companion's hash does not match the old ranks, and the mix is caught. A
 companion written before the hash existed (no `ranks_sha256`) is read as before: nothing can
 tell whether it belongs, and refusing every older export would break working pairs.
 """
@@ -29,7 +31,7 @@ from ..models.idmap import IdMap
 from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import PreTokenizer, from_pattern, parse_split
 from . import derivedcache
-from .atomic import resolve_output, write_atomic
+from .atomic import write_atomic_all
 from .limits import MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json, read_model_file
 
 COMPANION_FORMAT = "tokworkbench-tiktoken"
@@ -548,14 +550,13 @@ def to_tiktoken(tok: Tokenizer) -> tuple[str, dict]:
 
 
 def write_tiktoken(tok: Tokenizer, out: Path) -> list[str]:
-    """Both files, companion first (see the module docstring); both paths are checked before
-    either is written, so a refused companion leaves the ranks untouched too."""
+    """Both files or neither (`write_atomic_all`): both are written in full before either
+    replaces an old one, so a failed export (a full disk) leaves the old pair working. The
+    companion is renamed first (see the module docstring)."""
     ranks, meta = to_tiktoken(tok)
     side = companion_path(out)
-    resolve_output(out)
-    resolve_output(side)
-    write_atomic(side, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))
-    write_atomic(out, ranks.encode("ascii"))
+    write_atomic_all([(side, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8")),
+                      (out, ranks.encode("ascii"))])
     return [f"wrote {out} and {side}"]
 
 
