@@ -2,19 +2,34 @@
 or sizes would overflow or inflate are refused before anything is built; damaged readers' input
 gives one line, never a traceback."""
 
+import io
 import json
 import os
+import tracemalloc
+import zipfile
 
+import numpy as np
 import pytest
 
+from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.errors import OutputError
+from tokworkbench.core.errors import CountFileError, OutputError, TrainingError
+from tokworkbench.core.formats.countfile import from_bytes, read_counts, write_counts
+from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
+from tokworkbench.core.text.pretokenize import PRESETS
 from tokworkbench.core.formats import atomic
 from tokworkbench.core.formats.atomic import TMP_TAG
 from tokworkbench.core.formats.export import export
 from tokworkbench.core.formats.load import load_any
 
 TEXT = "the cat sat on the mat with the hat " * 30
+
+
+def one_line_error(argv, capsys, match):
+    status = main([str(a) for a in argv])
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert status == 1 and len(err) == 1 and err[0].startswith("tokworkbench: error: "), err
+    assert match in err[0], err[0]
 
 
 def trained(merges: int):
@@ -77,3 +92,118 @@ def test_a_tiktoken_export_that_succeeds_replaces_both(old_pair):
     assert load_any(out).vocab_size == trained(15).vocab_size
     assert sorted(os.listdir(out.parent)) == ["t.tiktoken", "t.tiktoken.json"]
     assert json.loads((out.parent / "t.tiktoken.json").read_bytes())["ranks_sha256"]
+
+
+# -- item 6: counts whose sum overflows int64 --------------------------------------------------------
+def count_file(path, chunks, counts, header=None):
+    out = io.BytesIO()
+    encoded = [c.encode("utf-8") for c in chunks]
+    head = {"format": "tokworkbench-counts", "version": 1, "normalizer": "none", "split": "gpt4",
+            "pattern": PRESETS["gpt4"], "documents": 1, "chars": 10, "bytes": 10, "chunks": len(chunks)}
+    raw_header = header if header is not None else json.dumps(head).encode()
+    np.savez_compressed(out, header=np.frombuffer(raw_header, dtype=np.uint8),
+                        chunk_bytes=np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                        chunk_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
+                        counts=np.array(counts, dtype=np.int64))
+    path.write_bytes(out.getvalue())
+    return path
+
+
+def test_counts_whose_total_overflows_int64_are_refused_at_read(tmp_path, capsys):
+    """2⁶² of 'ab' and of 'abab' make 3 × 2⁶² of the pair (a, b): it used to wrap to a negative
+    count, train other merges and report negative token totals, with exit 0."""
+    path = count_file(tmp_path / "big.npz", ["ab", "abab", "cd"], [2**62, 2**62, 3])
+    with pytest.raises(CountFileError, match="more than 9,223,372,036,854,775,807 bytes"):
+        read_counts(path)
+    one_line_error(["train", "--from-counts", path, "--merges", "3", "-o", tmp_path / "m.json"], capsys,
+                   "64-bit counts")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_counts_up_to_the_int64_limit_train():
+    """Σ count × bytes = 2⁶³ − 1 exactly is the most the trainer's counts hold, and it trains."""
+    counted = ChunkCounts(["ab", "c"], np.array([2**61, 2**63 - 1 - 2**62], dtype=np.int64), 1, 3, 3)
+    t = Trainer([], TrainConfig(), counted=counted)
+    assert t.initial_tokens == 2**63 - 1
+    list(t.run(merges=1))
+    assert t.history[0].count == 2**61 and t.total_tokens == 2**63 - 1 - 2**61
+
+
+def test_a_trainer_refuses_counts_beyond_int64():
+    counted = ChunkCounts(["ab", "c"], np.array([2**62, 1], dtype=np.int64), 1, 3, 3)
+    with pytest.raises(TrainingError, match="64-bit"):
+        Trainer([], TrainConfig(), counted=counted)
+
+
+# -- item 11 and the header: nothing is inflated or allocated before its size is checked -------------
+def zip_of(members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for name, data in members.items():
+            z.writestr(name + ".npy", data)
+    return out.getvalue()
+
+
+def npy(array: np.ndarray, shape=None) -> bytes:
+    """An .npy member; `shape` overrides what its header declares."""
+    out = io.BytesIO()
+    np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(array.dtype),
+                                               "fortran_order": False, "shape": shape or array.shape})
+    return out.getvalue() + array.tobytes()
+
+
+def peak_bytes(call) -> int:
+    tracemalloc.start()
+    try:
+        call()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+VALID_HEADER = json.dumps({"format": "tokworkbench-counts", "version": 1, "normalizer": "none", "split": "none",
+                           "pattern": None, "documents": 1, "chars": 1, "bytes": 1, "chunks": 1}).encode()
+
+
+def test_a_count_file_that_would_inflate_a_thousand_times_is_refused_before_inflating():
+    size = 128 << 20  # one chunk of 128 MB of NULs: deflated to about 130 KB
+    data = zip_of({"header": npy(np.frombuffer(VALID_HEADER.replace(b'"chars": 1', b'"chars": %d' % size)
+                                               .replace(b'"bytes": 1', b'"bytes": %d' % size), dtype=np.uint8)),
+                   "chunk_bytes": npy(np.zeros(size, dtype=np.uint8)),
+                   "chunk_ends": npy(np.array([size], dtype=np.int64)), "counts": npy(np.array([1], dtype=np.int64))})
+    assert len(data) < 1 << 20
+
+    def read():
+        with pytest.raises(CountFileError, match="would inflate to 128.0 MiB"):
+            from_bytes(data)
+
+    assert peak_bytes(read) < 16 << 20
+
+
+def test_an_npy_header_that_declares_a_huge_shape_is_refused_before_allocating():
+    data = zip_of({"header": npy(np.frombuffer(VALID_HEADER, dtype=np.uint8)),
+                   "chunk_bytes": npy(np.frombuffer(b"a", dtype=np.uint8)),
+                   "chunk_ends": npy(np.array([1], dtype=np.int64), shape=(1 << 27,)),  # 1 GiB declared
+                   "counts": npy(np.array([1], dtype=np.int64))})
+
+    def read():
+        with pytest.raises(CountFileError, match="declares 134,217,728 items"):
+            from_bytes(data)
+
+    assert peak_bytes(read) < 16 << 20
+
+
+def test_a_count_file_with_a_deeply_nested_header_is_one_line(tmp_path, capsys):
+    deep = b'{"format": "tokworkbench-counts", "version": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    path = count_file(tmp_path / "deep.npz", ["ab"], [1], header=deep)
+    one_line_error(["train", "--from-counts", path, "--merges", "1", "-o", tmp_path / "m.json"], capsys,
+                   "nests too deeply")
+
+
+def test_a_count_file_still_round_trips(tmp_path):
+    counted = count_chunks(["the cat sat on the mat, 123 ÄÖ 😀"], "none", pre_tokenizer("gpt4"))
+    write_counts(tmp_path / "c.npz", counted, "none", pre_tokenizer("gpt4"))
+    back, normalizer, pre = read_counts(tmp_path / "c.npz")
+    assert back.chunks == counted.chunks and back.counts.tolist() == counted.counts.tolist()
+    assert back.counts.flags.writeable and (normalizer, pre) == ("none", pre_tokenizer("gpt4"))
