@@ -240,6 +240,10 @@ def check_hf(model: UnigramModel) -> None:
                           "HF has no such piece (its added tokens match otherwise), so its ids would differ")
     if not model.pre_tokenizer.rewrites:
         check_hf_pattern(model.pre_tokenizer)
+    if getattr(model.text_normalizer, "kind", "") == "sentencepiece":
+        why = model.text_normalizer.hf_difference()
+        if why is not None:
+            raise ExportError(f"{why}; HF's ids would differ (keep it as a .model or a tokworkbench model file)")
 
 
 def write_hf(model: UnigramModel, out) -> list[str]:
@@ -247,10 +251,6 @@ def write_hf(model: UnigramModel, out) -> list[str]:
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
     notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
              "exactly, HF may pick the other one"] if model.float32 else []
-    if getattr(model.text_normalizer, "kind", "") == "sentencepiece":
-        notes.append("note: written as HF's converter writes SentencePiece's normalizer (Precompiled, Strip, "
-                     "Replace); HF applies the map per grapheme, so on rare text (a cluster whose first character "
-                     "is mapped) its ids differ from SentencePiece's")
     return notes + [f"wrote {out}"]
 
 
