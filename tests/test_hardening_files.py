@@ -5,6 +5,7 @@ gives one line, never a traceback."""
 import io
 import json
 import os
+import struct
 import tracemalloc
 import zipfile
 
@@ -207,3 +208,103 @@ def test_a_count_file_still_round_trips(tmp_path):
     back, normalizer, pre = read_counts(tmp_path / "c.npz")
     assert back.chunks == counted.chunks and back.counts.tolist() == counted.counts.tolist()
     assert back.counts.flags.writeable and (normalizer, pre) == ("none", pre_tokenizer("gpt4"))
+
+
+# -- the named tracebacks: each is one line now ------------------------------------------------------
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n >> 7 else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, wire: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | wire) + (_varint(len(payload)) + payload if wire == 2 else payload)
+
+
+def sp_model(piece_fields: bytes = b"", trainer: bytes = b"", normalizer: bytes = b"") -> bytes:
+    """A SentencePiece ModelProto: <unk> (UNKNOWN), ▁a, and a piece given field by field."""
+    unk = _field(1, 2, b"<unk>") + _field(2, 5, struct.pack("<f", 0.0)) + _field(3, 0, b"\x02")
+    a = _field(1, 2, "▁a".encode()) + _field(2, 5, struct.pack("<f", -1.0))
+    pieces = _field(1, 2, unk) + _field(1, 2, a) + (_field(1, 2, piece_fields) if piece_fields else b"")
+    return pieces + _field(2, 2, _field(3, 0, b"\x01") + trainer) + _field(3, 2, normalizer)
+
+
+@pytest.mark.parametrize("damaged, match", [
+    (sp_model(piece_fields=_field(1, 0, b"\x05")), "piece 2's piece (field 1) is a varint, not length-delimited"),
+    (sp_model(piece_fields=_field(1, 2, b"b") + _field(2, 0, b"\x01")), "piece 2's score (field 2) is a varint"),
+    (sp_model(piece_fields=_field(1, 2, b"b") + _field(3, 2, b"x")), "piece 2's type (field 3) is length-delimited"),
+    (sp_model(trainer=_field(40, 2, b"x")), "trainer_spec's unk_id (field 40) is length-delimited"),
+    (sp_model(trainer=_field(3, 5, b"\x00" * 4)), "trainer_spec's model_type (field 3) is fixed32"),
+    (sp_model(normalizer=_field(1, 0, b"\x07")), "normalizer_spec's name (field 1) is a varint"),
+    (sp_model(normalizer=_field(2, 0, b"\x07")), "normalizer_spec's precompiled_charsmap (field 2) is a varint"),
+    (sp_model(normalizer=_field(4, 2, b"")), "normalizer_spec's remove_extra_whitespaces (field 4)"),
+    (sp_model() + _field(2, 0, b"\x01"), "trainer_spec (field 2) has wire type 0, not a message"),
+], ids=["piece text", "piece score", "piece type", "unk_id", "model_type", "normalizer name", "charsmap",
+        "remove_extra_whitespaces", "trainer_spec"])
+def test_a_sentencepiece_field_of_the_wrong_wire_type_is_one_line(tmp_path, capsys, damaged, match):
+    (tmp_path / "sp.model").write_bytes(damaged)
+    one_line_error(["inspect", tmp_path / "sp.model"], capsys, match)
+
+
+def test_a_huge_varint_in_an_int32_field_is_read_as_protobuf_reads_it(tmp_path):
+    """Protobuf keeps an int32's low 32 bits: 2**64 - 1 is -1 (no pad piece), 2**32 + 1 is 1."""
+    (tmp_path / "a.model").write_bytes(sp_model(trainer=_field(43, 0, _varint(2**64 - 1))))
+    assert load_any(tmp_path / "a.model").roles.pad is None
+    (tmp_path / "b.model").write_bytes(sp_model(trainer=_field(40, 0, _varint(2**32))))  # unk_id 0
+    assert load_any(tmp_path / "b.model").encode("a") == [1]
+
+
+def _exported(tmp_path, fmt: str, name: str):
+    export(trained(5), fmt, tmp_path / name)
+    return tmp_path / name
+
+
+def unigram_json(tmp_path) -> dict:
+    from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+
+    learner = UnigramLearner([TEXT], UnigramConfig(seed_size=80))
+    list(learner.run(vocab_size=learner.base_size + 10))
+    export(learner.model(), "hf", tmp_path / "hfuni.json")
+    return json.loads((tmp_path / "hfuni.json").read_text(encoding="utf-8"))
+
+
+def test_huge_integers_in_unigram_scores_are_one_line(tmp_path, capsys):
+    doc = unigram_json(tmp_path)
+    text = json.dumps(doc).replace(json.dumps(doc["model"]["vocab"][3][1]), "9" * 400, 1)
+    (tmp_path / "huge.json").write_text(text, encoding="utf-8")
+    one_line_error(["inspect", tmp_path / "huge.json"], capsys, "scores must be finite numbers")
+
+
+def test_an_hf_unigram_normalizer_that_is_a_string_is_one_line(tmp_path, capsys):
+    doc = unigram_json(tmp_path)
+    doc["normalizer"] = "NFC"
+    (tmp_path / "nfc.json").write_text(json.dumps(doc), encoding="utf-8")
+    one_line_error(["inspect", tmp_path / "nfc.json"], capsys, "'normalizer' must be an object or null, not a JSON string")
+
+
+@pytest.mark.parametrize("rank", [b"9" * 5000, b"9" * 400, b"18446744073709551616", b"4294967296"],
+                         ids=["5000 digits", "400 digits", "2**64", "2**32"])
+def test_huge_tiktoken_ranks_are_one_line(tmp_path, capsys, rank):
+    path = _exported(tmp_path, "tiktoken", "t.tiktoken")
+    lines = path.read_bytes().split(b"\n")
+    lines[200] = lines[200].split(b" ")[0] + b" " + rank
+    path.write_bytes(b"\n".join(lines))
+    (tmp_path / "t.tiktoken.json").unlink()
+    one_line_error(["inspect", path, "--split", "gpt4"], capsys, "is larger than 4,294,967,295")
+
+
+@pytest.mark.parametrize("where", ["merge", "special", "count"])
+def test_huge_minbpe_numbers_are_one_line(tmp_path, capsys, where):
+    path = _exported(tmp_path, "minbpe", "m.model")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if where == "merge":
+        lines[-2] = "9" * 5000 + " 1"
+    elif where == "special":
+        lines[3] = "<|eot|> " + "9" * 5000
+    else:
+        lines[2] = "9" * 5000
+    path.write_text("\n".join(lines), encoding="utf-8")
+    one_line_error(["inspect", path], capsys, "(5,000 digits) is larger than")

@@ -32,9 +32,12 @@ from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import PreTokenizer, from_pattern, parse_split
 from . import derivedcache
 from .atomic import write_atomic_all
-from .limits import MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json, read_model_file
+from .limits import (MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json,
+                     read_model_file, whole_number)
 
 COMPANION_FORMAT = "tokworkbench-tiktoken"
+MAX_RANK = (1 << 32) - 1  # tiktoken keeps ranks (and special token ids) as u32
+_RANK_DIGITS = len(str(MAX_RANK))
 NOT_A_MODEL = ("not a model file this tool reads (tokworkbench JSON, HF tokenizer.json, "
                ".tiktoken ranks, minbpe .model)")
 
@@ -78,7 +81,7 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[byte
             if ranks:
                 raise
             raise ForeignModelError(f"{exc}; {NOT_A_MODEL}") from None
-        rank = int(rank_text)
+        rank = whole_number(rank_text, MAX_RANK, f"line {n}: the rank", ForeignModelError)
         if not data:
             raise ForeignModelError(f"line {n}: the token is empty")
         if len(data) > max_token_bytes:
@@ -113,7 +116,7 @@ def _parse_clean(raw: bytes, max_token_bytes: int) -> dict[bytes, int] | None:
         return None
     fields = raw.split()
     tokens_b64, numbers_text = fields[0::2], fields[1::2]
-    if not all(map(bytes.isdigit, numbers_text)):
+    if not all(map(bytes.isdigit, numbers_text)) or max(map(len, numbers_text)) > _RANK_DIGITS:
         return None
     if any(n % 4 or not n for n in map(len, tokens_b64)):
         return None  # not base64: the careful reading says which line
@@ -124,6 +127,8 @@ def _parse_clean(raw: bytes, max_token_bytes: int) -> dict[bytes, int] | None:
     except binascii.Error:
         return None
     numbers = list(map(int, numbers_text))
+    if max(numbers) > MAX_RANK:
+        return None
     ranks = dict(zip(tokens, numbers))
     if len(ranks) != len(tokens) or len(set(numbers)) != len(numbers):
         return None
@@ -387,7 +392,8 @@ def check_companion(meta, raw: bytes, path: Path, side: Path) -> dict:
     if pattern is not None and not is_text(pattern):
         raise ForeignModelError(f"the companion {side}: 'pat_str' must be a string, not {describe_json(pattern)}")
     specials = meta.get("special_tokens", {})
-    if not isinstance(specials, dict) or not all(is_text(s) and s and is_count(i) for s, i in specials.items()):
+    if not isinstance(specials, dict) or not all(is_text(s) and s and is_count(i) and i <= MAX_RANK
+                                                 for s, i in specials.items()):
         raise ForeignModelError(f"the companion {side}: 'special_tokens' must map strings to ids, "
                                 f"not {describe_json(specials)}")
     digest = meta.get("ranks_sha256")

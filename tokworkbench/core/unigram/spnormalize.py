@@ -211,6 +211,8 @@ def hf_normalizer(spec, error=ModelFileError, whitespace_split: bool = False) ->
     """An HF normalizer built only of steps this tool reproduces; anything else is `error`."""
     if spec is None:
         return HfNormalizer(None, (), whitespace_split)
+    if not isinstance(spec, dict):
+        raise error(f"the normalizer must be an object or null, not {type(spec).__name__}")
     items = spec.get("normalizers") if spec.get("type") == "Sequence" else [spec]
     if not isinstance(items, list):
         raise error("normalizer Sequence must list its normalizers")
