@@ -202,6 +202,17 @@ def test_a_count_file_with_a_deeply_nested_header_is_one_line(tmp_path, capsys):
                    "nests too deeply")
 
 
+def test_a_count_file_with_a_deeply_nested_header_does_not_stop_the_app_at_start(tmp_path):
+    """The workbench opens a count file through Session.open, whose errors the app shows as a line."""
+    from tokworkbench.core.session import Session
+    from tokworkbench.core.settings import Settings
+
+    deep = b'{"format": "tokworkbench-counts", "version": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    path = count_file(tmp_path / "deep.npz", ["ab"], [1], header=deep)
+    with pytest.raises(CountFileError, match="nests too deeply"):
+        Session.open([str(path)], Settings())
+
+
 def test_a_count_file_still_round_trips(tmp_path):
     counted = count_chunks(["the cat sat on the mat, 123 ÄÖ 😀"], "none", pre_tokenizer("gpt4"))
     write_counts(tmp_path / "c.npz", counted, "none", pre_tokenizer("gpt4"))

@@ -1,5 +1,5 @@
 """Issue 28, structure-aware fuzzing: every reader, fed files damaged where their structure is
-(wrong JSON types at every path, huge numbers, deep nesting; protobuf fields of the wrong wire
+(wrong JSON types at every path of ours (BPE, Unigram, fixed), HF's and the companion, huge numbers, deep nesting; protobuf fields of the wrong wire
 type, huge varints, lengths past the end; npz members of the wrong dtype or shape, lying .npy
 headers, counts that overflow), gives a loaded model or one TokWorkbenchError of one line:
 never another exception, never a hang, never a huge allocation.
@@ -27,6 +27,8 @@ from tokworkbench.core.formats import modelfile
 from tokworkbench.core.formats.countfile import from_bytes as counts_from_bytes, to_bytes as counts_to_bytes
 from tokworkbench.core.formats.export import FORMATS, check, export
 from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text import pretokenize
 from tokworkbench.core.text.chunks import count_chunks
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
@@ -332,11 +334,13 @@ def originals(tmp_path_factory):
         {"type": "Strip", "strip_left": False, "strip_right": True}, {"type": "NFKC"}, {"type": "Lowercase"}]}
     (root / "hfnorm.json").write_text(json.dumps(hf_uni), encoding="utf-8")
     modelfile.save(sp, root / "spours.json")  # our file with a model_normalizer
+    modelfile.save(FixedVocab(("<s>", "</s>", "<unk>", "the", " cat", "a", "t", " "), Roles(bos="<s>", unk="<unk>")),
+                   root / "fixed.json")
     (root / "c.npz").write_bytes(counts_to_bytes(count_chunks([TEXT], "none", pre_tokenizer("gpt4")), "none",
                                                  pre_tokenizer("gpt4")))
     read = lambda *names: {n: (root / n).read_bytes() for n in names}  # noqa: E731
     out.update({"ours-byte": read("byte.json"), "ours-char": read("char.json"), "ours-unigram": read("uni.json"),
-                "ours-sp": read("spours.json"), "hf-bpe": read("hf.json"), "hf-unigram": read("hfuni.json"),
+                "ours-sp": read("spours.json"), "ours-fixed": read("fixed.json"), "hf-bpe": read("hf.json"), "hf-unigram": read("hfuni.json"),
                 "hf-unigram-normalizer": read("hfnorm.json"), "tiktoken": read("t.tiktoken", "t.tiktoken.json"),
                 "minbpe": read("m.model"), "sentencepiece": read("sp.model"), "counts": read("c.npz")})
     return out
@@ -397,7 +401,7 @@ def failures(cases, load) -> list[str]:
     return bad
 
 
-JSON_KINDS = ["ours-byte", "ours-char", "ours-unigram", "ours-sp", "hf-bpe", "hf-unigram", "hf-unigram-normalizer"]
+JSON_KINDS = ["ours-byte", "ours-char", "ours-unigram", "ours-sp", "ours-fixed", "hf-bpe", "hf-unigram", "hf-unigram-normalizer"]
 
 
 @pytest.mark.parametrize("kind", JSON_KINDS)
