@@ -18,7 +18,6 @@ from tokworkbench.core.errors import CountFileError, OutputError, TrainingError
 from tokworkbench.core.formats.countfile import from_bytes, read_counts, write_counts
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.pretokenize import PRESETS
-from tokworkbench.core.formats import atomic
 from tokworkbench.core.formats.atomic import TMP_TAG
 from tokworkbench.core.formats.export import export
 from tokworkbench.core.formats.load import load_any
@@ -72,7 +71,7 @@ def assert_old_pair_intact(out, before):
 def test_a_tiktoken_export_that_fails_on_its_second_file_keeps_the_old_pair(old_pair, monkeypatch, call):
     out, before = old_pair
     fail_on_call(monkeypatch, call, 2)  # the second file's sync (a full disk) or its rename
-    with pytest.raises(OutputError, match="No space left"):
+    with pytest.raises(OutputError, match="No space left on device; nothing was changed"):
         export(trained(15), "tiktoken", out)
     monkeypatch.undo()
     assert_old_pair_intact(out, before)

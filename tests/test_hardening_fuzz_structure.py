@@ -9,7 +9,6 @@ TOKWORKBENCH_FUZZ_SEED to draw other mutations (a longer hunt, by hand). Whateve
 loads is used (encode, decode, export checks; a count file is trained on for one merge).
 """
 
-import base64
 import io
 import json
 import os

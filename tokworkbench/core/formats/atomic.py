@@ -178,9 +178,11 @@ def write_atomic_all(items: list[tuple[str | Path, bytes]]) -> list[Path]:
         for (path, data), target in zip(items, targets):
             shown = path
             temps.append(_write_temp(target, data))
-        _rename_all(items, targets, temps)
+        _rename_all(targets, temps)
     except OSError as exc:
-        raise OutputError(f"cannot write {shown}: {os_reason(exc)}; no file was changed") from None
+        kept = "nothing was changed" if getattr(exc, "restored", True) else \
+            "some files are new and some old: write them again"
+        raise OutputError(f"cannot write {shown}: {os_reason(exc)}; {kept}") from None
     finally:
         for tmp in temps:
             _unlink(tmp)
@@ -189,7 +191,7 @@ def write_atomic_all(items: list[tuple[str | Path, bytes]]) -> list[Path]:
     return targets
 
 
-def _rename_all(items, targets: list[Path], temps: list[str]) -> None:
+def _rename_all(targets: list[Path], temps: list[str]) -> None:
     """Each temp over its target, in order; if one rename fails, the targets replaced before it
     get their old files back (kept under a second name), or are removed again if they are new,
     and the error goes on."""
@@ -199,15 +201,20 @@ def _rename_all(items, targets: list[Path], temps: list[str]) -> None:
             if k < len(targets) - 1:
                 undo.append((target, *_second_name(target)))
             os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
+        restored = True
         for target, backup, existed in undo[:k]:
             try:
                 if backup is not None:
                     os.replace(backup, target)
-                elif not existed:
+                elif existed:
+                    restored = False  # no second name could be made: the new file stays
+                else:
                     os.unlink(target)
             except OSError:
-                pass  # best effort: the companion's hash names a mix at load
+                restored = False  # the companion's hash names the mix at load
+        if isinstance(exc, OSError):
+            exc.restored = restored
         raise
     finally:
         for _, backup, _ in undo:
