@@ -3,7 +3,8 @@
 Valid files (our JSON in byte and char units, HF tokenizer.json, tiktoken ranks with their
 companion, minbpe) are mutated by byte flips, truncations, inserted bytes and JSON value swaps;
 whatever loads is then used (encode, decode, token text, export checks), which must not raise
-anything else either.
+anything else either. The mutations that know each format's structure (and the SentencePiece
+.model, HF Unigram and .npz count files) are in test_hardening_fuzz_structure.py.
 """
 
 import json

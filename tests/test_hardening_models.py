@@ -2,6 +2,7 @@
 our class from the API, and a token too long to build is refused before it is built."""
 
 import json
+import os
 import shutil
 
 import pytest
@@ -10,7 +11,6 @@ from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
 from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats import tiktoken as tiktoken_format
 from tokworkbench.core.formats.export import export
 from tokworkbench.core.errors import TokenLimitError
 from tokworkbench.core.formats.load import load_any
@@ -216,22 +216,29 @@ def test_ranks_and_companion_of_two_exports_do_not_load(files, capsys):
 
 
 def test_an_export_killed_between_its_two_files_is_caught(files, tok, monkeypatch):
-    """The companion is written first: if the ranks are never replaced, the pair does not load."""
-    real = tiktoken_format.write_atomic
+    """The companion is renamed first: a process killed before the ranks are replaced (no time
+    to put anything back) leaves a pair that does not load."""
+    pid = os.fork()
+    if pid == 0:  # the child dies at its second rename, as a SIGKILL would leave it
+        real, calls = os.replace, []
 
-    def dies_on_ranks(path, data):
-        if str(path).endswith(".tiktoken"):
-            raise KeyboardInterrupt  # killed here
-        return real(path, data)
+        def dies_on_ranks(*args):
+            calls.append(args)
+            if len(calls) == 2:
+                os._exit(9)
+            return real(*args)
 
-    monkeypatch.setattr(tiktoken_format, "write_atomic", dies_on_ranks)
-    with pytest.raises(KeyboardInterrupt):
-        export(other_model(), "tiktoken", files / "t.tiktoken")
-    monkeypatch.undo()
+        os.replace = dies_on_ranks
+        try:
+            export(other_model(), "tiktoken", files / "t.tiktoken")
+        finally:
+            os._exit(0)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 9
     with pytest.raises(ForeignModelError, match="does not belong to"):
         load_any(files / "t.tiktoken")
     export(other_model(), "tiktoken", files / "t.tiktoken")  # exporting again mends the pair
     assert load_any(files / "t.tiktoken").merges == other_model().merges
+    assert sorted(p.name for p in files.iterdir() if "tiktoken" in p.name) == ["t.tiktoken", "t.tiktoken.json"]
 
 
 def test_a_companion_from_before_the_hash_still_loads(files, tok):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..text.chunks import ChunkCounts, count_chunks
+from ..text.chunks import MAX_TOTAL, ChunkCounts, count_chunks, units_total
 from ..text.corpus import require_text
 from ..curve import compression_curve
 from ..transfer import Rebuild, built, in_pieces
@@ -118,7 +118,11 @@ class Trainer:
         self.merges: list[Pair] = []
         self.history: list[MergeRecord] = []
         self._applied: list[np.ndarray] = []  # each step's positions: its whole undo record
-        self.initial_tokens = int(np.dot(table.counts, lengths))
+        total = units_total(table.counts, lengths)
+        if total is None:
+            raise TrainingError(f"the chunk counts add up to more than {MAX_TOTAL:,} {config.units.plural} "
+                                "(count × length over the chunks), more than training's 64-bit counts hold")
+        self.initial_tokens = total
         self.total_tokens = self.initial_tokens
         self._use_first = config.tie_break == "first"
         self._flat = FlatChunks(units, lengths, table.counts)

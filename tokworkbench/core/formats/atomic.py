@@ -17,11 +17,18 @@ The rules, and why:
   process (same host, PID no longer running) is gone.
 - An output that is one of the inputs (the same inode, whatever the path) is refused before
   any work, by `check_output`: training on c.txt must not end by overwriting c.txt.
+- Files that belong together (tiktoken's ranks and companion) go through `write_atomic_all`:
+  every temp file is written in full and synced before any target is replaced, so a full disk
+  or any failed write leaves every old file as it was. The renames come last, in order; before
+  each but the last, the old file gets a second name (a hard link, which costs no data), so a
+  rename that fails puts back the ones before it. Where hard links are not possible, a failed
+  rename can leave a mix, which the companion's hash then names at load.
 """
 
 import errno
 import os
 import re
+import secrets
 import socket
 import stat
 import tempfile
@@ -120,6 +127,18 @@ def write_atomic(path: str | Path, data: bytes) -> Path:
 
 
 def _replace(target: Path, data: bytes) -> None:
+    tmp = _write_temp(target, data)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    _sync_folder(target.parent)
+
+
+def _write_temp(target: Path, data: bytes) -> str:
+    """A temp file beside `target` holding `data`, synced, with the old file's mode; removed
+    again if anything fails."""
     try:
         old = os.stat(target)
     except FileNotFoundError:
@@ -131,14 +150,88 @@ def _replace(target: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _unlink(tmp)
         raise
-    _sync_folder(target.parent)
+    return tmp
+
+
+def _unlink(path: str | None) -> None:
+    if path is None:
+        return
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def write_atomic_all(items: list[tuple[str | Path, bytes]]) -> list[Path]:
+    """Write every `(path, data)` or none: all temp files in full first, then the renames, a
+    failed one putting back the files replaced before it (see the module docstring). Returns
+    the files written. Raises OutputError, with every old file as it was."""
+    targets = [resolve_output(path) for path, _ in items]
+    for folder in dict.fromkeys(t.parent for t in targets):
+        remove_stale_temps(folder)
+    temps: list[str] = []
+    shown = items[0][0]
+    try:
+        for (path, data), target in zip(items, targets):
+            shown = path
+            temps.append(_write_temp(target, data))
+        _rename_all(targets, temps)
+    except OSError as exc:
+        kept = "nothing was changed" if getattr(exc, "restored", True) else \
+            "some files are new and some old: write them again"
+        raise OutputError(f"cannot write {shown}: {os_reason(exc)}; {kept}") from None
+    finally:
+        for tmp in temps:
+            _unlink(tmp)
+    for folder in dict.fromkeys(t.parent for t in targets):
+        _sync_folder(folder)
+    return targets
+
+
+def _rename_all(targets: list[Path], temps: list[str]) -> None:
+    """Each temp over its target, in order; if one rename fails, the targets replaced before it
+    get their old files back (kept under a second name), or are removed again if they are new,
+    and the error goes on."""
+    undo: list[tuple[Path, str | None, bool]] = []  # target, its old file's second name, whether it existed
+    try:
+        for k, (target, tmp) in enumerate(zip(targets, temps)):
+            if k < len(targets) - 1:
+                undo.append((target, *_second_name(target)))
+            os.replace(tmp, target)
+    except BaseException as exc:
+        restored = True
+        for target, backup, existed in undo[:k]:
+            try:
+                if backup is not None:
+                    os.replace(backup, target)
+                elif existed:
+                    restored = False  # no second name could be made: the new file stays
+                else:
+                    os.unlink(target)
+            except OSError:
+                restored = False  # the companion's hash names the mix at load
+        if isinstance(exc, OSError):
+            exc.restored = restored
+        raise
+    finally:
+        for _, backup, _ in undo:
+            _unlink(backup)
+
+
+def _second_name(target: Path) -> tuple[str | None, bool]:
+    """A hard link to the file at `target` (None if there is none or links are not possible),
+    and whether there was a file."""
+    name = os.path.join(target.parent, _temp_prefix(target.name) + secrets.token_hex(4))
+    try:
+        os.link(target, name, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, False
+    except OSError:
+        return None, os.path.lexists(target)
+    return name, True
 
 
 def _temp_prefix(name: str) -> str:

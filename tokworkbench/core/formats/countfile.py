@@ -5,12 +5,16 @@ a `ChunkCounts` without layouts), the settings that produced them (normalizer, p
 name and pattern) and the corpus summary (documents, chars, bytes). Training from it gives the
 same merges as training from the text, for every tie-break and both units.
 
-The format is a numpy `.npz` archive (a zip of `.npy` arrays), read with `allow_pickle=False`:
+The format is a numpy `.npz` archive (a zip of `.npy` arrays). It is read member by member, never
+with pickle: each member's declared size and each .npy header's dtype and shape are checked
+before anything is inflated (at most `MAX_INFLATION` times the file, where real files inflate
+2-7 times) or allocated:
 - `header`: UTF-8 JSON as uint8, `{"format": "tokworkbench-counts", "version": 1, "normalizer",
   "split", "pattern", "documents", "chars", "bytes", "chunks"}`;
 - `chunk_bytes`: every chunk's UTF-8 bytes, end to end (uint8);
 - `chunk_ends`: where each chunk's bytes end in `chunk_bytes` (int64, increasing);
-- `counts`: each chunk's count (int64, positive).
+- `counts`: each chunk's count (int64, positive), with Σ count × chunk bytes at most 2⁶³ − 1 (the
+  most that training's int64 totals and pair counts hold; `chunks.MAX_TOTAL`).
 Why npz and not Parquet: the core depends on numpy and regex only, and `train --from-counts`
 must work on a plain install; numpy writes and reads this with no new dependency, deflates the
 chunk bytes, and any numpy (or a zip tool plus the documented .npy header) can read it.
@@ -23,10 +27,11 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from numpy.lib import format as npy_format
 
 from ..errors import CountFileError, PatternError
-from ..text.chunks import ChunkCounts
-from ..text.corpus import read_regular
+from ..text.chunks import MAX_TOTAL, ChunkCounts, units_total
+from ..text.corpus import describe_size, read_regular
 from ..text.normalize import NORMALIZERS
 from ..text.pretokenize import PRESETS, PreTokenizer, from_pattern
 from .atomic import write_atomic
@@ -96,17 +101,7 @@ def from_bytes(data: bytes, name: str = "count file") -> tuple[ChunkCounts, str,
     if not data.startswith(b"PK\x03\x04"):
         raise CountFileError(f"{name} is not a tokworkbench count file (it is not an .npz archive); "
                              "write one with `tokworkbench count`")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            missing = [a for a in _ARRAYS if a not in z.files]
-            if missing:
-                raise CountFileError(f"{name} is an .npz archive but not a tokworkbench count file "
-                                     f"(no {', '.join(missing)})")
-            arrays = {a: z[a] for a in _ARRAYS}
-    except CountFileError:
-        raise
-    except Exception as exc:  # zipfile, zlib, numpy's header parser: a damaged file, whichever fails
-        raise CountFileError(f"{name} is damaged and cannot be read ({type(exc).__name__}: {exc})") from None
+    arrays = _read_arrays(data, name)
     header = _header(arrays["header"], name)
     normalizer, pre = _settings(header, name)
     chunks, counts = _chunks(arrays, header, name)
@@ -116,11 +111,78 @@ def from_bytes(data: bytes, name: str = "count file") -> tuple[ChunkCounts, str,
     return ChunkCounts(chunks, counts, *summary), normalizer, pre
 
 
+_DTYPES = {"header": np.dtype(np.uint8), "chunk_bytes": np.dtype(np.uint8), "chunk_ends": np.dtype(np.int64),
+           "counts": np.dtype(np.int64)}
+MAX_HEADER_BYTES = 1 << 20  # the JSON header: a few hundred bytes, a long custom pattern at most
+MAX_INFLATION = 64  # declared size / file size: real count files inflate 2-7 times (counts of 1 compress best)
+INFLATE_FREELY = 64 << 20  # below this, any ratio: a small file cannot cost much memory
+
+
+def _read_arrays(data: bytes, name: str) -> dict[str, np.ndarray]:
+    """The four arrays, read by hand from the zip rather than with `np.load`: every member's
+    declared size, and every .npy header's dtype and shape, is checked against the file
+    before anything is inflated or allocated (a few MB of zeros can declare gigabytes)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            infos = {info.filename: info for info in z.infolist()}
+            missing = [a for a in _ARRAYS if a + ".npy" not in infos]
+            if missing:
+                raise CountFileError(f"{name} is an .npz archive but not a tokworkbench count file "
+                                     f"(no {', '.join(missing)})")
+            members = {a: infos[a + ".npy"] for a in _ARRAYS}
+            declared = sum(info.file_size for info in members.values())
+            if declared > max(INFLATE_FREELY, MAX_INFLATION * len(data)):
+                raise CountFileError(
+                    f"{name} is damaged or hostile: its {describe_size(len(data))} would inflate to "
+                    f"{describe_size(declared)} ({declared // len(data):,} times; a count file inflates 2-7 times)")
+            if members["header"].file_size > MAX_HEADER_BYTES:
+                raise CountFileError(f"{name} is damaged: its header holds {describe_size(members['header'].file_size)}; "
+                                     f"a count file's is under {describe_size(MAX_HEADER_BYTES)}")
+            return {a: _read_member(z, info, _DTYPES[a], name) for a, info in members.items()}
+    except CountFileError:
+        raise
+    except Exception as exc:  # zipfile, zlib, numpy's header parser: a damaged file, whichever fails
+        raise CountFileError(f"{name} is damaged and cannot be read ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
+
+
+def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, name: str) -> np.ndarray:
+    """One .npy member: its header says a one-dimensional array of `dtype` whose bytes are
+    exactly what the member declares, or it is refused before the array is allocated."""
+    what = info.filename.removesuffix(".npy")
+    with z.open(info) as f:
+        version = npy_format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, found = npy_format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, found = npy_format.read_array_header_2_0(f)
+        else:
+            raise CountFileError(f"{name} is damaged: its {what} array is .npy version {version}")
+        if found != dtype or len(shape) != 1:
+            raise CountFileError(f"{name} is damaged: its arrays have the wrong types ({what} is {found}, "
+                                 f"shape {shape})")
+        size = shape[0] * dtype.itemsize
+        if f.tell() + size != info.file_size:
+            raise CountFileError(f"{name} is damaged: its {what} array declares {shape[0]:,} items, which its "
+                                 f"{info.file_size:,} bytes do not hold")
+        out = np.empty(shape[0], dtype=dtype)
+        view = memoryview(out).cast("B")
+        done = 0
+        while done < size:
+            got = f.readinto(view[done:])
+            if not got:
+                raise CountFileError(f"{name} is damaged: its {what} array ends early")
+            done += got
+    return out
+
+
 def _header(raw: np.ndarray, name: str) -> dict:
     try:
         header = json.loads(raw.astype(np.uint8, copy=False).tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError):
         raise CountFileError(f"{name} is damaged: its header is not JSON") from None
+    except RecursionError:
+        raise CountFileError(f"{name} is damaged: its header's JSON nests too deeply to read") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise CountFileError(f"{name} is an .npz archive but not a tokworkbench count file")
     if header.get("version") != VERSION:
@@ -159,6 +221,9 @@ def _chunks(arrays: dict, header: dict, name: str) -> tuple[list[str], np.ndarra
         raise CountFileError(f"{name} is damaged: chunk bytes without chunks")
     if np.any(counts <= 0):
         raise CountFileError(f"{name} is damaged: a chunk count is not positive")
+    if n and units_total(counts, np.diff(ends, prepend=0)) is None:
+        raise CountFileError(f"{name} is damaged: its counts add up to more than {MAX_TOTAL:,} bytes of text "
+                             "(count × length over the chunks), more than training's 64-bit counts hold")
     data = blob.tobytes()
     try:
         text = data.decode("utf-8")

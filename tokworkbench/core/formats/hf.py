@@ -97,6 +97,7 @@ def read_roles(doc: dict, model: dict, specials: set[str]) -> Roles:
     """Roles from where HF keeps them (see the module docstring); a part that is not ours to
     read (another post-processor, a token that is not special) gives no role, not an error."""
     found: dict[str, str] = {}
+    known = lambda name: is_text(name) and name in specials  # noqa: E731 - a name may be any JSON value
     post = doc.get("post_processor")
     single = post.get("single") if isinstance(post, dict) and post.get("type") == "TemplateProcessing" else None
     if isinstance(single, list) and all(isinstance(p, dict) and len(p) == 1 for p in single):
@@ -104,14 +105,14 @@ def read_roles(doc: dict, model: dict, specials: set[str]) -> Roles:
         names = [(p[k] or {}).get("id") if isinstance(p[k], dict) else None for p, k in zip(single, kinds)]
         if kinds.count("Sequence") == 1:
             at = kinds.index("Sequence")
-            if at == 1 and kinds[0] == "SpecialToken" and names[0] in specials:
+            if at == 1 and kinds[0] == "SpecialToken" and known(names[0]):
                 found["bos"] = names[0]
-            if at == len(kinds) - 2 and kinds[-1] == "SpecialToken" and names[-1] in specials:
+            if at == len(kinds) - 2 and kinds[-1] == "SpecialToken" and known(names[-1]):
                 found["eos"] = names[-1]
     padding = doc.get("padding")
-    if isinstance(padding, dict) and padding.get("pad_token") in specials:
+    if isinstance(padding, dict) and known(padding.get("pad_token")):
         found["pad"] = padding["pad_token"]
-    if model.get("unk_token") in specials:
+    if known(model.get("unk_token")):
         found["unk"] = model["unk_token"]
     try:
         return Roles.of(found)

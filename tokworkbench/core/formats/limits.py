@@ -92,6 +92,15 @@ def is_text(s) -> bool:
     return True
 
 
+def whole_number(digits: str, limit: int, what: str, error=ModelFileError) -> int:
+    """ASCII digits as an int of at most `limit`; a number of far too many digits is refused
+    before Python converts it (which raises ValueError past 4,300 digits)."""
+    if len(digits) > len(str(limit)) or int(digits) > limit:
+        shown = digits if len(digits) <= 24 else f"{digits[:20]}… ({len(digits):,} digits)"
+        raise error(f"{what} {shown} is larger than {limit:,}")
+    return int(digits)
+
+
 def is_count(x, minimum: int = 0) -> bool:
     """An int (not a bool, which JSON's true would give) of at least `minimum`."""
     return type(x) is int and x >= minimum

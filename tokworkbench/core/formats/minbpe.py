@@ -11,12 +11,13 @@ import re
 from ..errors import ExportError, ForeignModelError
 from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import from_pattern
-from .limits import MAX_TOKEN_BYTES, check_token_lengths
+from .limits import MAX_TOKEN_BYTES, check_token_lengths, whole_number
 
 HEADER = "minbpe v1"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _MERGE = re.compile(r"[0-9]+ [0-9]+")
 _SPECIAL = re.compile(r"(.+) ([0-9]+)", re.DOTALL)
+MAX_ID = (1 << 63) - 1  # more than any file can hold; a longer number is refused before it is converted
 
 
 def from_minbpe(raw: bytes | str, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
@@ -29,7 +30,7 @@ def from_minbpe(raw: bytes | str, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tok
         raise ForeignModelError(f"the first line is {found!r}; this tool reads {HEADER!r} files")
     if len(lines) < 3 or not lines[2].isascii() or not lines[2].isdigit():
         raise ForeignModelError("not a minbpe v1 .model file: line 3 must be the number of special tokens")
-    n_special = int(lines[2])
+    n_special = whole_number(lines[2], MAX_ID, "line 3: the number of special tokens", ForeignModelError)
     if 3 + n_special > len(lines):
         raise ForeignModelError(f"line 3 announces {n_special} special tokens; the file has {len(lines) - 3} lines after it")
     specials = _specials(lines[3 : 3 + n_special])
@@ -59,7 +60,7 @@ def _specials(lines: list[str]) -> dict[str, int]:
             raise ForeignModelError(f"line {k} is {line[:40]!r}; a special token line is 'TOKEN ID'")
         if m[1] in specials:
             raise ForeignModelError(f"line {k}: special token {m[1]!r} appears twice")
-        specials[m[1]] = int(m[2])
+        specials[m[1]] = whole_number(m[2], MAX_ID, f"line {k}: the id", ForeignModelError)
     return specials
 
 
@@ -70,7 +71,7 @@ def _merges(lines: list[str], first_line: int) -> list[tuple[int, int]]:
             continue
         if not _MERGE.fullmatch(line.strip()):
             raise ForeignModelError(f"line {k} is {line[:40]!r}; a merge line is 'ID ID'")
-        a, b = map(int, line.split())
+        a, b = (whole_number(x, MAX_ID, f"line {k}: the id", ForeignModelError) for x in line.split())
         r = len(merges)
         if not (a < 256 + r and b < 256 + r):
             raise ForeignModelError(f"line {k}: merge {r} is ({a}, {b}); it must be two ids below {256 + r}")

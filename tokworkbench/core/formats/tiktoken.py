@@ -8,8 +8,10 @@ lower-ranked parts that this rule reaches, and that is how a model is recovered 
 The pair is two files, and no file system replaces two files at once. So the companion records
 the SHA-256 of the ranks file it belongs to, and loading checks it: a companion beside ranks of
 another export (one killed between its two writes, or files copied from two exports) is an
-error naming both files. The export writes the companion first: if it dies before the ranks are
-replaced, the new companion's hash does not match the old ranks, and the mix is caught. A
+error naming both files. The export writes both files in full before it replaces either, so a
+failed write (a full disk) leaves the old pair as it was, and a failed rename puts the old
+companion back; then it renames the companion first: if it dies before the ranks are replaced,
+the new companion's hash does not match the old ranks, and the mix is caught. A
 companion written before the hash existed (no `ranks_sha256`) is read as before: nothing can
 tell whether it belongs, and refusing every older export would break working pairs.
 """
@@ -29,10 +31,13 @@ from ..models.idmap import IdMap
 from ..models.tokenizer import Tokenizer
 from ..text.pretokenize import PreTokenizer, from_pattern, parse_split
 from . import derivedcache
-from .atomic import resolve_output, write_atomic
-from .limits import MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json, read_model_file
+from .atomic import write_atomic_all
+from .limits import (MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json,
+                     read_model_file, whole_number)
 
 COMPANION_FORMAT = "tokworkbench-tiktoken"
+MAX_RANK = (1 << 32) - 1  # tiktoken keeps ranks (and special token ids) as u32
+_RANK_DIGITS = len(str(MAX_RANK))
 NOT_A_MODEL = ("not a model file this tool reads (tokworkbench JSON, HF tokenizer.json, "
                ".tiktoken ranks, minbpe .model)")
 
@@ -76,7 +81,7 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[byte
             if ranks:
                 raise
             raise ForeignModelError(f"{exc}; {NOT_A_MODEL}") from None
-        rank = int(rank_text)
+        rank = whole_number(rank_text, MAX_RANK, f"line {n}: the rank", ForeignModelError)
         if not data:
             raise ForeignModelError(f"line {n}: the token is empty")
         if len(data) > max_token_bytes:
@@ -111,7 +116,7 @@ def _parse_clean(raw: bytes, max_token_bytes: int) -> dict[bytes, int] | None:
         return None
     fields = raw.split()
     tokens_b64, numbers_text = fields[0::2], fields[1::2]
-    if not all(map(bytes.isdigit, numbers_text)):
+    if not all(map(bytes.isdigit, numbers_text)) or max(map(len, numbers_text)) > _RANK_DIGITS:
         return None
     if any(n % 4 or not n for n in map(len, tokens_b64)):
         return None  # not base64: the careful reading says which line
@@ -122,6 +127,8 @@ def _parse_clean(raw: bytes, max_token_bytes: int) -> dict[bytes, int] | None:
     except binascii.Error:
         return None
     numbers = list(map(int, numbers_text))
+    if max(numbers) > MAX_RANK:
+        return None
     ranks = dict(zip(tokens, numbers))
     if len(ranks) != len(tokens) or len(set(numbers)) != len(numbers):
         return None
@@ -385,7 +392,8 @@ def check_companion(meta, raw: bytes, path: Path, side: Path) -> dict:
     if pattern is not None and not is_text(pattern):
         raise ForeignModelError(f"the companion {side}: 'pat_str' must be a string, not {describe_json(pattern)}")
     specials = meta.get("special_tokens", {})
-    if not isinstance(specials, dict) or not all(is_text(s) and s and is_count(i) for s, i in specials.items()):
+    if not isinstance(specials, dict) or not all(is_text(s) and s and is_count(i) and i <= MAX_RANK
+                                                 for s, i in specials.items()):
         raise ForeignModelError(f"the companion {side}: 'special_tokens' must map strings to ids, "
                                 f"not {describe_json(specials)}")
     digest = meta.get("ranks_sha256")
@@ -548,14 +556,13 @@ def to_tiktoken(tok: Tokenizer) -> tuple[str, dict]:
 
 
 def write_tiktoken(tok: Tokenizer, out: Path) -> list[str]:
-    """Both files, companion first (see the module docstring); both paths are checked before
-    either is written, so a refused companion leaves the ranks untouched too."""
+    """Both files or neither (`write_atomic_all`): both are written in full before either
+    replaces an old one, so a failed export (a full disk) leaves the old pair working. The
+    companion is renamed first (see the module docstring)."""
     ranks, meta = to_tiktoken(tok)
     side = companion_path(out)
-    resolve_output(out)
-    resolve_output(side)
-    write_atomic(side, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))
-    write_atomic(out, ranks.encode("ascii"))
+    write_atomic_all([(side, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8")),
+                      (out, ranks.encode("ascii"))])
     return [f"wrote {out} and {side}"]
 
 

@@ -168,7 +168,11 @@ def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tup
 
 
 def _finite(x) -> bool:
-    return type(x) in (int, float) and math.isfinite(x)
+    """A JSON number that is a finite float (an integer too large for a float is not)."""
+    try:
+        return type(x) in (int, float) and math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 def _history(history) -> tuple[RoundRow, ...]:
@@ -240,6 +244,10 @@ def check_hf(model: UnigramModel) -> None:
                           "HF has no such piece (its added tokens match otherwise), so its ids would differ")
     if not model.pre_tokenizer.rewrites:
         check_hf_pattern(model.pre_tokenizer)
+    if getattr(model.text_normalizer, "kind", "") == "sentencepiece":
+        why = model.text_normalizer.hf_difference()
+        if why is not None:
+            raise ExportError(f"{why}; HF's ids would differ (keep it as a .model or a tokworkbench model file)")
 
 
 def write_hf(model: UnigramModel, out) -> list[str]:
@@ -247,10 +255,6 @@ def write_hf(model: UnigramModel, out) -> list[str]:
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
     notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
              "exactly, HF may pick the other one"] if model.float32 else []
-    if getattr(model.text_normalizer, "kind", "") == "sentencepiece":
-        notes.append("note: written as HF's converter writes SentencePiece's normalizer (Precompiled, Strip, "
-                     "Replace); HF applies the map per grapheme, so on rare text (a cluster whose first character "
-                     "is mapped) its ids differ from SentencePiece's")
     return notes + [f"wrote {out}"]
 
 
@@ -326,7 +330,9 @@ def _hf_normalizer(spec, whitespace_split: bool = False) -> tuple[str, object]:
         return "none", spnormalize.hf_normalizer(spec, ForeignModelError, True)
     if spec is None:
         return "none", None
-    kind = spec.get("type") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        raise ForeignModelError(f"'normalizer' must be an object or null, not {describe_json(spec)}")
+    kind = spec.get("type")
     if kind in ("NFC", "NFKC"):
         return kind.lower(), None
     if kind == "Sequence" and not spec.get("normalizers"):
@@ -385,26 +391,32 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
     dummy prefix, escaped whitespace, one UNKNOWN piece, and NORMAL, CONTROL and USER_DEFINED
     pieces at any ids. Everything else is refused, naming what differs."""
     try:
-        fields = _message(raw)
+        fields = _message_wire(raw)
     except (IndexError, struct.error, ValueError) as exc:
         raise ForeignModelError(f"not a SentencePiece model: its protobuf is damaged ({exc})") from None
     pieces: list[tuple[str, float]] = []
     kinds: list[int] = []
-    trainer: dict = {}
-    normalizer: dict = {}
+    trainer, normalizer = _Fields([], "trainer_spec"), _Fields([], "normalizer_spec")
     try:
-        for number, value in fields:
+        for number, wire, value in fields:
+            if number in (1, 2, 3) and wire != 2:
+                name = {1: "a piece", 2: "trainer_spec", 3: "normalizer_spec"}[number]
+                raise ForeignModelError(f"not a SentencePiece model: {name} (field {number}) has wire type {wire}, "
+                                        "not a message")
             if number == 1:
-                sub = dict((n, v) for n, v in _message(value))
-                text = sub.get(1, b"").decode("utf-8")
-                score = struct.unpack("<f", sub[2])[0] if 2 in sub else 0.0
+                sub = _Fields(_message_wire(value), f"piece {len(pieces)}")
+                try:
+                    text = sub.data(1, "piece").decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ForeignModelError(f"not a SentencePiece model: piece {len(pieces)} is not UTF-8") from None
+                score = struct.unpack("<f", sub.fixed32(2, "score"))[0] if 2 in sub else 0.0
                 pieces.append((text, score))
-                kinds.append(sub.get(3, SP_NORMAL))
+                kinds.append(sub.int32(3, "type", SP_NORMAL))
             elif number == 2:
-                trainer = dict(_message(value))
+                trainer = _Fields(_message_wire(value), "trainer_spec")
             elif number == 3:
-                normalizer = dict(_message(value))
-    except (IndexError, struct.error, ValueError, UnicodeDecodeError, TypeError) as exc:
+                normalizer = _Fields(_message_wire(value), "normalizer_spec")
+    except (IndexError, struct.error, ValueError) as exc:
         raise ForeignModelError(f"not a SentencePiece model: a piece cannot be read ({exc})") from None
     if not pieces:
         raise ForeignModelError("not a SentencePiece model: it holds no pieces")
@@ -426,7 +438,7 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
     check_scores(checked, set(specials) | set(user), ForeignModelError)
     roles = {"unk": pieces[unknown[0]][0]}
     for role, (number, default) in SP_ROLE_IDS.items():
-        tid = _int32(trainer.get(number, default))
+        tid = trainer.int32(number, f"{role}_id", default)
         if role != "unk" and 0 <= tid < len(pieces) and kinds[tid] == SP_CONTROL:
             roles[role] = pieces[tid][0]
     return UnigramModel(tuple(checked), "none", pre_tokenizer(METASPACE), roles=Roles.of(roles),
@@ -434,44 +446,80 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
                         text_normalizer=_sp_normalizer(normalizer, tuple(pieces[i][0] for i in user)))
 
 
-def _sp_normalizer(norm: dict, user: tuple[str, ...]):
+def _sp_normalizer(norm: "_Fields", user: tuple[str, ...]):
     """SentencePiece's normalizer_spec as ours: its charsmap and whitespace rules; None for
     the identity rule without whitespace collapsing (metaspace alone is then exact)."""
-    blob = norm.get(2, b"")
-    collapse = bool(norm.get(4, 1))
+    blob = norm.data(2, "precompiled_charsmap")
+    collapse = norm.flag(4, "remove_extra_whitespaces", True)
     if not blob and not collapse:
         return None
     try:
         cm = read_charsmap(blob) if blob else None
     except ModelFileError as exc:
         raise ForeignModelError(f"this SentencePiece model's normalizer: {exc}") from None
-    name = norm.get(1, b"").decode("utf-8", "replace")[:100]
+    name = norm.data(1, "name").decode("utf-8", "replace")[:100]
     return spnormalize.SpNormalizer(cm, name, collapse, user)
 
 
-def _check_sp_spec(trainer: dict, norm: dict) -> None:
+def _check_sp_spec(trainer: "_Fields", norm: "_Fields") -> None:
     """Refuse, naming it, each SentencePiece setting that makes its ids differ from a Viterbi
     over metaspace chunks."""
-    model_type = trainer.get(3, 1)
+    model_type = trainer.int32(3, "model_type", 1)
     if model_type != 1:
         names = {2: "BPE", 3: "WORD", 4: "CHAR"}
         raise ForeignModelError(f"this SentencePiece model is {names.get(model_type, model_type)}, not Unigram")
-    if trainer.get(35):
+    if trainer.flag(35, "byte_fallback", False):
         raise ForeignModelError("this SentencePiece model has byte_fallback (unknown characters become bytes); "
                                 "that is not supported")
-    if trainer.get(24):
+    if trainer.flag(24, "treat_whitespace_as_suffix", False):
         raise ForeignModelError("this SentencePiece model puts ▁ at the end of pieces (treat_whitespace_as_suffix); "
                                 "metaspace puts it at the start")
-    if not norm.get(3, 1):
+    if not norm.flag(3, "add_dummy_prefix", True):
         raise ForeignModelError("this SentencePiece model adds no dummy prefix; metaspace always adds one")
-    if not norm.get(5, 1):
+    if not norm.flag(5, "escape_whitespaces", True):
         raise ForeignModelError("this SentencePiece model does not escape whitespace as ▁ (escape_whitespaces); "
                                 "metaspace does")
 
 
-def _int32(value) -> int:
-    """A protobuf int32 read as a varint: a negative one is written in 64-bit two's complement."""
-    return value - (1 << 64) if isinstance(value, int) and value >= 1 << 63 else value
+class _Fields:
+    """The fields of one protobuf message, each read as the wire type its field must have (the
+    last value wins, as in protobuf); a field of another wire type is refused, naming it."""
+
+    def __init__(self, fields: list[tuple[int, int, object]], what: str):
+        self.fields = {number: (wire, value) for number, wire, value in fields}
+        self.what = what
+
+    def __contains__(self, number: int) -> bool:
+        return number in self.fields
+
+    def _get(self, number: int, wire: int, name: str):
+        found, value = self.fields[number]
+        if found != wire:
+            kinds = {0: "a varint", 1: "fixed64", 2: "length-delimited", 5: "fixed32"}
+            raise ForeignModelError(f"not a SentencePiece model: {self.what}'s {name} (field {number}) is "
+                                    f"{kinds.get(found, f'wire type {found}')}, not {kinds[wire]}")
+        return value
+
+    def int32(self, number: int, name: str, default: int) -> int:
+        """An int32 or enum: the low 32 bits of the varint, signed, as protobuf reads them."""
+        if number not in self.fields:
+            return default
+        return _int32(self._get(number, 0, name))
+
+    def flag(self, number: int, name: str, default: bool) -> bool:
+        return bool(self._get(number, 0, name)) if number in self.fields else default
+
+    def data(self, number: int, name: str) -> bytes:
+        return self._get(number, 2, name) if number in self.fields else b""
+
+    def fixed32(self, number: int, name: str) -> bytes:
+        return self._get(number, 5, name)
+
+
+def _int32(value: int) -> int:
+    """A protobuf int32 read as a varint (a negative one is written in 64-bit two's complement):
+    its low 32 bits, signed, as protobuf's own parsers truncate it."""
+    return ((value & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -490,6 +538,11 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 def _message(data: bytes) -> list[tuple[int, object]]:
     """(field number, value) of a protobuf message: varints as ints, length-delimited fields as
     bytes, fixed32 as 4 bytes (a float score), fixed64 as 8 bytes."""
+    return [(number, value) for number, _, value in _message_wire(data)]
+
+
+def _message_wire(data: bytes) -> list[tuple[int, int, object]]:
+    """(field number, wire type, value) of a protobuf message, values as `_message` gives them."""
     out = []
     pos = 0
     while pos < len(data):
@@ -508,7 +561,9 @@ def _message(data: bytes) -> list[tuple[int, object]]:
             value, pos = data[pos : pos + 8], pos + 8
         else:
             raise ValueError(f"wire type {wire}")
-        out.append((number, value))
+        if pos > len(data):
+            raise ValueError("a field runs past the end")
+        out.append((number, wire, value))
     return out
 
 

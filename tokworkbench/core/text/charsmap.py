@@ -159,6 +159,52 @@ class CharsMap:
         return "".join(out)
 
 
+    def agrees_with_hf(self) -> bool:
+        """Whether HF's rule gives SentencePiece's on every text: no key longer than one
+        character (longest and shortest match are then the same), and every key a character
+        that is always a grapheme cluster of its own (a control, or LF: CR would join a following
+        LF), so that HF never replaces a cluster whole where SentencePiece maps one character.
+        No value holds two spaces, which HF's collapsing after the map would change."""
+        if self.first.any():
+            return False
+        keys = np.flatnonzero(self.single)
+        if len(keys) > 4096:
+            return False  # real maps hold thousands of letters: no need to look
+        for cp in keys.tolist():
+            c = chr(cp)
+            hit = self.longest_at(c, 0) if _OWN_CLUSTER.fullmatch(c) else None
+            if hit is None or "  " in hit[0]:
+                return False
+        return True
+
+    def hf_differs_at(self, limit: int = 2000) -> str | None:
+        """A short text where HF's rule and SentencePiece's give different results, if one of
+        the probes finds it: a key character followed by a combining mark, a joiner, itself."""
+        keys = sorted(np.flatnonzero(self.single).tolist(), key=lambda cp: (not chr(cp).isalpha(), cp))
+        for cp in keys[:limit]:
+            c = chr(cp)
+            for probe in (c + "\u0301", c + "\u200d", c + c, "a" + c, c + "\n"):
+                if self.hf_transform(probe) != self.sp_transform(probe):
+                    return probe
+        return None
+
+    def sp_transform(self, text: str) -> str:
+        """SentencePiece's rule alone, no whitespace handling: the longest key at each position."""
+        out, i = [], 0
+        while i < len(text):
+            hit = self.longest_at(text, i)
+            if hit is None:
+                out.append(text[i])
+                i += 1
+            else:
+                out.append(hit[0])
+                i += hit[1]
+        return "".join(out)
+
+
+_OWN_CLUSTER = regex.compile(r"[\p{Grapheme_Cluster_Break=Control}\p{Grapheme_Cluster_Break=LF}]")
+
+
 def _offset1(u: int) -> int:
     return (u >> 10) << ((u & (1 << 9)) >> 6)
 

@@ -35,6 +35,25 @@ class DocumentLayout:
         return int(self.ends[k - 1]) if k > 0 else 0
 
 
+MAX_TOTAL = (1 << 63) - 1
+"""The most units (bytes or characters) a corpus may hold, counted with multiplicity: BPE
+training keeps its token total and every pair count in int64, and no pair count exceeds the
+total, so a corpus within this limit cannot overflow any of them."""
+
+
+def units_total(counts: np.ndarray, lengths: np.ndarray) -> int | None:
+    """Σ count × length, exactly; None when it exceeds `MAX_TOTAL` (counts and lengths are
+    positive int64). numpy's dot would wrap around silently, so a float estimate decides, and
+    only near the limit is the sum done in Python's integers."""
+    if not len(counts):
+        return 0
+    rough = float(np.dot(counts.astype(np.float64), lengths.astype(np.float64)))
+    if rough < 2.0 ** 62:  # far below the limit, where the float error cannot matter: int64 is exact
+        return int(np.dot(counts, lengths))
+    exact = sum(map(int.__mul__, counts.tolist(), lengths.tolist()))
+    return exact if exact <= MAX_TOTAL else None
+
+
 @dataclass
 class ChunkCounts:
     chunks: list[str]

@@ -110,16 +110,36 @@ class SpNormalizer:
                 "user_defined": list(self.user)}
 
     def to_hf(self) -> dict:
-        """What HF's own converter (SpmConverter) writes for such a model: the map, trailing
-        whitespace stripped, runs of spaces made one (the converter writes ▁ for the run, T5's
-        files a space: metaspace cuts both the same). HF's Precompiled works per grapheme and
-        its Strip takes any Unicode whitespace, so on rare text its ids differ from
-        SentencePiece's; write_hf says so."""
+        """The same rule as an HF normalizer: the map as Precompiled, then SentencePiece's
+        whitespace rule as four regex Replaces (no space at the start, one for a run, no space
+        or ▁ at the end, a space before a leading ▁). HF's converter writes Strip instead, which
+        also strips tabs, CR and NBSP, and keeps a ▁ at the end. Exact only where
+        `hf_difference` finds none: HF applies a map per grapheme cluster."""
         steps = [{"type": "Precompiled", "precompiled_charsmap": _b64(self.charsmap)}] if self.charsmap else []
         if self.remove_extra_whitespaces:
-            steps += [{"type": "Strip", "strip_left": False, "strip_right": True},
-                      {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
+            steps += [_replace(r"(?<![\s\S]) +", ""), _replace(" {2,}", " "), _replace(r"[ ▁]+(?![\s\S])", ""),
+                      _replace(r"(?<![\s\S])▁", " ▁")]
         return {"type": "Sequence", "normalizers": steps}
+
+    def hf_difference(self) -> str | None:
+        """Why HF cannot carry this rule exactly, or None when it can: HF's Precompiled applies
+        the map per grapheme cluster (the value of the shortest key that starts a cluster
+        replaces all of it), SentencePiece by longest match, and the two agree on every text
+        only for a map of single control characters (`CharsMap.agrees_with_hf`)."""
+        if self.charsmap is None or self.charsmap.agrees_with_hf():
+            return None
+        probe = self.charsmap.hf_differs_at()
+        if probe is None:
+            return ("HF's Precompiled normalizer applies this model's SentencePiece map per grapheme cluster, "
+                    "SentencePiece by longest match, so some text normalizes otherwise")
+        hf = hf_normalizer(self.to_hf()).normalize(probe)
+        return (f"HF's Precompiled normalizer applies this model's SentencePiece map per grapheme cluster, "
+                f"SentencePiece by longest match: {ascii(probe)} becomes {ascii(hf)} in HF and "
+                f"{ascii(self.normalize(probe))} in SentencePiece")
+
+
+def _replace(pattern: str, content: str) -> dict:
+    return {"type": "Replace", "pattern": {"Regex": pattern}, "content": content}
 
 
 def _b64(cm: CharsMap | None) -> str:
@@ -191,6 +211,8 @@ def hf_normalizer(spec, error=ModelFileError, whitespace_split: bool = False) ->
     """An HF normalizer built only of steps this tool reproduces; anything else is `error`."""
     if spec is None:
         return HfNormalizer(None, (), whitespace_split)
+    if not isinstance(spec, dict):
+        raise error(f"the normalizer must be an object or null, not {type(spec).__name__}")
     items = spec.get("normalizers") if spec.get("type") == "Sequence" else [spec]
     if not isinstance(items, list):
         raise error("normalizer Sequence must list its normalizers")
