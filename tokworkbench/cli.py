@@ -45,7 +45,7 @@ from .core.formats.historycsv import write_history_csv, write_rounds_csv
 from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
 from .core.unigram.sampling import unigram_nbest, unigram_sample
 from .core.inspection.escape import quote
-from .core.settings import CUSTOM, DEFAULT_TARGET, MODELS, Settings
+from .core.settings import CUSTOM, DEFAULT_TARGET, FIT, MODELS, Settings
 from .core.inspection.roundtrip import parse_ids
 from .engines.remote import is_url
 from .core.models.roles import decode as decode_ids, encode_document, with_boundaries, with_roles
@@ -151,8 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _workbench_options(parser: argparse.ArgumentParser) -> None:
     """The workbench's settings (`app`, and `serve`, which passes them on to each session)."""
     _training_options(parser)
-    parser.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
-                        help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
+    parser.add_argument("--target", type=int, default=None, metavar="N",
+                        help=f"target vocabulary size for r (default: {DEFAULT_TARGET}; Unigram: one the corpus's "
+                        "characters leave room for)")
     parser.add_argument("-m", "--inspect", metavar="NAME|FILE", dest="model",
                         help="inspect a tokenizer instead of training one: a preset (cl100k_base, o200k_base, "
                         "gpt2) or any model file this tool reads; --split and --special NAME=ID then apply to it "
@@ -331,11 +332,14 @@ def app_settings(args) -> Settings:
         specials = ()
     else:  # Unigram's roles name its own <unk>; its config refuses any --special
         specials = tuple(args.special) if args.model_kind == "unigram" else _train_specials(args)
+    target = DEFAULT_TARGET if args.target is None else args.target
+    # what is not given is fitted to the corpus once it is read (a Unigram keeps every character)
+    fit = tuple(name for name, given in zip(FIT, (args.seed_size, args.target)) if given is None)
     settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,
-                        tie_break=args.tie_break, target=args.target, special_tokens=specials, roles=roles,
-                        **_unigram_settings(args))
+                        tie_break=args.tie_break, target=target, special_tokens=specials, roles=roles,
+                        fit=fit, **_unigram_settings(args))
     settings.config()
-    if args.target < 1:
+    if target < 1:
         raise TrainingError(f"--target {args.target} makes no sense; a vocabulary has at least the base units")
     return settings
 
