@@ -34,8 +34,7 @@ from .core.text.blocks import count_files
 from .core.text.corpus import require_text
 from .core.bpe.gcpause import collector_paused
 from .core.formats.limits import MAX_TOKEN_BYTES
-from .core.formats.load import load_any, model_inputs
-from .core.formats.presets import is_preset, load_preset
+from .core.formats.load import model_inputs, open_model
 from .core.errors import ModelFileError
 from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
@@ -676,10 +675,7 @@ def _read_stdin(limit: int = MAX_STDIN_BYTES) -> bytes:
 
 def _load(args, path: str):
     """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is here."""
-    specials = _special_ids(args.special_ids)
-    if is_preset(path):
-        return load_preset(path, args.max_token_bytes, specials, args.split)
-    return load_any(path, args.split, args.max_token_bytes, specials)
+    return open_model(path, args.split, args.max_token_bytes, _special_ids(args.special_ids))
 
 
 def cmd_decode(args) -> int:

@@ -13,7 +13,7 @@ from textual.widgets import TabbedContent
 
 from ..core.batching import save_npz
 from ..core.errors import TokWorkbenchError
-from ..core.formats.load import load_any
+from ..core.formats.load import open_model
 from ..core.settings import Settings
 from ..core.text.samples import sample_paths
 from . import messages as msg
@@ -48,11 +48,12 @@ class FileFlows:
                 return
             path, split = result
             with self.reporting("Cannot compare"):
-                self.query_one(ComparePanel).set_other(load_any(path, split), Path(path).name)
+                self.query_one(ComparePanel).set_other(open_model(path, split), Path(path).name)
                 self.query_one("#bottom", TabbedContent).active = "tab-compare"
 
         self.app.push_screen(ReplayDialog("Tokenizer to compare with this one: a tokworkbench model (BPE or "
-                                          "fixed vocabulary), HF tokenizer.json, minbpe .model or .tiktoken"),
+                                          "fixed vocabulary), HF tokenizer.json, minbpe .model, .tiktoken, or a preset "
+                                          "(cl100k_base, o200k_base, gpt2)"),
                              chosen)
 
     def ask(self, question: str, yes: str, then: Callable[[], None]) -> None:
@@ -198,7 +199,7 @@ class FileFlows:
                 return
             path, split = result
             with self.reporting("Cannot replay"):
-                model = load_any(path, split)
+                model = open_model(path, split)
 
                 def go() -> None:
                     with self.reporting("Cannot replay"):
