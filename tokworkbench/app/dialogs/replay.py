@@ -30,7 +30,7 @@ class ReplayDialog(Dialog):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.question, classes="question")
-            yield SteadyInput(placeholder=f"path/to/tokenizer.json, or a preset: {PRESET_NAMES}", id="replay-path")
+            yield SteadyInput(placeholder="path/to/tokenizer.json, or cl100k_base", id="replay-path")
             yield Label("pattern for a bare .tiktoken file (others carry their own)", classes="hint")
             yield Select([(FROM_FILE, FROM_FILE)] + [(name, name) for name in PRESETS if name != "none"],
                          value=FROM_FILE, allow_blank=False, id="replay-split")
