@@ -27,7 +27,7 @@ from .core.errors import (
 from .core.formats.atomic import check_output
 from .core.formats.export import FORMATS, check_export_outputs, export
 from .core.formats.hf import check_hf_specials
-from .core.errors import TokenLimitError
+from .core.errors import InvalidUtf8DecodeError, TokenLimitError
 from .core.errors import ClusterError, CountFileError
 from .core.formats.countfile import read_counts, write_counts
 from .core.text.blocks import count_files
@@ -241,6 +241,8 @@ def _advice(exc: TokWorkbenchError, args) -> str:
         text += " with --split"
     elif isinstance(exc, TokenLimitError) and hasattr(args, "max_token_bytes"):
         text += " with --max-token-bytes N"
+    elif isinstance(exc, InvalidUtf8DecodeError) and hasattr(args, "errors"):
+        text = exc.worded("--errors replace")
     return text
 
 

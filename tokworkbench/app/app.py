@@ -1,5 +1,6 @@
 """The Textual app: a thin shell that opens the main screen and routes quitting through it."""
 
+import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -58,6 +59,16 @@ class WorkbenchApp(App):
             self.main.action_quit_app()
         elif self.main.session is None or not self.main.session.unsaved:
             self.exit()
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot saves where the workbench proposes files (the last folder
+        written to, the corpus's, else the working directory), not in ~/Downloads, which may not
+        exist; Textual's notice then says where it went."""
+        if path is None:
+            folder = self.main.proposed_folder()
+            path = str(folder if os.access(folder, os.W_OK) else Path.cwd())
+        return super().deliver_screenshot(filename, path, time_format)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -153,6 +153,7 @@ class MainScreen(FileFlows, Screen):
         self.stop_painted_at: float | None = None  # perf_counter when a stop was last on screen
         self.loading = False
         self.last_folder: Path | None = None  # where the user last saved or exported
+        self.last_saved_name: str | None = None  # the model file's name the user last saved to
         self._train: Worker | None = None
         self.last_run: RunFinished | None = None  # how the latest run ended
         self._binding_state: tuple = ()
