@@ -89,3 +89,74 @@ def test_decode_on_the_command_line_words_the_setting_as_its_flag(tmp_path, caps
     assert "decode with --errors replace to see U+FFFD there" in err and "errors=" not in err
     assert main(["decode", "-m", str(model), *ids, "--errors", "replace"]) == 0
     assert capsys.readouterr().out == "\ufffd\n"
+
+
+async def test_a_preset_is_read_in_the_load_worker_with_the_screen_up():
+    """-m cl100k_base parsed its ranks before the app started (~5 s of blank terminal, cold):
+    now the screen is drawn first, with a progress line naming what is read."""
+    import threading
+
+    from tokworkbench.core.formats.presets import load_preset
+    from tokworkbench.app.widgets.progress import ProgressRow
+
+    release = threading.Event()
+
+    def loader():
+        assert release.wait(30)
+        return load_preset("gpt2")
+
+    app = RecordingApp(None, None, (loader, "gpt2"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        row = app.main.query_one(ProgressRow)
+        assert row.display and "reading gpt2" in str(app.main.query_one("#progress-label", Static).render())
+        assert app.main.session is None and app.main.query_one("#corpus").region.area  # the panes are there
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        session = app.main.session
+        assert session is not None and session.inspected == "gpt2" and session.model().vocab_size == 50257
+        assert isinstance(app.main.inspect[0], type(session.model()))  # read once; a new corpus reuses it
+        assert not row.display
+
+
+async def test_a_preset_that_fails_in_the_worker_ends_the_app_with_one_line():
+    from tokworkbench.core.errors import ModelFileError
+
+    def loader():
+        raise ModelFileError("cl100k_base.tiktoken: its SHA-256 is 00, not the published one")
+
+    app = RecordingApp(None, None, (loader, "cl100k_base"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert app.return_code == 1
+
+
+def test_the_command_line_checks_a_preset_before_the_screen(tmp_path, monkeypatch, capsys):
+    """A missing or damaged ranks file is still one line before any screen."""
+    from tokworkbench.cli import main
+
+    monkeypatch.setenv("TOKWORKBENCH_DATA", str(tmp_path))
+    (tmp_path / "cl100k_base.tiktoken").write_bytes(b"IQ== 0\n")
+    assert main(["-m", "cl100k_base"]) == 1
+    assert "its SHA-256 is" in capsys.readouterr().err
+
+
+def test_make_run_says_what_it_does_while_the_venv_builds(tmp_path):
+    """`make run` was silent for two minutes (pip --quiet): each step now says what it does, and
+    the main install shows pip's progress. `make -n` prints the recipe without running it."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["make", "-n", "-C", str(root), "run", f"VENV={tmp_path / 'venv'}"],
+                         capture_output=True, text=True, check=True).stdout
+    steps = [line for line in out.splitlines() if line.startswith("echo ")]
+    assert any("creating" in s for s in steps) and any("installing" in s for s in steps)
+    assert any("opening the workbench" in s for s in steps)
+    install = [line for line in out.splitlines() if "pip install" in line and "-e" in line]
+    assert install and "--quiet" not in install[0]

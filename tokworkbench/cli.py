@@ -35,6 +35,7 @@ from .core.text.corpus import require_text
 from .core.bpe.gcpause import collector_paused
 from .core.formats.limits import MAX_TOKEN_BYTES
 from .core.formats.load import model_inputs, open_model
+from .core.formats.presets import is_preset, preset_named, preset_ranks
 from .core.errors import ModelFileError
 from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
@@ -293,7 +294,14 @@ def _silence_stdout() -> None:
 
 def cmd_app(args) -> int:
     settings = app_settings(args)  # checked here: a bad pattern is one line, not a screen
-    model = _app_model(args)  # read here too: a bad model file is one line
+    if args.model and is_preset(args.model):
+        # found and hash-checked here (a missing file is one line); parsed in the app's load
+        # worker, with the screen up, since a cold parse takes seconds
+        preset_ranks(preset_named(args.model))
+        _special_ids(args.special)
+        model = partial(_app_model, args)
+    else:
+        model = _app_model(args)  # read here too: a bad model file is one line
     from .app import run_app  # Textual is imported only when the app is wanted
 
     return run_app(args.paths, settings, (model, args.model) if model is not None else None)

@@ -10,6 +10,7 @@ from textual.screen import Screen
 
 from ..core.models.protocol import Model
 from ..core.settings import Settings
+from .loading import ModelLoader
 from .main_screen import MainScreen
 
 
@@ -18,9 +19,9 @@ class WorkbenchApp(App):
     TITLE = "tokworkbench"
 
     def __init__(self, paths: Iterable[str] | None = None, settings: Settings | None = None,
-                 inspect: tuple[Model, str] | None = None):
-        """`inspect`: a loaded model and what it was opened as (`-m`): the workbench shows it
-        on the corpus instead of training."""
+                 inspect: tuple[Model | ModelLoader, str] | None = None):
+        """`inspect`: a model (or what reads it, in the load worker) and what it was opened as
+        (`-m`): the workbench shows it on the corpus instead of training."""
         super().__init__()
         self.paths = [str(p) for p in paths] if paths else None
         self.settings = settings or Settings()
@@ -80,7 +81,7 @@ class WorkbenchApp(App):
 
 
 def run_app(paths: list[str] | None = None, settings: Settings | None = None,
-            inspect: tuple[Model, str] | None = None) -> int:
+            inspect: tuple[Model | ModelLoader, str] | None = None) -> int:
     app = WorkbenchApp(paths or None, settings, inspect)
     app.run()
     return app.return_code or 0  # 1 after an unhandled error: a script must not read a crash as success
