@@ -89,3 +89,14 @@ def test_given_unigram_sizes_are_kept_and_bpe_is_never_fitted():
         Settings(model="unigram", seed_size=3000, target=2200)
     assert settings_of("--model", "unigram", "--target", "5000").fitted(1424).target == 5000
     assert settings_of().fitted(1424) == Settings()
+
+
+def test_train_unigram_on_the_embedded_corpus_fits_its_seed(tmp_path, capsys):
+    """The README's `train --model unigram --split metaspace` on the sample texts: the default
+    seed (300) is below their 1,424 characters, so it grows by the workbench's rule."""
+    out = tmp_path / "u.json"
+    assert main(["train", "--model", "unigram", "--split", "metaspace", "--vocab-size", "2000", "-o", str(out)]) == 0
+    assert "2900 -> " in capsys.readouterr().out and out.is_file()
+    assert main(["train", "--model", "unigram", "--split", "metaspace", "--vocab-size", "2000",
+                 "--seed-size", "300", "-o", str(out)]) == 1  # given, it is kept, and refused
+    assert "--seed-size 300 is below" in capsys.readouterr().err

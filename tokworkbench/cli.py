@@ -6,6 +6,7 @@ errors exit 2 with the usage, as argparse does). Outputs are checked before any 
 """
 
 import argparse
+import dataclasses
 import glob
 import json
 import math
@@ -201,8 +202,8 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     uni.add_argument("--algorithm", choices=ALGORITHMS, default="course",
                      help="course: the HF course's pruning, step by step; em: SentencePiece-style EM (default: course)")
     uni.add_argument("--seed-size", type=int, default=None, metavar="N",
-                     help="seed pieces, characters included (default: 300 for course, 1000000 for em, "
-                     "SentencePiece's default)")
+                     help="seed pieces, characters included (default: 300 for course, or about twice the corpus's "
+                     "distinct characters where it has more; 1000000 for em, SentencePiece's default)")
     uni.add_argument("--prune-fraction", type=float, default=0.1, metavar="F",
                      help="course: share of the vocabulary one round removes (default: 0.1)")
     uni.add_argument("--shrinking-factor", type=float, default=0.75, metavar="F",
@@ -473,6 +474,11 @@ def _train_unigram(args) -> int:
     report = Skipped()
     started = time.perf_counter()
     docs = (d.text for d in iter_documents(paths, errors, [], report=report))
+    if args.seed_size is None and args.algorithm == "course":  # fitted to the corpus, as the workbench fits it
+        docs = list(docs)
+        chars = len(set().union(*map(set, docs)))
+        seed = Settings(model="unigram", seed_size=config.seed_size).fitted(chars, ("seed_size",)).seed_size
+        config = dataclasses.replace(config, seed_size=seed)
     return _run_unigram(args, config, docs, None, report, started)
 
 
