@@ -6,13 +6,20 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test corpus bench clean
 
+# The first `make run` builds the venv (a minute or two): each step says what it does, and the
+# main install shows pip's own progress (what it collects and downloads) instead of a silent terminal.
 $(STAMP): pyproject.toml
+	@echo "make: creating $(VENV) with $(PYTHON) (first run only; about two minutes in all)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "make: upgrading pip"
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	@echo "make: installing tokworkbench with its test extras (textual, numpy, regex, tokenizers, tiktoken, ...)"
+	$(BIN)/pip install -e '.[test]'
 	touch $(STAMP)
+	@echo "make: $(VENV) is ready"
 
 run: $(STAMP)
+	@echo "make: opening the workbench$(if $(ARGS), on $(ARGS), on the embedded sample texts)"
 	$(BIN)/tokworkbench $(ARGS)
 
 test: $(STAMP)

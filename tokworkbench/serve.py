@@ -27,8 +27,8 @@ def app_command(args) -> str:
     """
     words = [sys.executable, "-m", "tokworkbench", "app"]
     words += [f"./{p}" if p.startswith("-") else p for p in args.paths]
-    words += [f"--units={args.units}", f"--normalize={args.normalize}", f"--tie-break={args.tie_break}",
-              f"--target={args.target}"]
+    words += [f"--units={args.units}", f"--normalize={args.normalize}", f"--tie-break={args.tie_break}"]
+    words += [f"--target={args.target}"] if args.target is not None else []  # unset: fitted to the corpus
     words += [f"--split={args.split}"] if args.split else []  # unset: gpt4, or a -m model's own
     words += [f"--inspect={args.model}"] if args.model else []
     if getattr(args, "model_kind", "bpe") != "bpe":  # the Unigram options only mean something then

@@ -1,5 +1,6 @@
 """The Textual app: a thin shell that opens the main screen and routes quitting through it."""
 
+import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,6 +13,7 @@ from ..core.models.protocol import Model
 from ..core.settings import Settings
 from .actions import ACTIONS, key_names
 from .keyorder import KeyBarrier, KeyOrder
+from .loading import ModelLoader
 from .main_screen import MainScreen
 
 
@@ -20,9 +22,9 @@ class WorkbenchApp(App):
     TITLE = "tokworkbench"
 
     def __init__(self, paths: Iterable[str] | None = None, settings: Settings | None = None,
-                 inspect: tuple[Model, str] | None = None):
-        """`inspect`: a loaded model and what it was opened as (`-m`): the workbench shows it
-        on the corpus instead of training."""
+                 inspect: tuple[Model | ModelLoader, str] | None = None):
+        """`inspect`: a model (or what reads it, in the load worker) and what it was opened as
+        (`-m`): the workbench shows it on the corpus instead of training."""
         super().__init__()
         self.paths = [str(p) for p in paths] if paths else None
         self.settings = settings or Settings()
@@ -76,6 +78,16 @@ class WorkbenchApp(App):
         elif self.main.session is None or not self.main.session.unsaved:
             self.exit()
 
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot saves where the workbench proposes files (the last folder
+        written to, the corpus's, else the working directory), not in ~/Downloads, which may not
+        exist; Textual's notice then says where it went."""
+        if path is None:
+            folder = self.main.proposed_folder()
+            path = str(folder if os.access(folder, os.W_OK) else Path.cwd())
+        return super().deliver_screenshot(filename, path, time_format)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         main = self.main
@@ -87,7 +99,7 @@ class WorkbenchApp(App):
 
 
 def run_app(paths: list[str] | None = None, settings: Settings | None = None,
-            inspect: tuple[Model, str] | None = None) -> int:
+            inspect: tuple[Model | ModelLoader, str] | None = None) -> int:
     app = WorkbenchApp(paths or None, settings, inspect)
     app.run()
     return app.return_code or 0  # 1 after an unhandled error: a script must not read a crash as success

@@ -13,7 +13,7 @@ from textual.widgets import TabbedContent
 
 from ..core.batching import save_npz
 from ..core.errors import TokWorkbenchError
-from ..core.formats.load import load_any
+from ..core.formats.load import open_model
 from ..core.settings import Settings
 from ..core.text.samples import sample_paths
 from . import messages as msg
@@ -25,7 +25,7 @@ from .widgets.compare import ComparePanel
 
 
 class FileFlows:
-    """Needs from the screen: `session`, `snapshot`, `kind`, `inspect`, `last_folder`,
+    """Needs from the screen: `session`, `snapshot`, `kind`, `inspect`, `last_folder`, `last_saved_name`,
     `reporting`, `refresh_snapshot` and `start_load`."""
 
     def on_batch_export(self, message: msg.BatchExport) -> None:
@@ -48,11 +48,12 @@ class FileFlows:
                 return
             path, split = result
             with self.reporting("Cannot compare"):
-                self.query_one(ComparePanel).set_other(load_any(path, split), Path(path).name)
+                self.query_one(ComparePanel).set_other(open_model(path, split), Path(path).name)
                 self.query_one("#bottom", TabbedContent).active = "tab-compare"
 
         self.app.push_screen(ReplayDialog("Tokenizer to compare with this one: a tokworkbench model (BPE or "
-                                          "fixed vocabulary), HF tokenizer.json, minbpe .model or .tiktoken"),
+                                          "fixed vocabulary), HF tokenizer.json, minbpe .model, .tiktoken, or a preset "
+                                          "(cl100k_base, o200k_base, gpt2)"),
                              chosen)
 
     def ask(self, question: str, yes: str, then: Callable[[], None]) -> None:
@@ -134,6 +135,10 @@ class FileFlows:
 
         self.app.push_screen(OpenDialog(self._default_folder()), done)
 
+    def proposed_folder(self) -> Path:
+        """Where files are proposed (the app saves screenshots there too)."""
+        return self._default_folder()
+
     def _default_folder(self) -> Path:
         """Where files are proposed: the last folder written to, else the corpus's own folder
         (unless it is the embedded sample), else the working directory."""
@@ -151,6 +156,7 @@ class FileFlows:
             with self.reporting("Not saved"):
                 written = session.save(path)
                 self.last_folder = written.parent.resolve()
+                self.last_saved_name = written.name  # proposed again next time, in the last folder
                 self.notify(f"saved {plural(session.steps, step_noun(self.kind))} to {written}")
 
         def chosen(path: str | None) -> None:
@@ -159,7 +165,8 @@ class FileFlows:
                 self._write_asking(path, lambda: write(path))
 
         self.app.push_screen(PromptDialog("Save model as (tokworkbench JSON)",
-                                          str(self._default_folder() / "model.json"), folder_problem), chosen)
+                                          str(self._default_folder() / (self.last_saved_name or "model.json")),
+                                          folder_problem), chosen)
 
     def action_export(self) -> None:
         session = self.session
@@ -198,7 +205,7 @@ class FileFlows:
                 return
             path, split = result
             with self.reporting("Cannot replay"):
-                model = load_any(path, split)
+                model = open_model(path, split)
 
                 def go() -> None:
                     with self.reporting("Cannot replay"):

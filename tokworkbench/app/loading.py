@@ -2,6 +2,8 @@
 that posts its progress and its result as messages."""
 
 import time
+from pathlib import Path
+from collections.abc import Callable
 
 from ..core.errors import TokWorkbenchError
 from ..core.session import Session
@@ -11,6 +13,7 @@ from ..core.text.corpus import list_files, load_corpus
 from . import messages as msg
 
 FRAME = 0.2  # seconds between progress posts while loading
+ModelLoader = Callable[[], Model]  # -m NAME: the model, read when the screen is up
 SYNC_LOAD_BYTES = 1_000_000  # below this a corpus loads in tens of milliseconds
 
 
@@ -36,11 +39,17 @@ def build_session(paths: list[str] | None, base: Session | None, settings: Setti
         return msg.LoadFailed("out of memory while loading the corpus")
 
 
-def build_inspection(paths: list[str] | None, model: Model, source: str, post=None) -> msg.SessionReady | msg.LoadFailed:
-    """Read `paths` and open a session that inspects `model` on them (-m): nothing is counted."""
+def build_inspection(paths: list[str] | None, model: "Model | ModelLoader", source: str,
+                     post=None) -> msg.SessionReady | msg.LoadFailed:
+    """Read `paths` and open a session that inspects `model` on them (-m): nothing is counted.
+    A `ModelLoader` (a preset: parsing its ranks and finding its merges takes seconds when the
+    derived cache is cold) is called here, in the load worker, after the first frame."""
     report = post or (lambda done, total, what: None)
     try:
-        corpus = load_corpus(paths or [], "strict", lambda done, total, name: report(done, total, f"reading {name}"))
+        if not isinstance(model, Model):
+            report(0, 0, f"reading {source}…")
+            model = model()
+        corpus = load_corpus(paths or [], "strict", lambda done, total, name: report(done, total, f"reading {Path(name).name}"))
         return msg.SessionReady(Session.inspect(corpus, model, source))
     except TokWorkbenchError as exc:
         return msg.LoadFailed(str(exc))

@@ -39,7 +39,7 @@ from .dialogs import HelpDialog
 from .labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, nothing_left, plural,
                      step_noun)
 from .file_flows import FileFlows
-from .loading import build_inspection, build_session, loads_quickly, throttled
+from .loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
 from .widgets.batches import BatchesPanel, line_documents
 from .widgets.bytes_view import BytesPanel
 from .widgets.charts import ChartsPanel
@@ -93,7 +93,7 @@ class MainScreen(FileFlows, Screen):
     cursor_span: var[tuple[int, int] | None] = var(None)
     """The chars of the corpus window's token chosen by key (< >), marked in the corpus pane."""
 
-    def __init__(self, paths: list[str] | None, settings: Settings, inspect: tuple[Model, str] | None = None):
+    def __init__(self, paths: list[str] | None, settings: Settings, inspect: tuple[Model | ModelLoader, str] | None = None):
         super().__init__()
         self.paths = paths
         self.inspect = inspect  # (model, name): every session shows this model instead of training
@@ -103,8 +103,10 @@ class MainScreen(FileFlows, Screen):
         self.running = False
         self.run_stopped = False  # the run's child has stopped; its state is still coming back
         self.stop_painted_at: float | None = None  # perf_counter when a stop was last on screen
-        self.loading = False
+        self.loading_corpus = False  # a load worker is reading files (not `loading`: Textual's own reactive,
+        # which covered the whole screen, progress line included, with its spinner)
         self.last_folder: Path | None = None  # where the user last saved or exported
+        self.last_saved_name: str | None = None  # the model file's name the user last saved to
         self._train: Worker | None = None
         self.last_run: RunFinished | None = None  # how the latest run ended
         self._binding_state: tuple = ()
@@ -213,7 +215,7 @@ class MainScreen(FileFlows, Screen):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
             error = event.worker.error
-            self.loading = self.running = self.run_stopped = False
+            self.loading_corpus = self.running = self.run_stopped = False
             self.progress_row.hide()
             self.notify(f"{type(error).__name__}: {error}", title=f"{event.worker.description} failed "
                         "(your work is kept)", severity="error", timeout=15)
@@ -224,7 +226,7 @@ class MainScreen(FileFlows, Screen):
         """A new session: on `paths` (default: the sample texts), or on `base`'s corpus."""
         if base is None and not paths:
             paths = [str(p) for p in sample_paths()]
-        if self.session is None and base is None and loads_quickly(paths):
+        if self.session is None and base is None and loads_quickly(paths) and not self.model_pending:
             # the first screen: a small corpus loads in a few ms, so build it before the first
             # frame rather than draw empty panes and then everything again
             result = self._build(paths, None, settings)
@@ -233,8 +235,11 @@ class MainScreen(FileFlows, Screen):
             else:
                 self.on_load_failed(result)
             return
-        self.loading = True
-        self.progress_row.show("loading corpus…")
+        self.loading_corpus = True
+        if self.model_pending:  # a determinate bar: the indeterminate one's animation slowed the parse
+            self.progress_row.show(f"reading {self.inspect[1]}…", 0, 1)
+        else:
+            self.progress_row.show("loading corpus…")
         self.refresh_bindings()
         self._load_worker(paths, base, settings)
 
@@ -244,6 +249,11 @@ class MainScreen(FileFlows, Screen):
         result = self._build(paths, base, settings, throttled(self.post_message))
         if not worker.is_cancelled:
             self.post_message(result)
+
+    @property
+    def model_pending(self) -> bool:
+        """-m NAME whose model is read in the load worker, after the first frame."""
+        return self.inspect is not None and not isinstance(self.inspect[0], Model)
 
     def _build(self, paths: list[str] | None, base: Session | None, settings: Settings, post=None):
         """A training session, or with -m one that inspects that model."""
@@ -255,7 +265,7 @@ class MainScreen(FileFlows, Screen):
         self.progress_row.show(message.what, message.done, message.total)
 
     def on_session_ready(self, message: msg.SessionReady, quietly: bool = False) -> None:
-        self.loading = False
+        self.loading_corpus = False
         self.session = session = message.session
         self.settings = session.settings
         self.view = View()
@@ -274,6 +284,7 @@ class MainScreen(FileFlows, Screen):
         self.selected_piece = self.selected_pair = None
         self._show_kind(session.learner.kind)
         if session.inspected is not None:
+            self.inspect = (session.learner.model(), session.inspected)  # read once: the next corpus reuses it
             self.refresh_snapshot()
             self.refresh_bindings()
             if not quietly:
@@ -293,7 +304,10 @@ class MainScreen(FileFlows, Screen):
         self.call_after_refresh(settle, True)  # after the first frame; the old session's cycles go
 
     def on_load_failed(self, message: msg.LoadFailed) -> None:
-        self.loading = False
+        if self.model_pending:  # -m NAME did not load: one line and status 1, as before the screen
+            self.app.exit(return_code=1, message=f"tokworkbench: error: {message.error}")
+            return
+        self.loading_corpus = False
         self.progress_row.hide()
         self.refresh_bindings()
         kept = " (the previous corpus and training are kept)" if self.session else ""
@@ -472,7 +486,7 @@ class MainScreen(FileFlows, Screen):
     def situation(self) -> Situation:
         """What the keys' rules (app/actions.py) are read against, now."""
         session, snap = self.session, self.snapshot
-        return Situation(kind=self.kind, has_session=session is not None, loading=self.loading,
+        return Situation(kind=self.kind, has_session=session is not None, loading=self.loading_corpus,
                          running=self.running, run_stopped=self.run_stopped, inspecting=self.inspect is not None,
                          typing=isinstance(self.focused, Input), grabbed=isinstance(self.focused, BatchesPanel),
                          steps=session.steps if session is not None else 0,

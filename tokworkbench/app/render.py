@@ -23,6 +23,7 @@ class Palette:
     pad: str = "dim"
     ignored: str = "bold #ff7b7b"
     special: str = "bold #e5c07b"
+    legend: str = "tokens are drawn with alternating backgrounds; red marks a character a token cuts"
 
 
 # Each depth gets colours that stay distinct there: the truecolor six fold onto three indexes
@@ -38,7 +39,9 @@ PALETTES = {
                         ignored="bold bright_red", special="bold yellow"),
     # NO_COLOR: no colour at all, so boundaries alternate underline and reverse video
     "none": Palette(("underline", "reverse"), "bold strike", "bold reverse underline", "bold reverse",
-                    ignored="bold reverse", special="bold"),
+                    ignored="bold reverse", special="bold",
+                    legend="tokens alternate underline and reverse video; bold strike-through marks a character "
+                    "a token cuts"),
 }
 TRUECOLOR = PALETTES["truecolor"]
 

@@ -36,6 +36,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="B random windows (alone), or at most B rows (with --stride or --pad-documents)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random starts (default: 0)")
     p.add_argument("--format", choices=("json", "npz", "text"), default="json")
+    p.add_argument("--stream", action="store_true",
+                   help="--format text: list the whole document stream too, every id of every document")
     p.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of standard output")
     add_model_options(p)
     return p
@@ -77,7 +79,7 @@ def run(args) -> int:
     texts = documents(args)
     batch = make_batch(model, texts, spec)
     if args.format == "text":
-        text = "\n".join(describe(model, texts, batch))
+        text = "\n".join(describe(model, texts, batch, args.stream))
     else:
         text = json.dumps(to_json(batch), ensure_ascii=False)
     if not args.output:
@@ -95,16 +97,18 @@ def run(args) -> int:
     return 0
 
 
-def describe(model, texts: list[str], batch) -> list[str]:
-    """The stream with its documents, then each row: position, input, target, mask."""
+def describe(model, texts: list[str], batch, stream: bool = False) -> list[str]:
+    """Each row of the batch: position, input, target, mask; with `stream`, first every document
+    of the stream with its ids (the whole corpus: hundreds of KB for the sample texts)."""
     def cell(i: int) -> str:
         return "-100" if i == IGNORE else f"{i} {visible(model.token_text(i))}"
 
-    docs = document_ids(model, texts)
+    starts = batch.document_starts.tolist()
     out = [f"fingerprint {batch.fingerprint}",
-           f"stream: {batch.stream_length} ids in {len(docs)} documents"]
-    for k, (d, at) in enumerate(zip(docs, batch.document_starts.tolist())):
-        out.append(f"  doc {k} @{at}: " + " ".join(f"{i}:{visible(model.token_text(i))}" for i in d))
+           f"stream: {batch.stream_length} ids in {len(starts)} documents" + ("" if stream else " (--stream lists them)")]
+    if stream:
+        for k, (d, at) in enumerate(zip(document_ids(model, texts), starts)):
+            out.append(f"  doc {k} @{at}: " + " ".join(f"{i}:{visible(model.token_text(i))}" for i in d))
     b, t = batch.shape
     out.append(f"{batch.spec.mode} batch {b}×{t}" + (f", {batch.valid_targets} valid targets, uniform loss ln V = "
                                                        f"{batch.uniform_loss:.6f}" if batch.attention_mask is not None

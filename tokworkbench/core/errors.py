@@ -42,6 +42,24 @@ class DecodeError(TokWorkbenchError):
     """Ids cannot be decoded: out of range, or bytes that are not UTF-8 under errors=strict."""
 
 
+class InvalidUtf8DecodeError(DecodeError):
+    """Ids decode to bytes that are not UTF-8. The message names the setting that shows them
+    as U+FFFD (errors 'replace'); a caller with its own word for it (the CLI's --errors replace)
+    asks for the message in that word (`worded`)."""
+
+    SETTING = "errors 'replace'"
+
+    def __init__(self, where: str, setting: str = SETTING):
+        self.where = where
+        super().__init__(f"{where}; decode with {setting} to see U+FFFD there")
+
+    def worded(self, setting: str) -> str:
+        return str(type(self)(self.where, setting))
+
+    def __reduce__(self):
+        return type(self), (self.where,)
+
+
 class ModelFileError(TokWorkbenchError):
     """A model file is unreadable, corrupt, foreign or of an unknown version."""
 

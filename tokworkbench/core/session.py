@@ -73,6 +73,8 @@ class Session:
                 raise CountFileError(f"{self.counts_source} was counted with fixed settings: the normalizer and "
                                      "the pre-tokenizer cannot change (count the text again with the new ones)")
         self.stats: CorpusStats = corpus.stats() if counts is None else _counted_stats(counts)
+        if settings.fit:  # a seed and target left to the corpus (the command line's defaults)
+            settings = settings.fitted(self.stats.distinct_chars)
         self.settings = settings
         settings.config()  # a bad choice fails here, before any counting
         report = progress or (lambda done, total, what: None)

@@ -1,6 +1,6 @@
 """What a session is set to: the training settings a user picks, as one value."""
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from .bpe.trainer import TrainConfig, Trainer
 from .models.roles import NO_ROLES, Roles
@@ -13,6 +13,17 @@ from .units import Units
 DEFAULT_TARGET = 1000
 CUSTOM = "custom"
 MODELS = ("bpe", "unigram")
+FIT = ("seed_size", "target")  # what `Settings.fitted` may raise to fit a corpus
+
+
+def unigram_sizes(chars: int) -> tuple[int, int]:
+    """A seed size and a target that a Unigram can train to on a corpus of `chars` distinct
+    characters: it keeps every character, so the seed holds about twice as many pieces (room for
+    substrings beside them) and the target half as many again, each rounded up to hundreds."""
+    def hundreds(n: int) -> int:
+        return -(-n // 100) * 100
+
+    return hundreds(2 * chars), hundreds(3 * chars // 2)
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,7 @@ class Settings:
     shrinking_factor: float = 0.75  # em: the share one round keeps
     sub_iterations: int = 2  # em: EM iterations per round
     max_piece_length: int = 16  # em
+    fit: tuple[str, ...] = field(default=(), compare=False)  # of FIT: left to the corpus (`fitted`): the command line's unset flags
 
     def __post_init__(self):
         object.__setattr__(self, "units", Units.named(self.units))
@@ -65,6 +77,21 @@ class Settings:
         config = self.config()
         kind = UnigramLearner if isinstance(config, UnigramConfig) else Trainer
         return kind(texts, config, keep_layout=keep_layout, progress=progress, counted=counted)
+
+    def fitted(self, chars: int, names: tuple[str, ...] | None = None) -> "Settings":
+        """These settings with each of `names` (default: `fit`) that is too small for a Unigram on
+        a corpus of `chars` distinct characters raised to `unigram_sizes`; the settings dialog
+        and the command line both pick their defaults here. BPE needs nothing of the kind."""
+        names = self.fit if names is None else names
+        if self.model != "unigram":
+            return replace(self, fit=())
+        seed, target = unigram_sizes(chars)
+        changes = {}
+        if "seed_size" in names and self.algorithm == "course" and self.seed_size < chars:
+            changes["seed_size"] = seed
+        if "target" in names and self.target < chars:
+            changes["target"] = max(target, chars)
+        return replace(self, fit=(), **changes)
 
     def with_(self, **changes) -> "Settings":
         return replace(self, **changes)

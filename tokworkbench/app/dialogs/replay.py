@@ -7,11 +7,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Select
 
+from ...core.formats.presets import ALIASES, PRESETS as ENCODINGS, is_preset
 from ...core.text.pretokenize import PRESETS
 from .base import Dialog
 from ..widgets.steady_input import SteadyInput
 
 FROM_FILE = "from the file"
+PRESET_NAMES = ", ".join(n for n in (*ENCODINGS, *ALIASES) if n != "r50k_base")  # gpt2 is r50k_base
 
 
 class ReplayDialog(Dialog):
@@ -21,22 +23,24 @@ class ReplayDialog(Dialog):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, question: str = "Tokenizer to replay: a tokworkbench model, HF tokenizer.json, "
-                 "minbpe .model or .tiktoken"):
+                 "minbpe .model or .tiktoken, or a preset (cl100k_base, o200k_base, gpt2)"):
         super().__init__()
         self.question = question  # the compare key asks for a tokenizer the same way
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.question, classes="question")
-            yield SteadyInput(placeholder="path/to/tokenizer.json", id="replay-path")
+            yield SteadyInput(placeholder="path/to/tokenizer.json, or cl100k_base", id="replay-path")
             yield Label("pattern for a bare .tiktoken file (others carry their own)", classes="hint")
             yield Select([(FROM_FILE, FROM_FILE)] + [(name, name) for name in PRESETS if name != "none"],
                          value=FROM_FILE, allow_blank=False, id="replay-split")
             yield Label("", id="replay-error", classes="hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        path = Path(event.value.strip()).expanduser()
-        if not event.value.strip() or not path.is_file():
-            return self.show_error("#replay-error", f"no such file: {path}" if event.value.strip() else "name a file")
+        name = event.value.strip()
+        path = Path(name).expanduser()
+        if not name or not (path.is_file() or is_preset(name)):
+            return self.show_error("#replay-error", f"no such file or preset: {path} (presets: {PRESET_NAMES})"
+                                   if name else "name a file or a preset")
         split = self.query_one("#replay-split", Select).value
-        self.dismiss((str(path), None if split == FROM_FILE else split))
+        self.dismiss((name if is_preset(name) else str(path), None if split == FROM_FILE else split))

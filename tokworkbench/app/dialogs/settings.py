@@ -11,7 +11,7 @@ from textual.widgets import Button, Input, Label, Select
 from ...core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
 from ...core.errors import TokWorkbenchError
 from ...core.models.roles import ROLES, Roles
-from ...core.settings import CUSTOM, Settings
+from ...core.settings import CUSTOM, FIT, Settings
 from ...core.text.normalize import NORMALIZERS
 from ...core.text.pretokenize import PRESETS
 from ...core.units import Units
@@ -142,9 +142,11 @@ class SettingsDialog(Dialog):
             self._enable()
         elif event.select.id == "model":
             self._enable()
-            seed = self.query_one("#seed_size", Input)
-            if event.value == "unigram" and self.chars and seed.value.isdigit() and int(seed.value) < self.chars:
-                seed.value = str(-(-2 * self.chars // 100) * 100)  # room for substrings beside the characters
+            seed, target = self.query_one("#seed_size", Input), self.query_one("#target", Input)
+            if event.value == "unigram" and self.chars and seed.value.isdigit() and target.value.isdigit():
+                fitted = Settings(model="unigram", seed_size=int(seed.value), target=int(target.value)).fitted(
+                    self.chars, FIT)  # the command line's rule: room for substrings beside the characters
+                seed.value, target.value = str(fitted.seed_size), str(fitted.target)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "apply":

@@ -150,8 +150,7 @@ class EncodePanel(Vertical):
         """`document`: the ids with BOS/EOS when the text is encoded as a document."""
         out = Text()
         if rt is None or not rt.text:
-            out.append("Type above: tokens are drawn with alternating backgrounds; red marks a character a token "
-                       "cuts. ctrl+t adds BOS/EOS.", "dim")
+            out.append(f"Type above: {palette_of(self.app).legend}. ctrl+t adds BOS/EOS.", "dim")
             out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))
         elif rt.error:
             out.append("✗ cannot encode: ", "bold red")

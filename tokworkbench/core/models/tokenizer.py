@@ -21,7 +21,7 @@ from ..bpe.batchbpe import MergeTable, bpe_flat, bpe_many
 from .specials import encode_with_specials
 from ..bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
 from ..bpe.encode import merge_ids
-from ..errors import DecodeError, EncodeError
+from ..errors import DecodeError, EncodeError, InvalidUtf8DecodeError
 from ..inspection.escape import render_bytes
 from ..text.normalize import normalize
 from ..text.fastsplit import FAST_PRESETS, chunk_starts
@@ -351,10 +351,9 @@ class Tokenizer:
         try:
             return self.pre_tokenizer.restore_text(data.decode("utf-8", errors=errors))
         except UnicodeDecodeError as exc:
-            raise DecodeError(
+            raise InvalidUtf8DecodeError(
                 f"the ids decode to bytes that are not valid UTF-8 at byte offset {exc.start}"
-                f" ({data[exc.start:exc.end].hex(' ')}); decode with errors=replace to see U+FFFD there"
-            ) from None
+                f" ({data[exc.start:exc.end].hex(' ')})") from None
 
 
 def _same_chunks(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, these: np.ndarray,
