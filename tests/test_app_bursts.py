@@ -10,9 +10,11 @@ from tokworkbench.app.dialogs import PromptDialog, SettingsDialog
 
 
 async def settle(app, pilot, condition):
-    """Waits for `condition`, then lets whatever else the burst set off run out before asserting."""
+    """Waits for `condition`, then for every key of the burst to have run its course."""
     await wait_for(condition)
-    await pilot.pause(0.3)
+    if isinstance(app, WorkbenchApp):  # a plain Textual app keeps no line of keys
+        await wait_for(lambda: app.key_order.settled)
+    await pilot.pause()
 
 
 async def test_keys_behind_enter_in_a_dialog_act_on_the_screen_beneath():

@@ -30,7 +30,7 @@ def post(app, key: str) -> None:
 
 async def settled(app, pilot) -> None:
     """Every key has run its course, a run it started has ended, the screen has caught up."""
-    await wait_for(lambda: app.key_order.holding == 0)
+    await wait_for(lambda: app.key_order.settled)
     await pilot.pause()
     if app.main.running:
         await wait_for(lambda: not app.main.running)

@@ -66,6 +66,11 @@ class KeyOrder:
         """How many keys (and pastes) are waiting for the one before them."""
         return len(self._held)
 
+    @property
+    def settled(self) -> bool:
+        """No key on its way through the widgets and none waiting: what a burst set off has run."""
+        return self._waiting is None and not self._held
+
     async def arrive(self, event: events.Event) -> None:
         if self._waiting is not None:
             self._held.append(event)
