@@ -41,6 +41,7 @@ from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
 from .serve import MAX_SESSIONS
+from .core.inspection.escape import printable
 from .core.bpe.trainer import TrainConfig, Trainer, train
 from .core.formats.historycsv import write_history_csv, write_rounds_csv
 from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
@@ -740,7 +741,7 @@ def cmd_inspect(args) -> int:
         first = tok.history[0]
         written = write_history_csv(args.history_csv, tok.history, tok.token_bytes, first.length + first.replacements)
         lines.append(f"wrote {len(tok.history):,} steps to {written}")
-    _emit("\n".join(lines))
+    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
     return 0
 
 
@@ -780,7 +781,7 @@ def _inspect_unigram(args, tok) -> int:
         written = write_rounds_csv(args.history_csv, rounds, 0)  # the corpus length is not in the model
         lines.append(f"wrote {len(rounds):,} rounds to {written}")
     lines.append(f"fingerprint  {fingerprint(tok)}")
-    _emit("\n".join(lines))
+    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
     return 0
 
 
@@ -798,7 +799,7 @@ def _inspect_other(args, tok) -> int:
         lines += [f"  {i:>7}  {s}" + (f"  ({tok.roles.role_of(s)})" if tok.roles.role_of(s) else "")
                   for s, i in tok.special_ids.items()]
     lines.append(f"fingerprint  {fingerprint(tok)}")
-    _emit("\n".join(lines))
+    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
     return 0
 
 
