@@ -75,8 +75,7 @@ def test_the_cache_is_used_when_it_checks_out(ranks, monkeypatch):
     def never(*args):
         raise AssertionError("merges recovered again")
 
-    monkeypatch.setattr(tiktoken, "merges_from_ranks", never)
-    monkeypatch.setattr(tiktoken, "parse_ranks", never)
+    monkeypatch.setattr(tiktoken, "merges_from_ranks", never)  # the ranks are still read, to check the cache
     _load(raw)
 
 
@@ -197,3 +196,119 @@ def test_a_cache_with_a_huge_rank_is_checked_without_a_huge_table(ranks, monkeyp
     monkeypatch.setattr(derivedcache.np, "bincount", None)  # a table would fail loudly here
     kept = derivedcache.load(digest)
     assert kept is not None and kept.outside[-1] == 1 << 31
+
+
+# The cache where another user could reach it (issue 28, item 2).
+
+def _fresh(raw: bytes):
+    return tiktoken.ranks_tokenizer(tiktoken.parse_ranks(raw), pre_tokenizer("gpt4"), {"<|endoftext|>": 5000})
+
+
+def _forgeries(fresh) -> dict[str, derivedcache.DerivedMerges]:
+    """Caches that pass every check of the file alone (their own digest, counts, merges of
+    earlier tokens, distinct ranks) yet describe another model: two tokens' ids swapped, or two
+    merges swapped so that an id stands for other bytes."""
+    merges = list(fresh.merges)
+    outside = fresh.to_outside(list(range(256 + len(merges))))
+    swapped_ids = list(outside)
+    swapped_ids[300], swapped_ids[301] = swapped_ids[301], swapped_ids[300]
+    k = next(k for k in range(len(merges) - 1) if max(merges[k + 1]) < 256 + k and merges[k] != merges[k + 1])
+    swapped_merges = list(merges)
+    swapped_merges[k], swapped_merges[k + 1] = merges[k + 1], merges[k]
+    return {"ids": derivedcache.DerivedMerges(merges, swapped_ids, 10),
+            "bytes": derivedcache.DerivedMerges(swapped_merges, outside, 10)}
+
+
+@pytest.mark.parametrize("kind", ["ids", "bytes"])
+def test_a_forged_self_consistent_cache_is_checked_against_the_ranks_and_rebuilt(ranks, kind):
+    raw = _file(ranks)
+    digest = tiktoken.ranks_digest(raw)
+    fresh = _fresh(raw)
+    forged = _forgeries(fresh)[kind]
+    assert derivedcache.store(digest, forged)
+    assert derivedcache.load(digest) == forged  # the file alone cannot tell
+    _same(_load(raw), fresh)
+    assert derivedcache.load(digest).outside == fresh.to_outside(list(range(256 + len(fresh.merges))))
+    assert not derivedcache.matches(forged, tiktoken.parse_ranks(raw))
+
+
+def test_a_forged_cl100k_cache_cannot_swap_hello_and_world():
+    """The issue's case: a cache that gives 'hello' the id of ' world' and back."""
+    try:
+        preset_ranks(PRESETS["cl100k_base"])
+    except ModelFileError as exc:
+        pytest.skip(f"no cl100k_base data here ({exc})")
+    fresh = load_preset("cl100k_base")
+    assert fresh.encode("hello world") == [15339, 1917]
+    digest = PRESETS["cl100k_base"].sha256
+    kept = derivedcache.load(digest)
+    outside = list(kept.outside)
+    a, b = outside.index(15339), outside.index(1917)
+    outside[a], outside[b] = outside[b], outside[a]
+    assert derivedcache.store(digest, derivedcache.DerivedMerges(kept.merges, outside, kept.longest))
+    assert load_preset("cl100k_base").encode("hello world") == [15339, 1917]
+
+
+def test_a_link_planted_at_the_cache_file_is_replaced_not_written_through(ranks, tmp_path):
+    raw = _file(ranks)
+    path = derivedcache.cache_path(tiktoken.ranks_digest(raw))
+    path.parent.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim"
+    victim.write_text("the victim's own file")
+    victim.chmod(0o600)
+    path.symlink_to(victim)
+    _same(_load(raw), _fresh(raw))
+    assert victim.read_text() == "the victim's own file" and oct(victim.stat().st_mode & 0o777) == "0o600"
+    assert not path.is_symlink() and path.is_file()
+
+
+def test_a_link_to_a_good_cache_is_not_followed(ranks, tmp_path):
+    raw = _file(ranks)
+    digest = tiktoken.ranks_digest(raw)
+    _load(raw)
+    path = derivedcache.cache_path(digest)
+    elsewhere = tmp_path / "elsewhere.bin"
+    path.rename(elsewhere)
+    path.symlink_to(elsewhere)
+    assert derivedcache.load(digest) is None
+
+
+def test_the_cache_is_private_whatever_the_ranks_files_mode(ranks, tmp_path):
+    """The folders made are 0700 and a cache file 0600, so a private ranks file's merges are
+    not readable by others (they were written 0644); an older 0755 folder is tightened."""
+    raw = _file(ranks)
+    _load(raw)
+    folder = derivedcache.cache_dir()
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert folder.parent.stat().st_mode & 0o777 == 0o700
+    assert derivedcache.cache_path(tiktoken.ranks_digest(raw)).stat().st_mode & 0o777 == 0o600
+    folder.chmod(0o755)
+    other = dict(ranks)
+    other[b"ab"] = max(other.values()) + 1
+    _load(_file(other))
+    assert folder.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("shared", ["derived", "tokworkbench"])
+def test_a_folder_others_can_write_or_a_linked_folder_means_no_cache(ranks, tmp_path, shared):
+    raw = _file(ranks)
+    digest = tiktoken.ranks_digest(raw)
+    _load(raw)
+    folder = derivedcache.cache_dir() if shared == "derived" else derivedcache.cache_dir().parent
+    folder.chmod(0o777)
+    try:
+        assert derivedcache.load(digest) is None  # a file there could be anyone's
+        assert not derivedcache.store(digest, derivedcache.DerivedMerges([], list(range(256)), 1))
+        _same(_load(raw), _fresh(raw))
+    finally:
+        folder.chmod(0o700)
+
+
+def test_a_linked_cache_folder_means_no_cache(ranks, tmp_path):
+    raw = _file(ranks)
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    derivedcache.cache_dir().parent.mkdir(parents=True)
+    derivedcache.cache_dir().symlink_to(real)
+    _same(_load(raw), _fresh(raw))
+    assert list(real.iterdir()) == []

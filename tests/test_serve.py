@@ -9,6 +9,7 @@ starts is ended in a finally, so a failure cannot hang the run.
 import base64
 import json
 import os
+import re
 import select
 import shlex
 import shutil
@@ -17,6 +18,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -28,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from tokworkbench.cli import app_settings, build_parser, main
-from tokworkbench.serve import NEEDS_EXTRA, app_command
+from tokworkbench.serve import MAX_SESSIONS, NEEDS_EXTRA, app_command, is_loopback, origin_ok, token_ok
 
 SERVER_START_SECONDS = 20  # until the page answers
 APP_DRAW_SECONDS = 45  # until the browser's session has drawn the app
@@ -41,6 +43,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def test_without_the_extra_serve_is_one_line(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "textual_serve", None)  # import fails as if not installed
     monkeypatch.setitem(sys.modules, "textual_serve.server", None)
+    monkeypatch.setitem(sys.modules, "tokworkbench.serve_guard", None)  # even if a test imported it
     assert main(["serve"]) == 1
     assert capsys.readouterr().err == f"tokworkbench: error: {NEEDS_EXTRA}\n"
     assert NEEDS_EXTRA == "serve needs the optional extra: pip install 'tokworkbench[serve]'"
@@ -60,6 +63,7 @@ def test_serve_takes_the_apps_settings_flags_with_the_same_defaults():
     parser = build_parser()
     served = vars(parser.parse_args(["serve"]))
     assert (served.pop("host"), served.pop("port"), served.pop("public_url")) == ("127.0.0.1", 8000, None)
+    assert (served.pop("allow_insecure_host"), served.pop("max_sessions")) == (False, MAX_SESSIONS)
     assert served | {"command": "app"} == vars(parser.parse_args(["app"]))
 
 
@@ -87,9 +91,18 @@ def test_each_session_runs_the_app_with_the_same_paths_and_settings(argv, tmp_pa
 
 @dataclass
 class Served:
-    url: str
+    url: str  # the page's URL as serve printed it, with the token
     page: str
     process: subprocess.Popen
+    log: Path
+
+    @property
+    def port(self) -> int:
+        return int(self.url.split("/")[2].rsplit(":", 1)[1])
+
+    @property
+    def token(self) -> str:
+        return self.url.split("?token=", 1)[1]
 
 
 def free_port() -> int:
@@ -102,6 +115,14 @@ def local_get(url: str, timeout: float) -> str:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1, never a proxy
     with opener.open(url, timeout=timeout) as response:
         return response.read().decode("utf-8")
+
+
+def status_of(url: str) -> int:
+    try:
+        local_get(url, timeout=5)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    return 200
 
 
 def end_group(process: subprocess.Popen, grace: float) -> None:
@@ -123,11 +144,14 @@ def end_group(process: subprocess.Popen, grace: float) -> None:
         pass
 
 
+PRINTED_URL = re.compile(r"^(http://\S+/\?token=[A-Za-z0-9_-]+)$", re.M)
+
+
 @contextmanager
-def running_server(tmp_path: Path, *args: str):
-    """`tokworkbench serve` on a free port of 127.0.0.1, once its page answers; ended on exit."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/"
+def running_server(tmp_path: Path, *args: str, port: int | None = None):
+    """`tokworkbench serve` on `port` (by default a free one) of 127.0.0.1, once it has printed its
+    URL and the page answers there; ended on exit."""
+    port = port or free_port()
     log_path = tmp_path / "serve.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "tokworkbench", "serve", "--port", str(port), *args],
@@ -138,14 +162,17 @@ def running_server(tmp_path: Path, *args: str):
             while True:
                 if process.poll() is not None:
                     pytest.fail(f"serve exited with {process.returncode}:\n{log_path.read_text()}")
+                printed = PRINTED_URL.search(log_path.read_text(errors="replace"))
                 try:
-                    page = local_get(url, timeout=2)
-                    break
+                    if printed:
+                        page = local_get(printed[1], timeout=2)
+                        break
                 except (urllib.error.URLError, OSError):
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"no page at {url} after {SERVER_START_SECONDS} s:\n{log_path.read_text()}")
-                    time.sleep(0.2)
-            yield Served(url, page, process)
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"no page after {SERVER_START_SECONDS} s:\n{log_path.read_text()}")
+                time.sleep(0.2)
+            yield Served(printed[1], page, process, log_path)
         finally:
             end_group(process, grace=10)
 
@@ -153,15 +180,172 @@ def running_server(tmp_path: Path, *args: str):
 def test_serve_answers_with_textual_serves_page_and_stops_on_sigterm(tmp_path):
     pytest.importorskip("textual_serve", reason="the serve extra is not installed")
     with running_server(tmp_path) as served:
-        page, process = served.page, served.process
-        port = served.url.rsplit(":", 1)[1].strip("/")
+        page, process, port = served.page, served.process, served.port
+        assert served.url == f"http://127.0.0.1:{port}/?token={served.token}"
         assert 'class="textual-terminal"' in page
-        assert f'data-session-websocket-url="ws://127.0.0.1:{port}/ws"' in page
+        assert f'data-session-websocket-url="ws://127.0.0.1:{port}/ws/{served.token}"' in page
         assert f'src="http://127.0.0.1:{port}/static/js/textual.js"' in page
         assert "<div>tokworkbench</div>" in page  # the title the dialog shows before the app starts
         process.terminate()
         process.wait(10)
     assert process.returncode == 0  # SIGTERM is a clean shutdown, not a traceback
+
+
+# Who may come in (issue 28, item 1).
+
+def test_the_token_is_compared_whole_and_the_origin_must_be_the_pages():
+    assert token_ok("abc", "abc") and not token_ok("abd", "abc") and not token_ok(None, "abc")
+    assert not token_ok("", "abc") and not token_ok("ab\udc80", "abc") and not token_ok("é", "abc")
+    page = "http://127.0.0.1:8000"
+    assert origin_ok(None, page)  # not a browser: it still needs the token
+    for same in ("http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"):
+        assert origin_ok(same, page), same
+    for foreign in ("http://evil.example.com", "http://127.0.0.1:9999", "https://127.0.0.1:8000", "null",
+                    "http://evil.example.com:8000", "file://", ""):
+        assert not origin_ok(foreign, page), foreign
+    assert origin_ok("https://wb.example.com", "https://wb.example.com/")
+    assert [is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "[::1]", "127.1.2.3", "0.0.0.0", "", "::",
+                                     "192.168.1.5", "example.com")] == [True] * 5 + [False] * 5
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "", "::", "192.168.1.5"])
+def test_a_host_others_can_reach_needs_the_flag_that_names_the_risk(host, capsys):
+    assert main(["serve", "--host", host]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "reached from other machines" in err and "--allow-insecure-host" in err
+
+
+def test_max_sessions_must_let_someone_in(capsys):
+    assert main(["serve", "--max-sessions", "0"]) == 1
+    assert capsys.readouterr().err == "tokworkbench: error: --max-sessions 0 lets no one in; give 1 or more\n"
+
+
+def upgrade(port: int, path: str, origin: str | None, host: str = "127.0.0.1") -> tuple[int, socket.socket]:
+    """A websocket handshake by hand: the HTTP status of the answer, and the open socket (the
+    caller closes it, which ends the session a 101 started)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = [f"GET {path} HTTP/1.1", f"Host: {host}:{port}", "Upgrade: websocket", "Connection: Upgrade",
+             f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
+    lines += [f"Origin: {origin}"] if origin is not None else []
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    answer = b""
+    while b"\r\n" not in answer:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        answer += chunk
+    return int(answer.split(b" ", 2)[1]), sock
+
+
+def status_of_upgrade(port: int, path: str, origin: str | None, host: str = "127.0.0.1") -> int:
+    code, sock = upgrade(port, path, origin, host)
+    sock.close()
+    return code
+
+
+def test_serve_lets_in_only_who_has_the_token_from_the_pages_own_origin(tmp_path):
+    pytest.importorskip("textual_serve", reason="the serve extra is not installed")
+    with running_server(tmp_path) as served:
+        port, token = served.port, served.token
+        base = f"http://127.0.0.1:{port}"
+        assert [status_of(f"{base}/"), status_of(f"{base}/?token="), status_of(f"{base}/?token={token[:-1]}"),
+                status_of(f"{base}/?token={token}x"), status_of(f"{base}/download/k")] == [403] * 5
+        assert status_of(f"{base}/?token={token}") == 200
+        assert status_of(f"{base}/static/js/textual.js") == 200  # textual-serve's own script: nothing of ours
+        assert status_of_upgrade(port, "/ws", base) == 403
+        assert status_of_upgrade(port, f"/ws/{token[:-1]}x", base) == 403
+        assert status_of_upgrade(port, f"/ws?width=80&height=24", None) == 403
+        # a second local user's page, or any web page the user visits, knows no token; even one
+        # that does is refused from another origin
+        assert status_of_upgrade(port, f"/ws/{token}?width=80&height=24", "http://evil.example.com") == 403
+        assert status_of_upgrade(port, f"/ws/{token}", f"http://127.0.0.1:{free_port()}") == 403
+        assert status_of_upgrade(port, f"/ws/{token}", "null") == 403
+        assert status_of_upgrade(port, f"/ws/{token}?width=80&height=24", base) == 101
+        process = served.process
+    log = served.log.read_text(errors="replace")
+    assert log.count(token) == 1, "the token is shown only in the URL printed for the user"
+    assert "<token>" in log  # the access log's request lines, blanked
+    assert process.returncode is not None
+
+
+def test_serve_caps_the_sessions_open_at_once(tmp_path):
+    pytest.importorskip("textual_serve", reason="the serve extra is not installed")
+    with running_server(tmp_path, "--max-sessions", "1") as served:
+        origin = f"http://127.0.0.1:{served.port}"
+        code, first = upgrade(served.port, f"/ws/{served.token}", origin)
+        try:
+            assert code == 101
+            assert status_of_upgrade(served.port, f"/ws/{served.token}", origin) == 503
+        finally:
+            first.close()
+        deadline = time.monotonic() + SERVER_START_SECONDS  # the first session's end frees its place
+        while status_of_upgrade(served.port, f"/ws/{served.token}", origin) != 101:
+            assert time.monotonic() < deadline, "the closed session's place was never freed"
+            time.sleep(0.5)
+
+
+@contextmanager
+def tunnel(to_port: int):
+    """What `ssh -L LOCAL:localhost:PORT HOST` is to a browser here: a local port whose every
+    connection is carried to the server's port. Yields the local port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while chunk := a.recv(65536):
+                b.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except (TimeoutError, OSError):
+                continue
+            client.settimeout(None)
+            server = socket.create_connection(("127.0.0.1", to_port))
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=pipe, args=(a, b), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+
+
+def test_the_documented_tunnel_still_works(tmp_path):
+    """README: ssh -L 8000:localhost:8000 HOST and open the printed URL (or the same with
+    localhost for 127.0.0.1); through another local port, --public-url http://localhost:PORT."""
+    pytest.importorskip("textual_serve", reason="the serve extra is not installed")
+    with running_server(tmp_path) as served:  # the same port: the browser may say localhost
+        page = local_get(served.url.replace("127.0.0.1", "localhost"), timeout=5)
+        assert f"/ws/{served.token}" in page
+        assert status_of_upgrade(served.port, f"/ws/{served.token}", f"http://localhost:{served.port}",
+                                 host="localhost") == 101
+    port = free_port()
+    with tunnel(port) as local:
+        with running_server(tmp_path, "--public-url", f"http://localhost:{local}", port=port) as served:
+            # running_server reached the page through the printed URL, which is the tunnel's
+            assert served.url.startswith(f"http://localhost:{local}/?token=")
+            assert f'data-session-websocket-url="ws://localhost:{local}/ws/{served.token}"' in served.page
+            assert status_of_upgrade(local, f"/ws/{served.token}?width=80&height=24", f"http://localhost:{local}",
+                                     host="localhost") == 101
+            assert status_of_upgrade(local, f"/ws/{served.token}", "http://evil.example.com",
+                                     host="localhost") == 403
 
 
 # A headless browser.

@@ -41,6 +41,8 @@ from .core.errors import ModelFileError
 from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
+from .serve import MAX_SESSIONS
+from .core.inspection.escape import printable
 from .core.bpe.trainer import TrainConfig, Trainer, train
 from .core.formats.historycsv import write_history_csv, write_rounds_csv
 from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
@@ -126,15 +128,20 @@ def build_parser() -> argparse.ArgumentParser:
     srv = sub.add_parser(
         "serve", help="serve the workbench as a web page (needs the extra: pip install 'tokworkbench[serve]')",
         description="Serve the workbench as a web page: each browser session opens its own workbench on "
-        "PATHs with these settings. It listens on 127.0.0.1 (this machine only) unless --host says "
-        "otherwise; from another machine, open an SSH tunnel (ssh -L 8000:localhost:8000 HOST) and "
-        "browse to http://localhost:8000.",
+        "PATHs with these settings, running as you. It prints the URL to open, with a random token that "
+        "every request needs. It listens on 127.0.0.1 (this machine only); from another machine, open an "
+        "SSH tunnel (ssh -L 8000:localhost:8000 HOST) and browse to the printed URL.",
     )
     _workbench_options(srv)
     srv.add_argument("--host", default="127.0.0.1",
                      help="address to listen on (default: 127.0.0.1; reach it through an SSH tunnel, "
                      "ssh -L 8000:localhost:8000 HOST, rather than listening on a public address)")
+    srv.add_argument("--allow-insecure-host", action="store_true",
+                     help="let --host be an address other machines can reach (0.0.0.0, a LAN address): anyone "
+                     "who reaches the port and learns the token, which HTTP sends in clear, runs the workbench as you")
     srv.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    srv.add_argument("--max-sessions", type=int, default=MAX_SESSIONS, metavar="N",
+                     help=f"browser sessions open at once (default: {MAX_SESSIONS}; each runs two processes)")
     srv.add_argument("--public-url", metavar="URL",
                      help="the address the browser uses, where it is not http://HOST:PORT "
                      "(a tunnel to another local port: ssh -L 9000:localhost:8000 HOST needs http://localhost:9000)")
@@ -322,7 +329,8 @@ def cmd_serve(args) -> int:
     _app_model(args)
     from . import serve  # textual-serve is imported only when a server is wanted
 
-    return serve.serve(serve.app_command(args), args.host, args.port, args.public_url)
+    return serve.serve(serve.app_command(args), args.host, args.port, args.public_url,
+                       allow_insecure=args.allow_insecure_host, max_sessions=args.max_sessions)
 
 
 def app_settings(args) -> Settings:
@@ -749,7 +757,7 @@ def cmd_inspect(args) -> int:
         first = tok.history[0]
         written = write_history_csv(args.history_csv, tok.history, tok.token_bytes, first.length + first.replacements)
         lines.append(f"wrote {len(tok.history):,} steps to {written}")
-    _emit("\n".join(lines))
+    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
     return 0
 
 
@@ -789,7 +797,7 @@ def _inspect_unigram(args, tok) -> int:
         written = write_rounds_csv(args.history_csv, rounds, 0)  # the corpus length is not in the model
         lines.append(f"wrote {len(rounds):,} rounds to {written}")
     lines.append(f"fingerprint  {fingerprint(tok)}")
-    _emit("\n".join(lines))
+    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
     return 0
 
 
@@ -807,7 +815,7 @@ def _inspect_other(args, tok) -> int:
         lines += [f"  {i:>7}  {s}" + (f"  ({tok.roles.role_of(s)})" if tok.roles.role_of(s) else "")
                   for s, i in tok.special_ids.items()]
     lines.append(f"fingerprint  {fingerprint(tok)}")
-    _emit("\n".join(lines))
+    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
     return 0
 
 

@@ -15,6 +15,10 @@ The rules, and why:
 - The temp file sits beside the target as `.NAME.tokworkbench-tmp-HOST-PID-XXXXXXXX`, so one
   left by a killed process can be recognised: the next write to that folder removes those whose
   process (same host, PID no longer running) is gone.
+- A file we write unasked into a folder of our own (the derived cache) goes through
+  `write_in_folder` instead: relative to a descriptor of the folder, the temp created O_EXCL and
+  O_NOFOLLOW, and the rename replacing whatever the name is. A link planted there is replaced,
+  never written through, and the file is 0600 whatever it was.
 - An output that is one of the inputs (the same inode, whatever the path) is refused before
   any work, by `check_output`: training on c.txt must not end by overwriting c.txt.
 - Files that belong together (tiktoken's ranks and companion) go through `write_atomic_all`:
@@ -124,6 +128,31 @@ def write_atomic(path: str | Path, data: bytes) -> Path:
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {os_reason(exc)}") from None
     return target
+
+
+def write_in_folder(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
+    """Write `data` as `name` in the folder open as descriptor `folder`, atomically and without
+    following a link anywhere (see the module docstring). Raises OSError."""
+    remove_stale_temps(folder)
+    tmp = f"{_temp_prefix(name)}{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=folder)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass
 
 
 def _replace(target: Path, data: bytes) -> None:
@@ -284,9 +313,10 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def remove_stale_temps(folder: str | Path) -> list[str]:
-    """Remove temp files of ours in `folder` left by a process that is gone (killed mid-write);
-    returns their names. Temps of running processes and of other hosts are left alone."""
+def remove_stale_temps(folder: str | Path | int) -> list[str]:
+    """Remove temp files of ours in `folder` (a path, or an open descriptor of it) left by a
+    process that is gone (killed mid-write); returns their names. Temps of running processes and
+    of other hosts are left alone."""
     host = _host()
     removed = []
     try:
@@ -299,7 +329,10 @@ def remove_stale_temps(folder: str | Path) -> list[str]:
             continue
         try:
             if entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
+                if isinstance(folder, int):
+                    os.unlink(entry.name, dir_fd=folder)
+                else:
+                    os.unlink(entry.path)
                 removed.append(entry.name)
         except OSError:
             pass

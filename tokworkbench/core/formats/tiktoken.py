@@ -412,8 +412,8 @@ def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | N
     preset name, `regex:PATTERN`, or a PreTokenizer. `split` wins over the companion's pattern,
     and `specials` (name -> id) over the companion's special tokens. The ranks stay the ids."""
     digest = ranks_digest(raw) if len(raw) >= CACHE_FROM_BYTES else None
-    kept = _kept(digest, max_token_bytes)
-    ranks = parse_ranks(raw, max_token_bytes) if kept is None else None
+    ranks = parse_ranks(raw, max_token_bytes)
+    kept = _kept(digest, ranks)
     if split is not None:
         pre = split if isinstance(split, PreTokenizer) else parse_split(split)
     elif meta is not None:
@@ -425,7 +425,7 @@ def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | N
     found.update(specials or {})
     n_vocab = meta.get("explicit_n_vocab") if meta is not None else None
     if is_count(n_vocab, 1):  # tiktoken's own check of explicit_n_vocab
-        every = kept.outside if kept is not None else list(ranks.values())
+        every = list(ranks.values())
         top = max([*every, *found.values()])
         if len(every) + len(found) != n_vocab or top != n_vocab - 1:
             raise ForeignModelError(
@@ -476,24 +476,26 @@ def cached_ranks_tokenizer(raw: bytes, pre: PreTokenizer, specials: dict[str, in
                            what: str = "tiktoken ranks") -> Tokenizer:
     """`ranks_tokenizer(parse_ranks(raw))`, with the recovered merges kept in the derived cache
     (derivedcache.py) under the ranks' SHA-256 (`digest`, when the caller has it already): the
-    next load of the same bytes skips reading the ranks and recovering the merges."""
+    next load of the same bytes checks the kept merges against the ranks instead of recovering
+    them again."""
     if len(raw) < CACHE_FROM_BYTES:
         digest = None
     elif digest is None:
         digest = ranks_digest(raw)
-    kept = _kept(digest, max_token_bytes)
+    ranks = parse_ranks(raw, max_token_bytes)
+    kept = _kept(digest, ranks)
     if kept is not None:
         return merges_tokenizer(kept.merges, kept.outside, pre, specials)
-    return _recovered(parse_ranks(raw, max_token_bytes), digest, pre, specials, what)
+    return _recovered(ranks, digest, pre, specials, what)
 
 
-def _kept(digest: str | None, max_token_bytes: int) -> "derivedcache.DerivedMerges | None":
-    """The cached merges of the ranks whose SHA-256 is `digest` (None: not cached)."""
+def _kept(digest: str | None, ranks: dict[bytes, int]) -> "derivedcache.DerivedMerges | None":
+    """The cached merges of the ranks whose SHA-256 is `digest`, if they are what `ranks`
+    define (None: not cached, or not to be trusted)."""
     if digest is None:
         return None
     kept = derivedcache.load(digest)
-    # a token over the limit: read the file afresh, which names it
-    return kept if kept is not None and kept.longest <= max_token_bytes else None
+    return kept if kept is not None and derivedcache.matches(kept, ranks) else None
 
 
 def _recovered(ranks: dict[bytes, int], digest: str | None, pre: PreTokenizer, specials: dict[str, int],

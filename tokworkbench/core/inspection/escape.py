@@ -36,3 +36,11 @@ def visible(text: str) -> str:
 def quote(text: str) -> str:
     """A token or a pattern inside a sentence: visible, in quotes, with no escape doubled."""
     return "'" + visible(text) + "'"
+
+
+def printable(text: str) -> str:
+    """A report for a terminal: line ends kept, every other control character (C0, DEL, C1,
+    such as the ESC of an OSC 52 that writes the clipboard) escaped as \\xNN, so a string from a
+    model file cannot drive the terminal."""
+    return "".join(ch if ch == "\n" or not (ord(ch) < 32 or 127 <= ord(ch) < 160) else f"\\x{ord(ch):02x}"
+                   for ch in text)
