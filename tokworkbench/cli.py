@@ -42,12 +42,11 @@ from .core.text.normalize import NORMALIZERS
 from .core.text.pretokenize import parse_split
 from .core.bpe.tiebreak import TIE_BREAKS
 from .serve import MAX_SESSIONS
-from .core.inspection.escape import printable
 from .core.bpe.trainer import TrainConfig, Trainer, train
 from .core.formats.historycsv import write_history_csv, write_rounds_csv
 from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
 from .core.unigram.sampling import unigram_nbest, unigram_sample
-from .core.inspection.escape import quote
+from .core.inspection.escape import json_printable, printable, quote
 from .core.settings import CUSTOM, DEFAULT_TARGET, FIT, MODELS, Settings
 from .core.inspection.roundtrip import parse_ids
 from .engines.remote import is_url
@@ -230,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         _flush_stdout()
         return status
     except TokWorkbenchError as exc:
-        print(f"{PROG}: error: {_advice(exc, args)}", file=sys.stderr)
+        print(printable(f"{PROG}: error: {_advice(exc, args)}"), file=sys.stderr)  # it may quote a file
         module = COMMAND_MODULES.get(args.command)
         return getattr(module, "ERROR_STATUS", 1)  # compare keeps 1 for its answer "incompatible"
     except KeyboardInterrupt:
@@ -262,12 +261,23 @@ def _stdout():
     return sys.stdout
 
 
-def _emit(text: str) -> None:
+def _emit_raw(text: str) -> None:
     with _writing_stdout():
         _stdout().write(text + "\n")
 
 
-emit = _emit  # for the command modules (commands/)
+def _emit(text: str) -> None:
+    """A report: a string from a model file (a pattern, a token, a name) must not drive the
+    terminal, so every control character but the line end is escaped (escape.printable)."""
+    _emit_raw(printable(text))
+
+
+def _emit_json(text: str) -> None:
+    """JSON: the same rule in JSON's own escapes, so it stays the same JSON."""
+    _emit_raw(json_printable(text))
+
+
+emit, emit_json = _emit, _emit_json  # for the command modules (commands/)
 
 
 def _flush_stdout() -> None:
@@ -625,15 +635,15 @@ def cmd_encode(args) -> int:
     ids = encode_document(tok, text, allowed, strict=True) if args.add_special else tok.encode(text, allowed_special=allowed)
     if args.format == "json" and tok.kind == "unigram":
         scores = [tok.score(i) for i in ids]
-        _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": math.fsum(scores),
+        _emit_json(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": math.fsum(scores),
                           "scores": scores}, ensure_ascii=False))
         return 0
     if args.format == "ids":
         _emit(" ".join(map(str, ids)))
     elif args.format == "tokens":
-        _emit(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
+        _emit_json(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
     else:
-        _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids]}, ensure_ascii=False))
+        _emit_json(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids]}, ensure_ascii=False))
     return 0
 
 
@@ -677,10 +687,10 @@ def _encode_unigram_options(args, tok, text: str) -> int:
         if args.format == "ids":
             _emit(" ".join(map(str, ids)))
         elif args.format == "tokens":
-            _emit(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
+            _emit_json(" ".join(json.dumps(tok.token_text(i), ensure_ascii=False) for i in ids))
         else:
             total = math.fsum(tok.score(i) for i in ids) if score is None else score
-            _emit(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": total},
+            _emit_json(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": total},
                              ensure_ascii=False))
     return 0
 
@@ -705,7 +715,7 @@ def _load(args, path: str):
 def cmd_decode(args) -> int:
     tok = _load(args, args.model)
     ids = parse_ids(" ".join(args.ids))
-    _emit(decode_ids(tok, ids, skip_special=args.skip_special, errors=args.errors))
+    _emit_raw(decode_ids(tok, ids, skip_special=args.skip_special, errors=args.errors))  # the text asked for, as it is
     return 0
 
 
@@ -757,7 +767,7 @@ def cmd_inspect(args) -> int:
         first = tok.history[0]
         written = write_history_csv(args.history_csv, tok.history, tok.token_bytes, first.length + first.replacements)
         lines.append(f"wrote {len(tok.history):,} steps to {written}")
-    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
+    _emit("\n".join(lines))
     return 0
 
 
@@ -797,7 +807,7 @@ def _inspect_unigram(args, tok) -> int:
         written = write_rounds_csv(args.history_csv, rounds, 0)  # the corpus length is not in the model
         lines.append(f"wrote {len(rounds):,} rounds to {written}")
     lines.append(f"fingerprint  {fingerprint(tok)}")
-    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
+    _emit("\n".join(lines))
     return 0
 
 
@@ -815,7 +825,7 @@ def _inspect_other(args, tok) -> int:
         lines += [f"  {i:>7}  {s}" + (f"  ({tok.roles.role_of(s)})" if tok.roles.role_of(s) else "")
                   for s, i in tok.special_ids.items()]
     lines.append(f"fingerprint  {fingerprint(tok)}")
-    _emit(printable("\n".join(lines)))  # a model file's strings must not reach the terminal raw
+    _emit("\n".join(lines))
     return 0
 
 

@@ -14,7 +14,7 @@ from ..core.formats.atomic import check_output, write_atomic
 from ..core.formats.load import model_inputs
 from ..core.inspection.escape import visible
 from ..core.text.corpus import Skipped, iter_documents, list_files
-from .common import add_model_options, emit, load
+from .common import add_model_options, emit, emit_json, load
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -83,7 +83,7 @@ def run(args) -> int:
     else:
         text = json.dumps(to_json(batch), ensure_ascii=False)
     if not args.output:
-        emit(text)
+        (emit if args.format == "text" else emit_json)(text)
         return 0
     if args.format == "npz":
         save_npz(batch, args.output)

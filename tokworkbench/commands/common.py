@@ -38,3 +38,10 @@ def emit(text: str) -> None:
     from .. import cli
 
     cli.emit(text)
+
+
+def emit_json(text: str) -> None:
+    """JSON on standard output, escaped for a terminal in JSON's own escapes."""
+    from .. import cli
+
+    cli.emit_json(text)

@@ -4,6 +4,7 @@ Bytes that are not UTF-8 become \\xNN once (never \\\\xNN, as repr() would doubl
 and line ends become visible marks, and other control characters are escaped.
 """
 
+import re
 from functools import lru_cache
 
 _CELL = {" ": "␣", "\n": "↵", "\t": "→", "\r": "␍"}
@@ -44,3 +45,13 @@ def printable(text: str) -> str:
     model file cannot drive the terminal."""
     return "".join(ch if ch == "\n" or not (ord(ch) < 32 or 127 <= ord(ch) < 160) else f"\\x{ord(ch):02x}"
                    for ch in text)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f]")
+
+
+def json_printable(text: str) -> str:
+    """JSON for a terminal: json.dumps already escapes C0 controls inside strings, but with
+    ensure_ascii=False it leaves DEL and the C1 controls (U+009B is a CSI to a terminal) raw;
+    those become \\u00XX, which is the same JSON."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
