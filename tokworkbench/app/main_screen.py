@@ -456,6 +456,14 @@ class MainScreen(FileFlows, Screen):
             f"round {message.step:,}" if message.step else "the seed vocabulary")
         self.ask(f"Undo {plural(undo, noun)}, back to {where}?", "Rewind", rewind)
 
+    def on_history_wanted(self, message: msg.HistoryWanted) -> None:
+        """The history table's rows on screen, read from the session (not while a run owns the
+        learner: they come when it ends, as the table asks again)."""
+        if self.session is None or self.running:
+            return
+        rows, total = self.session.history_page(message.start, message.end)
+        self.query_one(RoundsPanel if self.kind == "unigram" else MergesPanel).show_page(rows, message.start, total)
+
     def on_pair_filter_changed(self, message: msg.PairFilterChanged) -> None:
         self.view = replace(self.view, row_filter=message.query)
         self.refresh_snapshot()

@@ -146,6 +146,12 @@ class Session:
             return take_snapshot(self.learner, view, self.settings.target, self._replaying(),
                                  getattr(self.learner, "replay_total", 0))
 
+    def history_page(self, start: int, stop: int) -> tuple[list, int]:
+        """Rows start:stop of the whole history table, and how many it has (the table shows a
+        few at a time, and asks for those it scrolls to)."""
+        with self.lock:
+            return self.learner.history_page(start, stop)
+
     def model(self) -> Model:
         """The learner's model with the settings' special-token roles."""
         with self.lock:
