@@ -386,10 +386,13 @@ class MainScreen(FileFlows, Screen):
     def on_token_selected(self, message: msg.TokenSelected) -> None:
         self.selected_token = message.token
 
-    def action_select_token(self, token: int) -> None:
-        """A click on a token (corpus, encode pane): the details line shows it."""
+    def action_select_token(self, token: int, at: int | None = None) -> None:
+        """A click on a token (corpus, encode pane): the details line shows it. A corpus token
+        (`at`: its index among the window's spans) is where < and > go on from."""
         self.selected_token = token
         self.cursor_span = None  # the key cursor's mark would name another token
+        if at is not None and self.snapshot is not None:
+            self._token_cursor = (self.snapshot.window.spans, at)
 
     def _measure(self, session: Session) -> None:
         if session is self.session:
