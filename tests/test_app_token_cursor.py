@@ -54,3 +54,18 @@ async def test_the_keys_are_characters_in_the_encode_box(opened, ranks_file):  #
         await pilot.pause()
         assert box.value == "<>"
         assert app.main.selected_token is None
+
+
+async def test_the_keys_go_on_from_the_token_clicked(opened, ranks_file):  # noqa: F811
+    app = app_from_cli(opened, "-m", str(ranks_file), "--split", "gpt4")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        spans = app.main.snapshot.window.spans
+        k = next(i for i, s in enumerate(spans) if s.start >= 6 and spans[i + 1].start > s.start)
+        await pilot.click("#corpus-text", offset=(spans[k].start + 1, 0))  # + the view's left padding
+        await pilot.pause()
+        assert app.main.selected_token == spans[k].token
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert app.main.selected_token == spans[k + 1].token
+        assert app.query_one("#corpus").cursor_span == (spans[k + 1].start, spans[k + 1].end)

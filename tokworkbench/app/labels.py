@@ -53,6 +53,18 @@ def describe_finish(finished: RunFinished, vocab_size: int, steps: int, kind: st
     return said
 
 
+def describe_stop(finished: RunFinished, kind: str = "bpe") -> str:
+    """The progress line's words when the run's child has stopped (its state still coming back):
+    why it stopped, as the message after says it, not "stopped" for a run that reached its target."""
+    noun = step_noun(kind)
+    reason = "nothing left to prune" if kind == "unigram" and finished.reason is FinishReason.EXHAUSTED \
+        else FINISHED.get(finished.reason, "stopped").split(" (")[0]
+    said = f"{reason}: {plural(finished.done, noun)} in this run"
+    if finished.after_cancel is not None:
+        said += f" ({plural(finished.after_cancel, noun)} after the key)"
+    return said
+
+
 def train_command(s: Settings) -> str:
     """The command line that trains what these settings train, to reproduce a session."""
     split = f"regex:{s.pattern}" if s.split == CUSTOM else s.split

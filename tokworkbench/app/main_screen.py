@@ -36,8 +36,8 @@ from ..core.text.samples import sample_paths
 from . import messages as msg
 from .actions import ACTIONS, Need, Situation, key_names, lookup
 from .dialogs import HelpDialog
-from .labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, nothing_left, plural,
-                     step_noun)
+from .labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, describe_stop,
+                     nothing_left, plural, step_noun)
 from .file_flows import FileFlows
 from .loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
 from .widgets.batches import BatchesPanel, line_documents
@@ -109,6 +109,7 @@ class MainScreen(FileFlows, Screen):
         self.last_saved_name: str | None = None  # the model file's name the user last saved to
         self._train: Worker | None = None
         self.last_run: RunFinished | None = None  # how the latest run ended
+        self._run_todo = 0  # the steps the latest run set out to make (its progress bar's length)
         self._binding_state: tuple = ()
         self._counting: Worker | None = None
         self._kind_shown: str | None = None
@@ -349,10 +350,13 @@ class MainScreen(FileFlows, Screen):
     def on_token_selected(self, message: msg.TokenSelected) -> None:
         self.selected_token = message.token
 
-    def action_select_token(self, token: int) -> None:
-        """A click on a token (corpus, encode pane): the details line shows it."""
+    def action_select_token(self, token: int, at: int | None = None) -> None:
+        """A click on a token (corpus, encode pane): the details line shows it. A corpus token
+        (`at`: its index among the window's spans) is where < and > go on from."""
         self.selected_token = token
         self.cursor_span = None  # the key cursor's mark would name another token
+        if at is not None and self.snapshot is not None:
+            self._token_cursor = (self.snapshot.window.spans, at)
 
     def _measure(self, session: Session) -> None:
         if session is self.session:
@@ -419,6 +423,14 @@ class MainScreen(FileFlows, Screen):
         where = f"step {message.step:,}" if noun == "merge" else (
             f"round {message.step:,}" if message.step else "the seed vocabulary")
         self.ask(f"Undo {plural(undo, noun)}, back to {where}?", "Rewind", rewind)
+
+    def on_history_wanted(self, message: msg.HistoryWanted) -> None:
+        """The history table's rows on screen, read from the session (not while a run owns the
+        learner: they come when it ends, as the table asks again)."""
+        if self.session is None or self.running:
+            return
+        rows, total = self.session.history_page(message.start, message.end)
+        self.query_one(RoundsPanel if self.kind == "unigram" else MergesPanel).show_page(rows, message.start, total)
 
     def on_pair_filter_changed(self, message: msg.PairFilterChanged) -> None:
         self.view = replace(self.view, row_filter=message.query)
@@ -509,10 +521,12 @@ class MainScreen(FileFlows, Screen):
                 return
 
     def _nothing_left(self) -> str:
-        """Why no step is left: Unigram's em also stops at the target, with pieces still to prune."""
+        """Why no step is left: Unigram's N and r stop at the target (em's n too), with pieces
+        still to prune."""
         snap = self.snapshot
         if self.kind == "unigram" and snap is not None and snap.base_size < snap.vocab_size <= snap.target:
-            return f"the vocabulary ({snap.vocab_size:,}) is at the target, where em stops: t sets a smaller one"
+            stops = "where em stops" if self.settings.algorithm == "em" else "where N and r stop"
+            return f"the vocabulary ({snap.vocab_size:,}) is at the target, {stops}: t sets a smaller one"
         return nothing_left(self.kind)
 
     def action_step(self) -> None:
@@ -526,9 +540,9 @@ class MainScreen(FileFlows, Screen):
 
     def action_step_ten(self) -> None:
         done = self.session.step_many(10)
+        self.refresh_snapshot()  # first: why it stopped short is read from where it stopped
         if done < 10:
             self.notify(f"made {plural(done, step_noun(self.kind))}: {self._nothing_left()}")
-        self.refresh_snapshot()
 
     def action_undo(self) -> None:
         self.session.undo()
@@ -543,6 +557,7 @@ class MainScreen(FileFlows, Screen):
                             f"{session.settings.target:,}; press t to raise the target")
                 return
             self.running = True
+            self._run_todo = todo
             self.refresh_bindings()
             self.progress_row.show(f"esc cancels · training to {session.settings.target:,}…", 0, todo)
             self._train = self._train_worker(self.view)
@@ -570,8 +585,9 @@ class MainScreen(FileFlows, Screen):
             return  # a report sent before the cancel arrived: keep saying that it is stopping
         p = message.progress
         noun = step_noun(self.kind)
-        self.progress_row.show(f"esc cancels · training… {p.done:,}/{p.total:,} {noun}s · "
-                               f"{p.rate:,.{1 if p.rate < 10 else 0}f} {noun}s/s", p.done, p.total)  # what to press first: 80 columns cut the rest
+        made = p.made_now()  # the run's count now: the report's snapshot is a frame or two older
+        self.progress_row.show(f"esc cancels · training… {made:,}/{p.total:,} {noun}s · "
+                               f"{p.rate:,.{1 if p.rate < 10 else 0}f} {noun}s/s", made, p.total)  # what to press first: 80 columns cut the rest
         self.snapshot = self.with_roles(p.snapshot)
 
     def on_train_stopped(self, message: msg.TrainStopped) -> None:
@@ -582,11 +598,9 @@ class MainScreen(FileFlows, Screen):
                 message.painted.set()
             return
         self.run_stopped = True
-        noun = step_noun(self.kind)
-        after = message.finished.after_cancel
-        said = f" ({plural(after, noun)} after the key)" if after is not None else ""
-        self.progress_row.show(f"stopped: {plural(message.finished.done, noun)} in this run{said}; "
-                               "bringing its state back…")
+        finished = message.finished
+        self.progress_row.show(f"{describe_stop(finished, self.kind)}; bringing its state back…",
+                               finished.done, max(finished.done, self._run_todo))
         snapshot = self.with_roles(message.snapshot)
 
         def catch_up() -> None:

@@ -81,6 +81,17 @@ class RewindTo(Message):
 
 
 @dataclass
+class HistoryWanted(Message):
+    """The history table scrolled to rows it does not hold: the screen reads rows start:end."""
+
+    start: int
+    end: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, HistoryWanted)  # only where it is now matters
+
+
+@dataclass
 class BatchExport(Message):
     """The batches pane asks for its batch to be written to `path` (the screen writes it)."""
 

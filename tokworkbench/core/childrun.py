@@ -65,8 +65,8 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
                     result = ("error", "the training process ended without a result")
                 continue
             kind, payload = receive.recv()
-            if kind == "progress":
-                on_progress(payload)
+            if kind == "progress":  # with the child's count, which goes on while the report waits
+                on_progress(replace(payload, made=lambda: steps.value))
             elif kind == "stopped":  # the state follows; the screen need not wait for it
                 if on_stopped is not None:
                     stopped, snapshot = payload

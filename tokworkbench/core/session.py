@@ -8,7 +8,7 @@ so a worker thread and the UI thread never see a learner halfway through a step.
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
@@ -48,10 +48,16 @@ class RunFinished:
 
 @dataclass(frozen=True)
 class RunProgress:
-    done: int
+    done: int  # steps made when `snapshot` was taken
     total: int
     rate: float  # steps per second so far
     snapshot: Snapshot
+    made: Callable[[], int] | None = field(default=None, compare=False)  # the run's own count, live
+
+    def made_now(self) -> int:
+        """Steps the run has made by now: a report waits for the screen (a frame or two of a
+        busy UI), while the run goes on; the screen says this count, not the report's."""
+        return max(self.done, self.made()) if self.made is not None else self.done
 
 
 Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
@@ -148,6 +154,12 @@ class Session:
             return take_snapshot(self.learner, view, self.settings.target, self._replaying(),
                                  getattr(self.learner, "replay_total", 0))
 
+    def history_page(self, start: int, stop: int) -> tuple[list, int]:
+        """Rows start:stop of the whole history table, and how many it has (the table shows a
+        few at a time, and asks for those it scrolls to)."""
+        with self.lock:
+            return self.learner.history_page(start, stop)
+
     def model(self) -> Model:
         """The learner's model with the settings' special-token roles."""
         with self.lock:
@@ -169,9 +181,18 @@ class Session:
             return self.learner.step()
 
     def step_many(self, n: int) -> int:
-        """Up to n steps; how many were made."""
+        """Up to n steps; how many were made. Unigram stops at the target, as a run does: a
+        round past it prunes what the target keeps (course rounds would go on to the characters)."""
         with self.lock:
-            return sum(1 for _ in self.learner.run(merges=n))
+            learner, target = self.learner, self.settings.target
+            if learner.kind == "unigram" and learner.vocab_size <= target:
+                return 0
+            done = 0
+            for _ in learner.run(merges=n):
+                done += 1
+                if learner.kind == "unigram" and learner.vocab_size <= target:
+                    break
+            return done
 
     def undo(self):
         with self.lock:

@@ -12,7 +12,7 @@ from .models.protocol import Learner, Model
 from .units import Units
 
 NEXT_ROWS = 400
-HISTORY_ROWS = 400
+HISTORY_ROWS = 400  # the newest rows a snapshot carries; the history table asks for others (history_page)
 CURVE_POINTS = 512
 
 
@@ -52,7 +52,8 @@ class Snapshot:
     next_text: str  # what the next merge makes, for when it is not among `next_rows` (replay)
     replaying: int  # replayed merges still to come
     replay_total: int  # merges in the replay: the first this many steps are (or will be) its merges
-    history: list  # the newest steps, oldest first (MergeRow for BPE)
+    history: list  # the newest steps, oldest first (MergeRow for BPE): rows history_start… of the table
+    history_length: int  # rows in the whole history table (Unigram: the seed's row too); `history` ends it
     window: CorpusWindow
     curve: list[float]  # base units per token after each step, thinned (for a plot)
     token_lengths: list[int]  # vocabulary tokens of each length in base units
@@ -62,6 +63,11 @@ class Snapshot:
     def can_step(self) -> bool:
         return self.next_step is not None
 
+    @property
+    def history_start(self) -> int:
+        """The history table's index of `history[0]`: the rows before it are asked for when shown."""
+        return self.history_length - len(self.history)
+
 
 def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
                   replay_total: int = 0) -> Snapshot:
@@ -69,6 +75,7 @@ def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
     start, text, spans, length = learner.window(view.doc, view.start, view.start + view.size)
     model = learner.model(with_history=False)
     rows, rows_in_all = learner.next_rows(NEXT_ROWS, view.row_filter)
+    history, history_length = learner.history_page(-HISTORY_ROWS, None)
     return Snapshot(
         kind=learner.kind,
         units=model.units,
@@ -85,7 +92,8 @@ def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
         next_text=learner.step_text(nxt) if nxt is not None else "",
         replaying=replaying,
         replay_total=replay_total,
-        history=learner.history_rows(HISTORY_ROWS),
+        history=history,
+        history_length=history_length,
         window=CorpusWindow(view.doc, start, length, text, spans),
         curve=learner.compression_curve(CURVE_POINTS),
         token_lengths=learner.token_lengths(),

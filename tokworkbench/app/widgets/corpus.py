@@ -205,7 +205,7 @@ def clickable_runs(text, spans, marks, palette) -> list[tuple[str, str, str | No
     """The window's runs, each token's carrying the click that selects it (the details line)."""
     owners: list[int] = []
     runs = style_runs(text, spans, marks, palette, owners)
-    return [(t, style, f"screen.select_token({spans[k].token})" if k >= 0 else None)
+    return [(t, style, f"screen.select_token({spans[k].token}, {k})" if k >= 0 else None)
             for (t, style), k in zip(runs, owners)]
 
 

@@ -1,21 +1,69 @@
-"""The merge history: newest at the bottom, followed as training runs."""
+"""The merge history: newest at the bottom, followed as training runs. Every step is in it: the
+snapshot brings the newest rows, and the others are asked for when they come on screen."""
 
 from textual.binding import Binding
 from textual.reactive import var
 
 from ...core.snapshot import Snapshot
 from ..labels import plural
-from ..messages import RewindTo
+from ..messages import HistoryWanted, RewindTo
 from ...core.inspection.escape import visible
 from .rowsview import RowsView
 
 
-class MergesPanel(RowsView):
-    BINDINGS = [Binding("enter", "rewind", "Rewind here",
-                        tooltip="In the history: undo back to the selected step, exactly")]
+class HistoryTable(RowsView):
+    """What the merge history and the Unigram rounds share: a virtual list over the whole
+    history, filled from the snapshot's newest rows and from the pages the screen sends."""
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
-    """The session as the core last reported it: its `history` holds the newest merges."""
+    """The session as the core last reported it: its `history` holds the newest steps."""
+
+    KIND = ""  # the model kind whose history this is (the other kind's pane is hidden)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._drawn: tuple | None = None  # what the held rows are the history of
+
+    def watch_snapshot(self, snap: Snapshot | None) -> None:
+        if snap is None or snap.kind != self.KIND:
+            return  # another kind's history: this pane is hidden then
+        # the same history as before (a filter typed, a window moved): the rows scrolled to stay
+        drawn = (snap.history_length, snap.replay_total, snap.history[-1:])
+        if drawn == self._drawn:
+            self.subtitle(snap)
+            return
+        self._drawn = drawn
+        self._hold(snap.history, snap.history_start, snap.history_length, follow=True)
+        self.subtitle(snap)
+
+    def show_page(self, rows: list, start: int, total: int) -> None:
+        """Rows of the history the screen read for what is on screen (answering `Wanted`)."""
+        if self.snapshot is None or total != self.snapshot.history_length:
+            return  # the history has changed since it was asked for: it asks again
+        self._hold(rows, start, total, follow=False)
+
+    def _hold(self, rows: list, start: int, total: int, follow: bool) -> None:
+        self.set_rows(self.cells(rows, start), first=start, total=total, follow=follow)
+
+    def on_rows_view_wanted(self, event: RowsView.Wanted) -> None:
+        event.stop()
+        self.post_message(HistoryWanted(event.start, event.end))
+
+    def cells(self, rows: list, start: int) -> list[tuple]:
+        raise NotImplementedError
+
+    def subtitle(self, snap: Snapshot) -> None:
+        raise NotImplementedError
+
+    def step_at(self, index: int) -> int:
+        """The step (round) of table row `index`."""
+        return index
+
+
+class MergesPanel(HistoryTable):
+    BINDINGS = [Binding("enter", "rewind", "Rewind here",
+                        tooltip="In the history: undo back to the selected step, exactly")]
+    KIND = "bpe"
 
     def __init__(self, **kwargs):
         super().__init__(
@@ -27,12 +75,10 @@ class MergesPanel(RowsView):
     def on_mount(self) -> None:
         self.border_title = "Merges"
 
-    def watch_snapshot(self, snap: Snapshot | None) -> None:
-        if snap is None or snap.kind != "bpe":
-            return  # another kind's history: this pane is hidden then
+    def cells(self, rows: list, start: int) -> list[tuple]:
         cells = []
-        replayed = snap.replay_total
-        for row in snap.history:
+        replayed = self.snapshot.replay_total
+        for row in rows:
             r = row.record
             step = (f"↺{r.step}", "italic") if r.step <= replayed else str(r.step)
             if r.step == replayed:
@@ -41,16 +87,21 @@ class MergesPanel(RowsView):
             if not r.length:  # a loaded model's merges (inspect mode): no training run counted them
                 counted = ("–", "–", "–", "–")
             cells.append((step, (visible(row.text), "bold"), *counted, f"{r.pair[0]}+{r.pair[1]}", str(r.new_id)))
-        self.set_rows(cells, follow=True)
+        return cells
+
+    def subtitle(self, snap: Snapshot) -> None:
+        replayed = snap.replay_total
         replay = f" · ↺ first {min(snap.steps, replayed):,} of {replayed:,} replayed" if replayed else ""
         self.border_subtitle = plural(snap.steps, "merge") + replay
 
     @property
     def row_count(self) -> int:
-        return len(self.rows)
+        return self.total
+
+    def step_at(self, index: int) -> int:
+        return index + 1  # row 0 is step 1
 
     def action_rewind(self) -> None:
         """Ask to go back to the step under the cursor (click a row, or move to it)."""
-        if self.rows and self.snapshot is not None:
-            record = self.snapshot.history[self.cursor].record
-            self.post_message(RewindTo(record.step))
+        if self.total and self.snapshot is not None:
+            self.post_message(RewindTo(self.step_at(self.cursor)))

@@ -1,15 +1,15 @@
 """The Unigram rounds history: vocabulary size, corpus loss and the pieces each round removed;
-round 0 is the seed vocabulary. Enter on a row undoes back to that round."""
+round 0 is the seed vocabulary. Enter on a row undoes back to that round. Every round is in it,
+as every merge is in the merge history."""
 
 from textual.binding import Binding
-from textual.reactive import var
 
 from ...core.inspection.escape import visible
 from ...core.snapshot import Snapshot
 from ...core.unigram.rows import RoundRow
 from ..labels import plural
 from ..messages import RewindTo
-from .rowsview import RowsView
+from .merges import HistoryTable
 
 REMOVED_SHOWN = 12  # pieces named in a row; the rest are counted
 
@@ -29,12 +29,10 @@ def round_cells(row: RoundRow, previous: RoundRow | None) -> tuple:
     )
 
 
-class RoundsPanel(RowsView):
+class RoundsPanel(HistoryTable):
     BINDINGS = [Binding("enter", "rewind", "Rewind here",
                         tooltip="In the rounds: undo back to the selected round, exactly")]
-
-    snapshot: var[Snapshot | None] = var(None, always_update=True)
-    """The session as the core last reported it: its `history` holds the newest rounds."""
+    KIND = "unigram"
 
     def __init__(self, **kwargs):
         super().__init__(
@@ -42,19 +40,18 @@ class RoundsPanel(RowsView):
              ("removed", 7, "right"), ("pieces removed", 200, "left")],
             **kwargs,
         )
-        self.history: list[RoundRow] = []
 
     def on_mount(self) -> None:
         self.border_title = "Rounds"
 
-    def watch_snapshot(self, snap: Snapshot | None) -> None:
-        if snap is None or snap.kind != "unigram":
-            return
-        self.history = [r for r in snap.history if isinstance(r, RoundRow)]
-        cells = [round_cells(r, self.history[i - 1] if i else None) for i, r in enumerate(self.history)]
-        self.set_rows(cells, follow=True)
+    def cells(self, rows: list, start: int) -> list[tuple]:
+        """A page's first row has no change shown unless it is the seed's (its previous round
+        is on another page)."""
+        return [round_cells(r, rows[i - 1] if i else None) for i, r in enumerate(rows)]
+
+    def subtitle(self, snap: Snapshot) -> None:
         self.border_subtitle = plural(snap.steps, "round")
 
     def action_rewind(self) -> None:
-        if self.history:
-            self.post_message(RewindTo(self.history[min(self.cursor, len(self.history) - 1)].round))
+        if self.total:
+            self.post_message(RewindTo(self.step_at(self.cursor)))

@@ -3,6 +3,10 @@
 The pair table and the merge history are rebuilt on every merge; Textual's DataTable re-renders
 each cell through Rich on every rebuild, which costs more than the merge itself. Rows here are
 turned into strips once per update and drawn by the line API.
+
+A table may also be a virtual list (the merge history, the rounds): it holds the rows
+`first…first+len(rows)` of `total`, and asks its owner for the others when they come on screen
+(`Wanted`); until they arrive they are drawn as a dim `…`.
 """
 
 from dataclasses import dataclass
@@ -23,6 +27,8 @@ HEADER = Style(bold=True)
 CURSOR = Style(reverse=True)
 CURSOR_UNFOCUSED = Style(bgcolor="grey23")
 GAP = 2
+MARGIN = 100  # rows asked for beyond those on screen, each side, so a short scroll needs no other page
+UNHELD = Style(dim=True)
 
 
 class RowsView(LineView, can_focus=True):
@@ -47,6 +53,15 @@ class RowsView(LineView, can_focus=True):
         view: "RowsView"
         index: int
 
+    @dataclass
+    class Wanted(Message):
+        """Rows `start:end` of a virtual list are on screen and not held: the owner answers
+        with `set_rows(rows, first=start, total=…)`, or not (they stay `…`)."""
+
+        view: "RowsView"
+        start: int
+        end: int
+
     def __init__(self, columns: list[tuple[str, int, str]], fit: tuple[int, int, int] | None = None, **kwargs):
         """`columns`: (title, max width, "left"|"right"). `fit`: (flexible column, its least
         width, last column to keep in view) for a table refilled on every report: it never
@@ -59,30 +74,47 @@ class RowsView(LineView, can_focus=True):
             # no horizontal scrollbar to come and go as rows change: each time would be a
             # layout pass of the whole screen, which delays the keys behind it
             self.styles.overflow_x = "hidden"
-        self.rows: list[tuple[Cell, ...]] = []
-        self.cursor = 0
+        self.rows: list[tuple[Cell, ...]] = []  # the rows held: first, first + 1, …
+        self.first = 0  # the table index of rows[0]
+        self.total = 0  # rows in the whole table; a virtual list holds only some
+        self.cursor = 0  # a table index, held or not
+        self._asked: tuple[int, int] | None = None  # the rows last asked for, until rows come
         self._natural = self._widths = [len(title) for title, _, _ in columns]
         self._strips: dict[int, Strip] = {}
         self._header = Strip([])
         self._styles: dict[str, Style] = {}
 
-    def set_rows(self, rows: list[tuple[Cell, ...]], cursor: int | None = None, follow: bool = False) -> None:
+    def set_rows(self, rows: list[tuple[Cell, ...]], cursor: int | None = None, follow: bool = False,
+                 first: int = 0, total: int | None = None) -> None:
+        """Hold `rows` as the table's rows `first…`; `total` makes it a virtual list of that many
+        (the cursor keeps its table index; `follow` puts it on the last row)."""
+        virtual = self.first or self.total > len(self.rows)  # a virtual list before: its widths only grow
         self.rows = rows
+        self.first = first
+        self.total = max(first + len(rows), total or 0)
+        self._asked = None
         if cursor is not None:
             self.cursor = cursor
-        self.cursor = max(0, min(self.cursor, len(rows) - 1))
+        self.cursor = max(0, min(self.cursor, self.total - 1))
         if follow:
-            self.cursor = max(0, len(rows) - 1)
+            self.cursor = max(0, self.total - 1)
         widths = [len(title) for title, _, _ in self.columns]
+        if virtual and (first or self.total > len(rows)):
+            widths = list(self._natural)  # a page of other rows: the columns keep their place
         for row in rows:
             for i, c in enumerate(row):
                 widths[i] = max(widths[i], min(cell_len(c if isinstance(c, str) else c[0]), self.columns[i][1]))
         self._natural = widths
         self._lay_out_columns()
         if follow:
-            self.scroll_to(y=max(0, len(rows) - self._visible_rows()), animate=False)
+            self.scroll_to(y=max(0, self.total - self._visible_rows()), animate=False)
         self._keep_cursor_visible()
         self.refresh()
+
+    def row(self, index: int) -> tuple[Cell, ...] | None:
+        """The cells of table row `index`, if held."""
+        at = index - self.first
+        return self.rows[at] if 0 <= at < len(self.rows) else None
 
     def _lay_out_columns(self) -> None:
         widths = list(self._natural)
@@ -90,7 +122,7 @@ class RowsView(LineView, can_focus=True):
         if self.fit is not None:
             flex, least, keep = self.fit
             room = self.scrollable_content_region.width
-            if not self.show_vertical_scrollbar and len(self.rows) + 1 > self.scrollable_content_region.height:
+            if not self.show_vertical_scrollbar and self.total + 1 > self.scrollable_content_region.height:
                 room -= self.styles.scrollbar_size_vertical  # the scrollbar these rows bring
             over = sum(widths[: keep + 1]) + GAP * (keep + 1) - room
             if over > 0 and room > 0:
@@ -103,7 +135,7 @@ class RowsView(LineView, can_focus=True):
         self._widths = widths
         self._header = self._strip([(t, "") for t, _, _ in self.columns], HEADER)
         self._strips = {}  # row index -> Strip, made when first drawn
-        self.set_virtual_size(Size(total, len(self.rows) + 1))
+        self.set_virtual_size(Size(total, self.total + 1))
 
     def on_resize(self) -> None:
         if self.fit is not None:
@@ -135,15 +167,30 @@ class RowsView(LineView, can_focus=True):
             strip = self._header
         else:
             index = y - 1 + self.scroll_offset.y
-            if index >= len(self.rows):
+            if index >= self.total:
                 return Strip.blank(width, self.base_style)
             strip = self._strips.get(index)
             if strip is None:
-                strip = self._strips[index] = self._strip(self.rows[index])
+                cells = self.row(index)
+                if cells is None:
+                    self._ask()
+                    cells = [("…", "") if i == 0 else "" for i in range(len(self.columns))]
+                    strip = self._strip(cells, UNHELD)  # not kept: the row itself is on its way
+                else:
+                    strip = self._strips[index] = self._strip(cells)
             if index == self.cursor:
                 strip = strip.apply_style(CURSOR if self.has_focus else CURSOR_UNFOCUSED)
         base = self.base_style
         return strip.crop(x, x + width).extend_cell_length(width, base).apply_style(base)
+
+    def _ask(self) -> None:
+        """Ask the owner for the rows on screen, and some either side, once until they come."""
+        top = self.scroll_offset.y
+        start, stop = max(0, top - MARGIN), min(self.total, top + self._visible_rows() + MARGIN)
+        asked = self._asked
+        if asked is None or not (asked[0] <= top and min(self.total, top + self._visible_rows()) <= asked[1]):
+            self._asked = (start, stop)
+            self.post_message(self.Wanted(self, start, stop))
 
     def _keep_cursor_visible(self) -> None:
         top = self.scroll_offset.y
@@ -161,12 +208,12 @@ class RowsView(LineView, can_focus=True):
         self._set_cursor(self.cursor + delta)
 
     def action_jump(self, index: int) -> None:
-        self._set_cursor(index if index >= 0 else len(self.rows) - 1)
+        self._set_cursor(index if index >= 0 else self.total - 1)
 
     def _set_cursor(self, index: int) -> None:
-        if not self.rows:
+        if not self.total:
             return
-        index = max(0, min(index, len(self.rows) - 1))
+        index = max(0, min(index, self.total - 1))
         if index != self.cursor:
             self.cursor = index
             self._keep_cursor_visible()
@@ -174,8 +221,11 @@ class RowsView(LineView, can_focus=True):
             self.post_message(self.Highlighted(self, index))
 
     def on_click(self, event) -> None:
-        row = event.y - 1 + self.scroll_offset.y
-        if 0 <= row < len(self.rows) and event.y >= 1:
+        at = event.get_content_offset(self)  # inside the border, if the table has one
+        if at is None or at.y < 1:
+            return  # the border, or the header
+        row = at.y - 1 + self.scroll_offset.y
+        if row < self.total:
             self.focus()
             self._set_cursor(row)
 

@@ -242,6 +242,11 @@ class Trainer:
         return [MergeRow(r, self.token_text(r.new_id), self.initial_tokens / r.length if r.length else 0.0)
                 for r in self.history[-k:]]
 
+    def history_page(self, start: int, stop: int | None) -> tuple[list["MergeRow"], int]:
+        """Rows start:stop of the whole history (row i is step i + 1), and how many there are."""
+        return [MergeRow(r, self.token_text(r.new_id), self.initial_tokens / r.length if r.length else 0.0)
+                for r in self.history[start:stop]], len(self.history)
+
     def compression_curve(self, points: int) -> list[float]:
         """Base units per token after each step, thinned to at most `points` evenly spaced steps
         (the last one always kept)."""

@@ -125,13 +125,22 @@ class FrozenLearner:
         Unigram, the rounds its file records."""
         if self.kind == "unigram":
             return list(self.frozen.history[-k:]) if k else []
+        return self.history_page(max(0, len(self.history) - k), None)[0]
+
+    def history_page(self, start: int, stop: int | None) -> tuple[list, int]:
+        """Rows start:stop of the merges in rank order (or of the Unigram file's rounds), each
+        made when asked for, and how many there are."""
+        if self.kind == "unigram":
+            rounds = self.frozen.history
+            return list(rounds[start:stop]), len(rounds)
         text = getattr(self.frozen, "rank_text", None)
         base = self.base_size
         rows = []
-        start = max(0, len(self.history) - k)
-        for i, record in enumerate(self.history[start:], start):
+        first = range(len(self.history))[start:stop]
+        for i in first:
+            record = self.history[i]
             rows.append(MergeRow(record, text(base + i) if text else self.frozen.token_text(record.new_id), 0.0))
-        return rows
+        return rows, len(self.history)
 
     def compression_curve(self, points: int) -> list[float]:
         return []

@@ -95,6 +95,11 @@ class Learner(Protocol):
     def history_rows(self, k: int) -> list:
         """The newest k steps, oldest first, as the history table shows them."""
 
+    def history_page(self, start: int, stop: int | None) -> tuple[list, int]:
+        """Rows `start:stop` (a slice: negative counts from the end) of the whole history
+        table, oldest first, and how many rows the table has: the table is a virtual list that
+        asks only for the rows on screen."""
+
     def compression_curve(self, points: int) -> list[float]:
         """Base units per token after each step, thinned to at most `points` values."""
 

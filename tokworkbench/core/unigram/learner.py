@@ -14,6 +14,7 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
                                              the other pieces by loss increase, ascending, then
                                              the single characters
     learner.history_rows(k) -> list[RoundRow] the newest k rounds, oldest first (round 0: seed)
+    learner.history_page(start, stop) -> (list[RoundRow], total)   rows start:stop of them all
     learner.lattice(word) -> Lattice          the current vocabulary over one word, with the
                                              training Viterbi (course: start cost 1)
     learner.window(doc, start, end)           token spans for the corpus pane (model encoding)
@@ -225,6 +226,11 @@ class UnigramLearner:
     def history_rows(self, k: int) -> list[RoundRow]:
         rows = [self._seed_row] + self.history
         return rows[-k:] if k > 0 else []
+
+    def history_page(self, start: int, stop: int | None) -> tuple[list[RoundRow], int]:
+        """Rows start:stop of the rounds table (row i is round i, 0 the seed), and how many."""
+        rows = [self._seed_row] + self.history
+        return rows[start:stop], len(rows)
 
     def compression_curve(self, points: int) -> list[float]:
         return compression_curve(self.history, self.initial_tokens, lambda r: r.tokens, points)

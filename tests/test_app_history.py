@@ -1,0 +1,107 @@
+"""The merge history and the rounds as a user reads them: a click selects the row clicked, and
+every step is reachable (the table is a virtual list over the whole history)."""
+
+import asyncio
+
+from recording import RecordingApp
+from tokworkbench.app.widgets.merges import MergesPanel
+from tokworkbench.core.snapshot import HISTORY_ROWS
+
+SIZE = (160, 48)
+
+
+async def wait_until(condition, seconds=60.0):
+    async def poll():
+        while not condition():
+            await asyncio.sleep(0.002)
+
+    await asyncio.wait_for(poll(), seconds)
+
+
+async def trained(app, pilot):
+    """Run to the default target (1,000: 744 merges on the sample texts)."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.press("r")
+    await wait_until(lambda: app.main.last_run is not None and not app.main.running)
+    await pilot.pause()
+    return app.main.session.steps
+
+
+def step_cell(panel, index):
+    row = panel.row(index)
+    return None if row is None else (row[0] if isinstance(row[0], str) else row[0][0])
+
+
+def screen_row(panel, index) -> int:
+    """The y, inside the panel's region (its top border is y 0, the header y 1), of table row `index`."""
+    return 2 + index - panel.scroll_offset.y
+
+
+async def test_every_merge_is_reachable_and_a_click_selects_the_row_clicked():
+    app = RecordingApp()
+    async with app.run_test(size=SIZE) as pilot:
+        steps = await trained(app, pilot)
+        assert steps > HISTORY_ROWS  # more than a snapshot carries
+        panel = app.main.query_one(MergesPanel)
+        assert panel.row_count == steps and panel.cursor == steps - 1
+        panel.focus()
+        await pilot.press("home")
+        # the first rows are read from the session when they come on screen
+        await wait_until(lambda: step_cell(panel, 0) == "1")
+        assert panel.cursor == 0 and panel.scroll_offset.y == 0
+        assert str(panel.render_line(1).text).lstrip().startswith("1 ")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert f"Undo {steps - 1} merges, back to step 1?" in app.screen.question
+        await pilot.press("n")
+        await pilot.pause()
+        # a click on step 740 selects step 740, and enter offers to go back to it
+        await pilot.press("end")
+        await pilot.pause()
+        target = 739  # table row of step 740
+        await pilot.click(panel, offset=(3, screen_row(panel, target)))
+        await pilot.pause()
+        assert panel.cursor == target and step_cell(panel, target) == "740"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert f"Undo {steps - 740} merges, back to step 740?" in app.screen.question
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.main.session.steps == 740 and panel.row_count == 740
+
+
+async def test_the_history_keeps_the_rows_scrolled_to_while_other_views_change():
+    app = RecordingApp()
+    async with app.run_test(size=SIZE) as pilot:
+        steps = await trained(app, pilot)
+        panel = app.main.query_one(MergesPanel)
+        panel.focus()
+        await pilot.press("home", "pagedown")
+        await wait_until(lambda: step_cell(panel, 10) == "11")
+        assert panel.cursor == 10
+        await pilot.press("right_square_bracket")  # another window: a new snapshot, the same history
+        await pilot.pause()
+        assert panel.cursor == 10 and step_cell(panel, 10) == "11" and panel.row_count == steps
+
+
+def test_each_learner_pages_its_whole_history():
+    from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
+    from tokworkbench.core.models.frozen import FrozenLearner
+    from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+
+    texts = ["the theory of the thing", "then there they go"]
+    t = Trainer(texts, TrainConfig())
+    list(t.run(merges=12))
+    rows, total = t.history_page(2, 5)
+    assert total == 12 and [r.record.step for r in rows] == [3, 4, 5]
+    assert [r.record.step for r in t.history_page(-3, None)[0]] == [10, 11, 12]
+    frozen = FrozenLearner(t.model(), texts)
+    rows, total = frozen.history_page(0, 2)
+    assert total == 12 and [(r.record.step, r.text) for r in rows] == [(1, t.history_page(0, 1)[0][0].text),
+                                                                        (2, t.history_page(1, 2)[0][0].text)]
+    u = UnigramLearner(texts * 3, UnigramConfig())
+    u.step()
+    u.step()
+    rows, total = u.history_page(0, 10)
+    assert total == 3 and [r.round for r in rows] == [0, 1, 2]  # the seed is row 0
