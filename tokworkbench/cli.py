@@ -10,6 +10,7 @@ import glob
 import json
 import math
 import os
+import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -216,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                                     *COMMAND_MODULES, "-h", "--help")):
         argv = ["app", *argv]
     args = build_parser().parse_args(argv)
+    if args.command not in ("app", "serve"):  # (Textual answers its own signals)
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         status = COMMANDS[args.command](args)
         _flush_stdout()
@@ -227,9 +230,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print(f"{PROG}: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:  # the reader went away (| head): quiet, but not a success
         _silence_stdout()
         return 141
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised so that the work in hand unwinds as for ctrl+c: forked workers are
+    stopped and joined, a half-written temp file is removed, and `main` returns 143."""
+
+
+def _terminated(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: the unwinding must not be cut short
+    raise Terminated()
 
 
 def _advice(exc: TokWorkbenchError, args) -> str:
