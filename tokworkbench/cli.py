@@ -208,7 +208,7 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     uni.add_argument("--shrinking-factor", type=float, default=0.75, metavar="F",
                      help="em: share of the vocabulary one round keeps (default: 0.75)")
     uni.add_argument("--sub-iterations", type=int, default=2, metavar="N", help="em: EM iterations a round (default: 2)")
-    uni.add_argument("--max-piece-length", type=int, default=16, metavar="N", help="em: longest piece (default: 16)")
+    uni.add_argument("--max-piece-length", type=int, default=16, metavar="N", help="longest seed piece (default: 16)")
 
 
 def main(argv: list[str] | None = None) -> int:

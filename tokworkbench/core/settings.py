@@ -32,7 +32,7 @@ class Settings:
     prune_fraction: float = 0.1  # course: the share one round removes
     shrinking_factor: float = 0.75  # em: the share one round keeps
     sub_iterations: int = 2  # em: EM iterations per round
-    max_piece_length: int = 16  # em
+    max_piece_length: int = 16  # the longest seed piece
 
     def __post_init__(self):
         object.__setattr__(self, "units", Units.named(self.units))
