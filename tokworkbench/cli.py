@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
+from .core.errors import Terminated
 from .core.formats import modelfile
 from .core.text.corpus import (
     Skipped, decode_document, describe_size, iter_documents, list_files, read_capped, read_document,
@@ -236,11 +237,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (| head): quiet, but not a success
         _silence_stdout()
         return 141
-
-
-class Terminated(BaseException):
-    """SIGTERM, raised so that the work in hand unwinds as for ctrl+c: forked workers are
-    stopped and joined, a half-written temp file is removed, and `main` returns 143."""
 
 
 def _terminated(signum, frame) -> None:
