@@ -293,3 +293,29 @@ def test_settings_refuse_special_tokens_for_unigram():
 
     with pytest.raises(TrainingError, match="one special token is <unk>"):
         Settings(model="unigram", split="metaspace", special_tokens=("<s>",)).config()
+
+
+# -- one long word (issue 28, item 8) ----------------------------------------------------------
+def test_the_course_seed_takes_substrings_of_at_most_max_piece_length():
+    from tokworkbench.core.unigram.course import seed_course
+
+    word = "".join("abcdefghij"[(i * 7 + i // 10) % 10] for i in range(600))
+    pieces, _ = seed_course([word], [1], 10**9)  # every substring the bound lets in
+    assert max(map(len, pieces)) == 16
+    assert len(pieces) <= 10 + 15 * len(word)  # not the 180,000 substrings of length >= 2
+    pieces, _ = seed_course([word], [1], 10**9, max_length=4)
+    assert max(map(len, pieces)) == 4
+
+
+@pytest.mark.parametrize("algorithm", ["course", "em"])
+def test_a_chunk_longer_than_sentencepiece_trains_on_is_refused_in_one_line(algorithm, tmp_path, capsys):
+    word = "ab" * 2_500  # with its ▁: 5,003 bytes, past SentencePiece's max_sentence_length
+    with pytest.raises(TrainingError, match=r"chunk of 5,003 bytes .*\(4,192 bytes"):
+        UnigramLearner([word], UnigramConfig(algorithm=algorithm))
+    corpus = tmp_path / "long.txt"
+    corpus.write_text("é" * 60_000, encoding="utf-8")
+    assert main(["train", "--model", "unigram", "--algorithm", algorithm, "-o", str(tmp_path / "m.json"),
+                 "--vocab-size", "20", str(corpus)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "max_sentence_length" in err[0]
+    UnigramLearner(["ab" * 2_000 + " cd"], UnigramConfig(algorithm=algorithm, seed_size=50))  # 4,003: trains

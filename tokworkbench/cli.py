@@ -11,12 +11,14 @@ import glob
 import json
 import math
 import os
+import signal
 import sys
 import time
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
+from .core.errors import Terminated
 from .core.formats import modelfile
 from .core.text.corpus import (
     Skipped, decode_document, describe_size, iter_documents, list_files, read_capped, read_document,
@@ -215,7 +217,7 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     uni.add_argument("--shrinking-factor", type=float, default=0.75, metavar="F",
                      help="em: share of the vocabulary one round keeps (default: 0.75)")
     uni.add_argument("--sub-iterations", type=int, default=2, metavar="N", help="em: EM iterations a round (default: 2)")
-    uni.add_argument("--max-piece-length", type=int, default=16, metavar="N", help="em: longest piece (default: 16)")
+    uni.add_argument("--max-piece-length", type=int, default=16, metavar="N", help="longest seed piece (default: 16)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                                     *COMMAND_MODULES, "-h", "--help")):
         argv = ["app", *argv]
     args = build_parser().parse_args(argv)
+    if args.command not in ("app", "serve"):  # (Textual answers its own signals)
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         status = COMMANDS[args.command](args)
         _flush_stdout()
@@ -235,9 +239,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print(f"{PROG}: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:  # the reader went away (| head): quiet, but not a success
         _silence_stdout()
         return 141
+
+
+def _terminated(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: the unwinding must not be cut short
+    raise Terminated()
 
 
 def _advice(exc: TokWorkbenchError, args) -> str:

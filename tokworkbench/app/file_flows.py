@@ -40,7 +40,7 @@ class FileFlows:
                 rows, context = batch.inputs.shape
                 self.notify(f"wrote a {rows}×{context} batch to {path}", title="Batch written")
 
-        self._write_asking(path, write)
+        self._write_asking(path, write, title="Batch not written")
 
     def action_compare(self) -> None:
         def chosen(result: tuple[str, str | None] | None) -> None:
@@ -59,8 +59,16 @@ class FileFlows:
     def ask(self, question: str, yes: str, then: Callable[[], None]) -> None:
         self.app.push_screen(ConfirmDialog(question, yes), lambda answer: then() if answer else None)
 
-    def _write_asking(self, path: str, write: Callable[[], None]) -> None:
-        """Write now, or after a yes when the file exists: nothing is overwritten unasked."""
+    def _write_asking(self, path: str, write: Callable[[], None], fmt: str | None = None,
+                      title: str = "Not saved") -> None:
+        """Refuse what the CLI refuses (an output that is one of the session's inputs, or that
+        cannot be written safely: `Session.check_output`), without asking; else write now, or
+        after a yes when the file exists: nothing is overwritten unasked."""
+        try:
+            self.session.check_output(path, fmt)
+        except TokWorkbenchError as exc:
+            self.notify(str(exc), title=title, severity="error", timeout=10)
+            return
         if Path(path).exists():
             self.ask(f"{path} exists. Overwrite it?", "Overwrite", write)
         else:
@@ -193,7 +201,7 @@ class FileFlows:
                         self.last_folder = Path(path).parent.resolve()
                         self.notify("; ".join(notes), title=f"Exported to {fmt}")
 
-                self._write_asking(path, write)
+                self._write_asking(path, write, None if fmt == HISTORY else fmt, "Not exported")
 
         self.app.push_screen(ExportDialog(self._default_folder()), chosen)
 

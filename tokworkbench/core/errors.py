@@ -130,3 +130,9 @@ class VocabFileError(TokWorkbenchError):
 
 class BatchError(TokWorkbenchError):
     """A batch cannot be cut: T or B not positive, starts out of range, a stream too short."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised by the CLI's handler so that the work in hand unwinds as for ctrl+c:
+    forked workers are stopped and joined, a half-written temp file is removed, and the exit
+    status is 143. Not a TokWorkbenchError: nothing may catch it as bad input."""

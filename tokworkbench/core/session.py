@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import TrainingError
 from .formats import modelfile
-from .formats.export import check, export
+from .formats.export import check, check_export_outputs, export
 from .formats.historycsv import write_history_csv, write_rounds_csv
 from .models.frozen import FrozenLearner, inspect_settings
 from .models.protocol import Learner, Model
@@ -95,6 +95,7 @@ class Session:
         self._saved_key = self._key()  # nothing trained yet: nothing to lose
         self.replay_source: str | None = None
         self.inspected: str | None = None  # what `inspect` opened; None while training
+        self.count_file: str | None = None  # the count file the session was opened from
 
     @classmethod
     def inspect(cls, corpus: Corpus, model: Model, source: str) -> "Session":
@@ -123,12 +124,16 @@ class Session:
         require_text(counts.chars)
         split = pre.name if pre.is_preset_pattern or pre.pattern is None else CUSTOM
         settings = settings.with_(normalizer=normalizer, split=split, pattern=pre.pattern if split == CUSTOM else None)
-        return cls(Corpus([]), settings, progress, counts=counts, counts_source=Path(path).name)
+        session = cls(Corpus([]), settings, progress, counts=counts, counts_source=Path(path).name)
+        session.count_file = str(path)
+        return session
 
     def with_settings(self, settings: Settings, progress: Progress | None = None) -> "Session":
         """A new session on the same corpus: what changing units, split or tie-break means.
         Only a new normalizer or pre-tokenizer pre-tokenizes the corpus again."""
-        return Session(self.corpus, settings, progress, counted=self)
+        session = Session(self.corpus, settings, progress, counted=self)
+        session.count_file = self.count_file
+        return session
 
     def counts_fit(self, settings: Settings) -> bool:
         """Whether this session's chunk counts are what `settings` would count."""
@@ -256,9 +261,22 @@ class Session:
         return RunFinished(FinishReason.REPLAYED if replay_ends else FinishReason.TARGET, done)
 
     # -- files -----------------------------------------------------------------------------
+    def inputs(self) -> list[str]:
+        """Every file this session was read from: the corpus's documents, the count file, the
+        inspected or replayed model. No save, export or batch may write over one of them."""
+        found = [d.name for d in self.corpus.documents]
+        return found + [p for p in (self.count_file, self.inspected, self.replay_source) if p is not None]
+
+    def check_output(self, path: str | Path, fmt: str | None = None) -> None:
+        """Before anything is written: the CLI's rule (`formats.atomic.check_output`), refusing
+        with an OutputError an output that is one of `inputs()` or cannot be written safely.
+        `fmt` names an export format (tiktoken also writes OUT.json)."""
+        check_export_outputs(fmt, Path(path).expanduser(), self.inputs())
+
     def save(self, path: str | Path) -> Path:
         """Write the model atomically; from then on it counts as saved."""
         path = Path(path).expanduser()
+        self.check_output(path)
         with self.lock:
             model = with_roles(self.learner.model(), self.settings.roles)
             key = self._key()
@@ -272,10 +290,12 @@ class Session:
         return check(self.model(), fmt)
 
     def export(self, fmt: str, path: str | Path) -> list[str]:
+        self.check_output(path, fmt)
         return export(self.model(), fmt, Path(path).expanduser())
 
     def export_history(self, path: str | Path) -> Path:
         """The merge history (BPE) or the rounds (Unigram) as CSV (written atomically)."""
+        self.check_output(path)
         with self.lock:
             learner = self.learner
             if learner.kind == "unigram":

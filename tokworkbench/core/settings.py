@@ -43,7 +43,7 @@ class Settings:
     prune_fraction: float = 0.1  # course: the share one round removes
     shrinking_factor: float = 0.75  # em: the share one round keeps
     sub_iterations: int = 2  # em: EM iterations per round
-    max_piece_length: int = 16  # em
+    max_piece_length: int = 16  # the longest seed piece
     fit: tuple[str, ...] = field(default=(), compare=False)  # of FIT: left to the corpus (`fitted`): the command line's unset flags
 
     def __post_init__(self):

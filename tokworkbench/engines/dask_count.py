@@ -23,11 +23,14 @@ scheduler's `allowed-failures`, 3 by default); a task's result does not depend o
 """
 
 import os
+import re
+import socket
 import sys
 from collections import Counter
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 
+import dask
 import numpy as np
 from dask import delayed
 from distributed import Client, progress as dask_progress
@@ -162,9 +165,41 @@ def tree(parts: list, combine) -> object:
     return level[0]
 
 
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+):(?P<port>[0-9]{1,5})$")
+
+
+def check_address(address: str) -> None:
+    """Refuse, before any Client exists, an address that is not [scheme://]host:port: a
+    Client made from `tcp://` or `:::` failed only after its own close timed out (10 s), with
+    a traceback."""
+    m = _ADDRESS.match(address)
+    if m is None or not 0 < int(m["port"]) < 65536 or (m["scheme"] or "tcp") not in ("tcp", "tls", "ws", "wss", "ucx"):
+        raise ClusterError(f"{address!r} is not a Dask scheduler address; write it as tcp://HOST:PORT "
+                           "(e.g. tcp://10.0.0.5:8786)")
+
+
+def _check_answers(address: str, timeout: float) -> None:
+    """A plain TCP scheduler writes its handshake as soon as it accepts; one that accepts and
+    stays silent would hold Client (and `count`) forever, past every timeout it has."""
+    m = _ADDRESS.match(address)
+    if (m["scheme"] or "tcp") != "tcp":
+        return
+    with socket.create_connection((m["host"].strip("[]"), int(m["port"])), timeout=timeout) as probe:
+        try:
+            if not probe.recv(1):
+                raise OSError("it closed the connection without a word")
+        except socket.timeout:
+            raise TimeoutError(f"it accepts connections but sent no handshake in {timeout:g} s") from None
+
+
 def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> Client:
+    check_address(address)
     try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        # the connect timeout bounds the handshake too: a port that accepts and never answers
+        # held `count` past 120 s with only Client's own timeout
+        with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
+            _check_answers(address, timeout)
+            return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ClusterError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({reason})") from None

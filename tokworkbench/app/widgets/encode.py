@@ -5,6 +5,8 @@ text as a document (BOS + content + EOS, by the model's roles), ctrl+g decodes s
 and PAD (UNK stays: it stands for text that was there), ctrl+n shows each token's id under it.
 """
 
+from dataclasses import replace
+
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
@@ -163,18 +165,23 @@ class EncodePanel(Vertical):
             tail = ids[-1:] if document is not None and ids[-1:] != rt.ids[-1:] else []
             for tid in lead:
                 out.append(f"⟨{names.get(tid, tid)}⟩", palette.special)
+            drawn = drawn_part(rt)
             if self.show_ids:
-                out.append_text(ids_under(rt, self.snapshot.model.token_text, palette, self._width()))
+                out.append_text(ids_under(drawn, self.snapshot.model.token_text, palette, self._width()))
             else:
-                out.append_text(clickable_tokens(rt, palette))
-            for tid in tail:
-                out.append(f"⟨{names.get(tid, tid)}⟩", palette.special)
+                out.append_text(clickable_tokens(drawn, palette))
+            if drawn is rt:
+                for tid in tail:
+                    out.append(f"⟨{names.get(tid, tid)}⟩", palette.special)
             if not self.show_ids or document is not None:
                 out.append("\n")
                 out.append("ids ", "dim")
-                for k, tid in enumerate(ids):
+                for k, tid in enumerate(ids[:DRAWN_TOKENS]):
                     out.append(" " if k else "")
                     out.append(str(tid), _select(tid))
+            if drawn is not rt:
+                out.append(f"\n… the first {DRAWN_TOKENS:,} of {len(ids):,} tokens are drawn; the counts and the "
+                           "round trip below cover the whole text", "dim")
             out.append("\n")
             chars = len(rt.text)
             n = len(ids)
@@ -231,6 +238,18 @@ class EncodePanel(Vertical):
         if self._shown.get(selector) != text:
             self._shown[selector] = text
             self.query_one(selector, Static).update(text)
+
+
+DRAWN_TOKENS = 2_000  # tokens drawn at most: a pasted 50,000 characters took 28 s to lay out in full
+
+
+def drawn_part(rt: RoundTrip) -> RoundTrip:
+    """The first DRAWN_TOKENS tokens of `rt` and the text they cover (`rt` itself when shorter)."""
+    if len(rt.ids) <= DRAWN_TOKENS:
+        return rt
+    spans = rt.spans[:DRAWN_TOKENS]
+    end = spans[-1].end if spans else 0
+    return replace(rt, text=rt.text[:end], normalized=rt.normalized[:end], ids=rt.ids[:DRAWN_TOKENS], spans=spans)
 
 
 def _select(tid: int) -> Style:

@@ -24,6 +24,15 @@ from ..models.roles import encode_document, role_id
 
 IGNORE = -100
 MODES = ("starts", "stride", "random", "pad")
+MAX_CELLS = 1 << 27  # ids in one batch's inputs: 1 GiB of int64 each for inputs and targets
+
+
+def _check_cells(rows: int, t: int, hint: str) -> None:
+    """Refuse, before allocating, a batch larger than MAX_CELLS (`-T 1e11 --pad-documents`
+    asked numpy for 745 GiB)."""
+    if rows * t > MAX_CELLS:
+        raise BatchError(f"a batch of {rows:,} rows × {t:,} ids is {rows * t:,} ids, more than the "
+                         f"{MAX_CELLS:,} one batch may hold; {hint}")
 
 
 def _positive(value, what: str) -> None:
@@ -137,6 +146,7 @@ def make_batch(model, texts: Iterable[str], spec: BatchSpec) -> Batch:
     if spec.padded:
         return _padded(model, docs, doc_starts, spec, common)
     starts = window_starts(len(stream), spec)
+    _check_cells(len(starts), spec.context, "use a smaller context, a larger stride or fewer rows (--batch)")
     at = starts[:, None] + np.arange(spec.context)
     inputs, targets = stream[at], stream[at + 1]
     return Batch(spec, _frozen(inputs), _frozen(targets), _frozen(starts), None, int(targets.size), None, **common)
@@ -166,6 +176,8 @@ def _padded(model, docs: Sequence[list[int]], doc_starts: np.ndarray, spec: Batc
     pad = role_id(model, "pad")
     rows = docs[: spec.batch] if spec.batch is not None else docs
     b, t = len(rows), spec.context
+    longest = max(map(len, rows))
+    _check_cells(b, t, f"the longest document has {longest:,} ids, so a context of {longest:,} holds every one whole")
     inputs = np.full((b, t), pad, np.int64)
     targets = np.full((b, t), IGNORE, np.int64)
     mask = np.zeros((b, t), bool)

@@ -135,6 +135,7 @@ class Trainer:
         self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
         self._static = None if self._use_first or self._order is not None else string_key(config.tie_break, self.vocab)
         self._heap: list = []
+        self._rebuilt = 0  # the heap's size when it was last rebuilt
         self._floor = 0  # pairs counted below this may have no heap entry
         self._rebuild_heap()
         self._replay: list[Pair] = []
@@ -496,7 +497,11 @@ class Trainer:
         return -entry[0], entry[1], entry[2]
 
     def _trim_heap(self):
-        if len(self._heap) > min(3 * len(self._counts) + 4096, 8 * HEAP_KEEP):
+        """Rebuild once stale entries could make up most of the heap. Twice the size the last
+        rebuild left is part of the bound: where nearly every pair occurs once, the floor is 1
+        and a rebuilt heap holds every pair, so a bound of 8 × HEAP_KEEP alone rebuilt all of
+        them at every step (180 s where HF takes 1). When it rebuilds changes no merge."""
+        if len(self._heap) > max(min(3 * len(self._counts) + 4096, 8 * HEAP_KEEP), 2 * self._rebuilt):
             self._rebuild_heap()
 
     def _key(self, p: int):
@@ -546,6 +551,7 @@ class Trainer:
         entry = self._entry
         self._heap = [entry(p, n) for p, n in counts.items() if n >= floor]
         heapq.heapify(self._heap)
+        self._rebuilt = len(self._heap)
 
     def _row(self, pair, count) -> PairRow:
         a, b = pair

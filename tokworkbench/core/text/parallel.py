@@ -17,6 +17,7 @@ from functools import partial
 
 import regex
 
+from ..orphans import started_child
 from ..errors import WorkerError
 from .pretokenize import PreTokenizer
 
@@ -92,15 +93,20 @@ def worker_count(workers: int | None) -> int:
 def fork_map(func: Callable, shares: list) -> list:
     """[func(share) for share in shares], the first share in this process and each other one in
     a forked child. Children inherit their share instead of receiving it pickled (50 MB of text
-    each on a 100 MB corpus); only the results travel back. A child's exception is raised here."""
+    each on a 100 MB corpus); only the results travel back. A child's exception is raised here.
+    Every child has ended when this returns or raises (core/orphans.py: and if this process is
+    killed, they die with it)."""
     context = multiprocessing.get_context("fork")
     children = []
+    parent = os.getpid()
     for share in shares[1:]:
         receive, send = context.Pipe(duplex=False)
-        child = context.Process(target=_run_child, args=(func, share, send), daemon=True)
+        ends = [r for _, r in children] + [receive]
+        child = context.Process(target=_run_child, args=(func, share, send, parent, ends), daemon=True)
         child.start()
         send.close()
         children.append((child, receive))
+    finished = False
     try:
         results = [func(shares[0])] if shares else []
         for child, receive in children:
@@ -112,13 +118,17 @@ def fork_map(func: Callable, shares: list) -> list:
             if not ok:
                 raise value
             results.append(value)
+        finished = True
         return results
     finally:
         for child, receive in children:
             receive.close()
+            if not finished:  # interrupted or failed: the others' work is wasted, stop them now
+                child.terminate()
             child.join(timeout=1)
             if child.is_alive():
-                child.terminate()
+                child.kill()
+                child.join()
 
 
 def _death(exitcode: int | None) -> str:
@@ -134,7 +144,8 @@ def _death(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
-def _run_child(func, share, send) -> None:
+def _run_child(func, share, send, parent: int, parent_ends: list) -> None:
+    started_child(parent, parent_ends)  # (fork_map waits for every child: safe from any thread)
     try:
         send.send((True, func(share)))
     except BaseException as exc:  # report it to the parent rather than die silently

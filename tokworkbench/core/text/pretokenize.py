@@ -147,22 +147,39 @@ class PreTokenizer:
         return spans
 
     def _matches(self, text: str):
-        """The pattern's match spans, under a timeout that restarts at each match's end: a long
-        document is fine, a search stuck for `timeout` seconds without a match is an error.
-        (A restart at the last match's end finds what the one search would have found next.)"""
-        compiled = _compiled(self.pattern)
-        limit = PATTERN_TIMEOUT if self.timeout is None else self.timeout
-        resume = 0
-        while True:
-            window_start = resume
-            try:
-                for match in compiled.finditer(text, resume, timeout=limit):
-                    resume = match.end()
-                    yield match.span()
-                return
-            except TimeoutError:
-                if resume == window_start:
-                    raise PatternTimeoutError(resume, limit) from None
+        return guarded_matches(_compiled(self.pattern), text, self.timeout)
+
+
+def guarded_matches(compiled: "regex.Pattern[str]", text: str, limit: float | None = None):
+    """The match spans of a pattern that came from a user or a file, under a timeout that
+    restarts at each match's end: a long document is fine, a search stuck for `limit` seconds
+    without a match is a PatternTimeoutError. (A restart at the last match's end finds what the
+    one search would have found next.) Every such pattern runs through here."""
+    limit = PATTERN_TIMEOUT if limit is None else limit
+    resume = 0
+    while True:
+        window_start = resume
+        try:
+            for match in compiled.finditer(text, resume, timeout=limit):
+                resume = match.end()
+                yield match.span()
+            return
+        except TimeoutError:
+            if resume == window_start:
+                raise PatternTimeoutError(resume, limit) from None
+
+
+def guarded_sub(compiled: "regex.Pattern[str]", content: str, text: str, limit: float | None = None) -> str:
+    """`compiled.sub(content, text)` with the content taken literally (HF's Replace), under
+    `guarded_matches`' timeout."""
+    parts, pos = [], 0
+    for start, end in guarded_matches(compiled, text, limit):
+        parts += (text[pos:start], content)
+        pos = end
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 @lru_cache(maxsize=64)

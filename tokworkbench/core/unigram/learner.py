@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from ..curve import compression_curve
 from ..errors import TrainingError
+from ..inspection.escape import quote
 from ..inspection.segments import layout_window
 from ..text.chunks import ChunkCounts, count_chunks
 from ..text.corpus import require_text
@@ -45,6 +46,7 @@ from .state import RoundAnalysis, RoundState
 from .viterbi import UNK_PENALTY, Vocab
 
 ALGORITHMS = ("course", "em")
+MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
 
 
@@ -57,7 +59,7 @@ class UnigramConfig:
     prune_fraction: float = 0.1  # course: the share of the vocabulary one round removes
     shrinking_factor: float = 0.75  # em: the share of the vocabulary one round keeps
     sub_iterations: int = 2  # em: EM iterations per round
-    max_piece_length: int = 16  # em: the longest seed piece
+    max_piece_length: int = 16  # the longest seed piece (both algorithms)
 
     units = Units.CHAR
     special_tokens = (UNK,)
@@ -99,9 +101,10 @@ class UnigramLearner:
         self.freqs = [int(f) for f in table.counts.tolist()]
         self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
         require_text(self.initial_tokens)  # both algorithms need a character to build on
+        check_chunk_lengths(self.words)
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
         if config.algorithm == "course" and vocabulary is None:
-            pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size)
+            pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size, config.max_piece_length)
             state = RoundState(pieces, [float(f) for f in freqs], _course_scores(freqs))
             self._engine = None
         else:
@@ -343,6 +346,17 @@ class UnigramLearner:
     def restore_state(self, state: dict) -> None:
         vars(self).update(state)
         self.__dict__.pop("_encoder_key", None)
+
+
+def check_chunk_lengths(words: list[str]) -> None:
+    """Refuse a chunk longer than SentencePiece's max_sentence_length (4,192 bytes), which
+    spm_train skips: training's sweeps go position by position, so one 100,000-character
+    chunk took minutes a round (course: every substring of it, 22 GB at 5,000 characters)."""
+    for word in words:
+        if len(word) * 4 > MAX_CHUNK_BYTES and len(data := word.encode("utf-8")) > MAX_CHUNK_BYTES:
+            raise TrainingError(f"a chunk of {len(data):,} bytes ({quote(word[:24])}…) is longer than Unigram trains "
+                                f"on ({MAX_CHUNK_BYTES:,} bytes, SentencePiece's max_sentence_length); split the "
+                                "text (metaspace cuts only at spaces; --split regex:PATTERN cuts where you choose)")
 
 
 def _course_scores(freqs: list[float]) -> list[float]:

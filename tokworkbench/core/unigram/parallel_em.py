@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import WorkerError
+from ..orphans import forked_from_main_thread, started_child
 from ..text.parallel import can_fork
 
 BLOCKS = 4  # blocks the words are cut into, whatever the number of workers
@@ -175,9 +176,15 @@ class _Pool:
         self.shares = _shares(len(blocks), workers)
         context = multiprocessing.get_context("fork")
         self.children = []
+        # a pool outlives the call that made it: only one made on the main thread may ask the
+        # kernel to kill its workers with the forking thread (core/orphans.py); the others end
+        # when their pipe closes, which they no longer hold open themselves
+        pdeathsig = forked_from_main_thread()
         for share in self.shares[1:]:
             mine, theirs = context.Pipe()
-            child = context.Process(target=_serve, args=([blocks[b] for b in share], theirs), daemon=True)
+            ends = [c for _, c in self.children] + [mine]
+            child = context.Process(target=_serve, args=([blocks[b] for b in share], theirs, self.pid, ends, pdeathsig),
+                                    daemon=True)
             child.start()
             theirs.close()
             self.children.append((child, mine))
@@ -211,7 +218,8 @@ def _died(child) -> WorkerError:
     return WorkerError(f"an em worker process died before it reported ({how})")
 
 
-def _serve(blocks: list[_Block], conn) -> None:
+def _serve(blocks: list[_Block], conn, parent: int, parent_ends: list, pdeathsig: bool) -> None:
+    started_child(parent, parent_ends, pdeathsig)
     while True:
         try:
             args = conn.recv()

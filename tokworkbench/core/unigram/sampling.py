@@ -7,9 +7,21 @@ SentencePiece's `SampleEncode`).
 """
 
 import heapq
+import math
 import random
 
+from ..errors import TrainingError
 from .model import UnigramModel
+
+MAX_ALPHA = 1e6  # beyond it a path's weight -alpha × cost leaves the floats (1e308 gave NaN weights)
+
+
+def check_alpha(alpha: float) -> None:
+    """A smoothing the sampler can compute: positive and at most MAX_ALPHA (where p^alpha is
+    already the best path but for exact ties)."""
+    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 < alpha <= MAX_ALPHA):
+        raise TrainingError(f"--alpha {alpha} must be a positive number of at most {MAX_ALPHA:g} (larger ones "
+                            "overflow; the best path is encode without --sample)")
 
 
 def unigram_nbest(model: UnigramModel, text: str, k: int) -> list[tuple[list[int], float]]:
@@ -23,6 +35,7 @@ def unigram_nbest(model: UnigramModel, text: str, k: int) -> list[tuple[list[int
 
 
 def unigram_sample(model: UnigramModel, text: str, alpha: float = 0.1, seed: int | None = None) -> list[int]:
+    check_alpha(alpha)
     rng = random.Random(seed)
     out: list[int] = []
     for chunk in model.pre_tokenizer.split(model.normalize_text(text)):

@@ -24,6 +24,7 @@ import regex
 
 from ..errors import ModelFileError
 from ..text.charsmap import CharsMap, read_charsmap
+from ..text.pretokenize import guarded_sub
 
 META = "\u2581"
 _SPACES = regex.compile(" {2,}")
@@ -190,8 +191,8 @@ def _apply(step: tuple, text: str) -> str:
     kind = step[0]
     if kind == "Precompiled":
         return step[1].hf_transform(text)
-    if kind == "Replace":
-        return step[1].sub(lambda _: step[2], text)
+    if kind == "Replace":  # a pattern from a file: under the pre-tokenizer's timeout
+        return guarded_sub(step[1], step[2], text)
     if kind == "Strip":
         _, left, right = step
         if left:
