@@ -151,6 +151,13 @@ async def wait_for(condition, seconds=120.0):
     await asyncio.wait_for(poll(), seconds)
 
 
+async def keys_done(app, pilot):
+    """Every key of a burst has run its course through the app's line of keys (app/keyorder.py),
+    and the screen has caught up: an event to wait for, not a time that a busy machine outlasts."""
+    await wait_for(lambda: app.key_order.settled)
+    await pilot.pause()
+
+
 def burst(app, keys):
     """Keys as a terminal delivers them over SSH: all at once, no waiting in between, each with
     the name and character a terminal's parser gives it ("/" is the key "slash")."""
@@ -170,18 +177,18 @@ async def test_keys_sent_in_a_burst_land_in_order_in_every_text_box(tmp_path):
         box = app.screen.query_one("#export-path", Input)
         box.value = ""
         burst(app, list("abcdefgh") + ["backspace"] * 8 + list("xyz"))
-        await pilot.pause(0.3)
+        await keys_done(app, pilot)
         assert box.value == "xyz"
         box.value = ""
         path = tmp_path / "model.json"
         burst(app, list(str(path)) + ["enter"])
-        await pilot.pause(0.5)
-        assert path.is_file()  # the whole name, not "model.jso"
+        await keys_done(app, pilot)
+        await wait_for(path.is_file)  # the whole name, not "model.jso"
         await pilot.pause()
         encode = app.main.query_one("#encode-input", Input)
         encode.focus()
         burst(app, list("hello") + ["backspace", "left", "left", "X"])
-        await pilot.pause(0.3)
+        await keys_done(app, pilot)
         assert encode.value == "heXll"
 
 

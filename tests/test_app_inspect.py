@@ -13,7 +13,7 @@ from textual.widgets import Input
 
 import tokworkbench.app as app_package
 from recording import RecordingApp
-from test_app_dialogs import burst
+from test_app_dialogs import burst, keys_done
 from tokworkbench.app.render import PALETTES
 from tokworkbench.app.widgets.encode import EncodePanel, ids_under
 from tokworkbench.app.widgets.vocab import VocabPanel
@@ -163,6 +163,7 @@ async def test_the_browser_searches_by_text_id_and_hex_and_sorts(opened, ranks_f
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
         burst(app, ["v", "#", "3", "0", "2"])  # v focuses the search box; the keys behind it land there
+        await keys_done(app, pilot)
         await pilot.pause(0.3)
         panel = app.query_one(VocabPanel)
         assert panel.query == "#302"
@@ -298,6 +299,7 @@ async def test_inspect_mode_draws_at_both_sizes_without_colour(opened, ranks_fil
         await ready(app, pilot)
         await pilot.press("v")
         burst(app, list("the"))
+        await keys_done(app, pilot)
         await pilot.pause(0.3)
         assert app.query_one(VocabPanel).page.matched > 0
         app.query_one("#vocab-table").focus()

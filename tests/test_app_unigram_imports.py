@@ -9,7 +9,7 @@ from textual.widgets import Input
 
 import tokworkbench.app as app_package
 from recording import RecordingApp
-from test_app_dialogs import burst
+from test_app_dialogs import burst, keys_done
 from test_app_inspect import ready
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.cli import main
@@ -61,6 +61,7 @@ async def test_a_t5_layout_opens_with_specials_in_the_vocabulary_not_the_piece_t
         # the vocabulary browser: each special piece at its own id, marked special
         panel = app.query_one(VocabPanel)
         burst(app, ["v", "#", "0"])  # v focuses the search box; the keys behind it land there
+        await keys_done(app, pilot)
         await pilot.pause(0.3)
         for tid, text in enumerate(SPECIALS):
             app.query_one("#vocab-search", Input).value = f"#{tid}"
