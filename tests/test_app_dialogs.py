@@ -314,3 +314,71 @@ async def test_what_a_folder_walk_passed_over_is_said(tmp_path):
         await pilot.pause()
         assert any("skipped 1 binary file" in m for m in app.said)
         assert any("skipped 1 hidden file or folder" in m for m in app.said)
+
+
+async def open_settings(app, pilot):
+    await pilot.pause()
+    await pilot.press("c")
+    await wait_for(lambda: isinstance(app.screen, SettingsDialog) and app.screen.focused is not None)
+    return app.screen
+
+
+async def test_the_settings_open_on_their_first_field_and_enter_on_a_choice_applies():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        dialog = await open_settings(app, pilot)
+        assert dialog.focused.id == "model"  # not the scrolling body, where enter did nothing
+        dialog.query_one("#target", Input).value = "1234"
+        await pilot.press("enter")
+        await wait_for(lambda: app.screen is app.main)
+        assert app.main.session.settings.target == 1234
+        dialog = await open_settings(app, pilot)
+        await pilot.press("tab")  # the units, another choice: its enter applies too
+        await wait_for(lambda: dialog.focused.id == "units")
+        dialog.query_one("#target", Input).value = "1300"
+        await pilot.press("enter")
+        await wait_for(lambda: app.screen is app.main)
+        assert app.main.session.settings.target == 1300
+
+
+def command_line(dialog):
+    return str(dialog.query_one("#train-command").render())
+
+
+async def test_the_settings_command_line_follows_every_field():
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        dialog = await open_settings(app, pilot)
+        dialog.query_one("#target", Input).value = "1234"
+        await wait_for(lambda: "--vocab-size 1234" in command_line(dialog))
+        dialog.query_one("#split", Select).value = "gpt2"
+        await wait_for(lambda: "--split gpt2" in command_line(dialog))
+        dialog.query_one("#target", Input).value = ""  # not a number yet: the last command stays
+        await pilot.pause()
+        assert "--vocab-size 1234" in command_line(dialog)
+        dialog.query_one("#special_tokens", Input).value = "<s>"
+        dialog.query_one("#target", Input).value = "900"
+        await wait_for(lambda: "--vocab-size 900" in command_line(dialog) and "--special=<s>" in command_line(dialog))
+
+
+async def test_changing_the_kind_in_the_settings_proposes_its_usual_units_and_split():
+    from tokworkbench.core.settings import Settings
+
+    app = WorkbenchApp(settings=Settings(split="gpt2"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        dialog = await open_settings(app, pilot)
+        units, split = dialog.query_one("#units", Select), dialog.query_one("#split", Select)
+        assert (units.value, split.value) == ("byte", "gpt2")  # opening proposes nothing
+        await pilot.press("space", "down", "enter")  # Unigram, picked from the list by keys
+        await wait_for(lambda: dialog.query_one("#model", Select).value == "unigram")
+        await wait_for(lambda: (units.value, split.value) == ("char", "metaspace"))
+        assert app.screen is dialog  # the enter picked in the list; it applied nothing
+        await wait_for(lambda: "--split metaspace" in command_line(dialog))
+        split.value = "gpt4"  # the user's own choice after the proposal stays
+        await pilot.pause()
+        assert split.value == "gpt4"
+        dialog.query_one("#model", Select).value = "bpe"
+        await wait_for(lambda: (units.value, split.value) == ("byte", "gpt4"))
+        split.value = "o200k"
+        await pilot.pause()
+        assert split.value == "o200k" and units.value == "byte"

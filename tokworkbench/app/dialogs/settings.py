@@ -26,6 +26,15 @@ ALGORITHM_CHOICES = {"course": "course (the HF course's, exactly; start cost 1)"
 BPE_ONLY = ("#units", "#tie_break")
 UNIGRAM_ONLY = ("#algorithm", "#seed_size")
 FOR_ALGORITHM = {"#prune_fraction": "course", "#shrinking_factor": "em"}  # each algorithm's pruning option
+USUAL = {"bpe": {"units": Units.BYTE.value, "split": "gpt4"},  # what a change of kind proposes; the user
+         "unigram": {"units": Units.CHAR.value, "split": "metaspace"}}  # may change either after
+
+
+class FieldSelect(Select):
+    """A settings choice whose enter applies the dialog, as ctrl+s does (the dialog opens on the
+    first of them); space and the arrows still open its list, and enter in the open list still picks."""
+
+    BINDINGS = [Binding("enter", "screen.apply", "Apply", show=False)]
 
 
 class SettingsDialog(Dialog):
@@ -57,12 +66,15 @@ class SettingsDialog(Dialog):
     }
     """
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "apply", "Apply")]
+    AUTO_FOCUS = "#model"  # not the scrolling body, which shows no focus and answers no enter
 
     def __init__(self, settings: Settings, chars: int | None = None):
         """`chars`: the corpus's distinct characters, which a Unigram seed must all hold."""
         super().__init__()
         self.settings = settings
         self.chars = chars
+        self._kind = settings.model
+        """The kind the fields were last set for: a change from it proposes the new kind's usual fields."""
 
     def compose(self) -> ComposeResult:
         s = self.settings
@@ -72,21 +84,21 @@ class SettingsDialog(Dialog):
             with VerticalScroll(id="settings-body"):
                 with Grid(id="settings-grid"):
                     yield Label("model")
-                    yield Select([(label, k) for k, label in MODEL_CHOICES.items()], value=s.model,
+                    yield FieldSelect([(label, k) for k, label in MODEL_CHOICES.items()], value=s.model,
                                  allow_blank=False, id="model")
                     yield Label("units")
-                    yield Select([(label, u.value) for u, label in UNIT_CHOICES.items()],
+                    yield FieldSelect([(label, u.value) for u, label in UNIT_CHOICES.items()],
                                  value=s.units.value, allow_blank=False, id="units")
                     yield Label("normalizer")
-                    yield Select([(n, n) for n in NORMALIZERS], value=s.normalizer, allow_blank=False, id="normalizer")
+                    yield FieldSelect([(n, n) for n in NORMALIZERS], value=s.normalizer, allow_blank=False, id="normalizer")
                     yield Label("pre-tokenizer")
-                    yield Select([(n, n) for n in (*PRESETS, CUSTOM)], value=s.split, allow_blank=False, id="split")
+                    yield FieldSelect([(n, n) for n in (*PRESETS, CUSTOM)], value=s.split, allow_blank=False, id="split")
                     yield Label("custom regex")
                     yield SteadyInput(s.pattern or "", placeholder=r"e.g. \w+|\s+|[^\w\s]+", id="pattern")
                     yield Label("tie-break")
-                    yield Select([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
+                    yield FieldSelect([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
                     yield Label("algorithm")
-                    yield Select([(label, a) for a, label in ALGORITHM_CHOICES.items()],
+                    yield FieldSelect([(label, a) for a, label in ALGORITHM_CHOICES.items()],
                                  value=s.algorithm, allow_blank=False, id="algorithm")
                     yield Label("seed size")
                     yield SteadyInput(str(s.seed_size), id="seed_size", type="integer")
@@ -142,11 +154,26 @@ class SettingsDialog(Dialog):
             self._enable()
         elif event.select.id == "model":
             self._enable()
+            if event.value != self._kind:  # a change, not the value the dialog opened on
+                self._kind = event.value
+                for field, value in USUAL[event.value].items():  # Unigram on bytes and gpt4 learns
+                    self.query_one(f"#{field}", Select).value = value  # whitespace runs at Δloss 0
             seed, target = self.query_one("#seed_size", Input), self.query_one("#target", Input)
             if event.value == "unigram" and self.chars and seed.value.isdigit() and target.value.isdigit():
                 fitted = Settings(model="unigram", seed_size=int(seed.value), target=int(target.value)).fitted(
                     self.chars, FIT)  # the command line's rule: room for substrings beside the characters
                 seed.value, target.value = str(fitted.seed_size), str(fitted.target)
+        self._show_command()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._show_command()
+
+    def _show_command(self) -> None:
+        """The command line follows every field; while a field is not yet a value (a target being
+        retyped) it keeps the last command the fields made."""
+        settings = self._gathered()
+        if not isinstance(settings, str):
+            self.query_one("#train-command", Label).update(f"same from the command line: {train_command(settings)}")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "apply":
@@ -155,38 +182,49 @@ class SettingsDialog(Dialog):
             self.dismiss(None)
 
     def action_apply(self) -> None:
+        settings = self._gathered()
+        if isinstance(settings, str):
+            return self.show_error("#settings-error", settings)
+        try:
+            settings.config()
+        except TokWorkbenchError as exc:
+            return self.show_error("#settings-error", str(exc))
+        self.dismiss(settings)
+
+    def _gathered(self) -> "Settings | str":
+        """The settings the fields say, or what is wrong with them."""
         split = self.query_one("#split", Select).value
         pattern = self.query_one("#pattern", Input).value or None
         try:
             target = int(self.query_one("#target", Input).value)
         except ValueError:
-            return self.show_error("#settings-error", "target vocabulary must be a whole number")
+            return "target vocabulary must be a whole number"
         if split == CUSTOM and not pattern:
-            return self.show_error("#settings-error", "a custom pre-tokenizer needs a regex")
+            return "a custom pre-tokenizer needs a regex"
         specials = tuple(self.query_one("#special_tokens", Input).value.split())
         try:
             roles = Roles(**{r: self.query_one(f"#role-{r}", Input).value.strip() or None for r in ROLES})
         except TokWorkbenchError as exc:
-            return self.show_error("#settings-error", str(exc))
+            return str(exc)
         changes = {}
         kind = self.query_one("#model", Select).value
         if kind == "unigram" or self.settings.model == "unigram":
             try:
                 seed_size = int(self.query_one("#seed_size", Input).value)
             except ValueError:
-                return self.show_error("#settings-error", "seed size must be a whole number")
+                return "seed size must be a whole number"
             fractions = {}
             for name, field, example in (("prune fraction", "prune_fraction", "0.1"),
                                          ("em keeps", "shrinking_factor", "0.75")):
                 try:
                     fractions[field] = float(self.query_one(f"#{field}", Input).value)
                 except ValueError:
-                    return self.show_error("#settings-error", f"{name} must be a number, e.g. {example}")
+                    return f"{name} must be a number, e.g. {example}"
                 if not 0 < fractions[field] < 1:
-                    return self.show_error("#settings-error", f"{name} must be between 0 and 1, e.g. {example}")
+                    return f"{name} must be between 0 and 1, e.g. {example}"
             changes = dict(model=kind, algorithm=self.query_one("#algorithm", Select).value,
                            seed_size=seed_size, **fractions)
-        settings = self.settings.with_(
+        return self.settings.with_(
             units=Units.CHAR if kind == "unigram" else Units(self.query_one("#units", Select).value),
             normalizer=self.query_one("#normalizer", Select).value,
             split=split,
@@ -197,8 +235,3 @@ class SettingsDialog(Dialog):
             roles=roles,
             **changes,
         )
-        try:
-            settings.config()
-        except TokWorkbenchError as exc:
-            return self.show_error("#settings-error", str(exc))
-        self.dismiss(settings)
