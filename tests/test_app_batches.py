@@ -79,6 +79,34 @@ def test_the_grid_marks_pad_cells_and_ignored_targets_in_characters():
     assert any(str(s.style) == "dim" and text.plain[s.start:s.end].strip() == "2" for s in text.spans)
 
 
+def test_hindi_tokens_fill_every_grid_line_to_its_width_in_cells():
+    """Issue 22: in tmux, ै and । stayed at the ends of the id rows after a mode change. Every
+    line is the widget's width in terminal cells, a token is cut by whole clusters, and no
+    combining mark starts a line or a column (it would combine with the cell before it)."""
+    from pathlib import Path
+    import unicodedata
+    from rich.cells import cell_len
+
+    hindi = (Path(__file__).parent.parent / "sample_texts" / "10_hi_tokenization_notes.txt").read_text()
+    hindi = "".join(hindi.split())
+    # pieces as a Unigram or BPE vocabulary cuts them: some begin with a vowel sign (ै), some
+    # are long enough to be cut under an id, some end with a virama
+    pieces = [hindi[i:i + n] for i, n in zip(range(0, 600, 7), [1, 2, 3, 9, 4, 12, 2, 1] * 20)]
+    pieces += ["ै", "।", "क्षेत्र", "ैैैैैैैै", "中文字符", "ab"]
+    assert any(unicodedata.combining(p[0]) for p in pieces)
+    ids = (np.arange(96) % len(pieces)).reshape(8, 12)[::-1]  # the odd pieces (last) in the first rows
+    for width in (60, 97, 140):
+        text = draw_grid(ids, np.roll(ids, -1), lambda i: pieces[i], {}, None, PALETTES["none"], 0, width)
+        for line in text.plain.split("\n"):
+            assert cell_len(line) == width, (width, line)
+            assert not unicodedata.combining(line[0]), line
+            for before, after in zip(line, line[1:]):
+                assert not (before == " " and unicodedata.combining(after)), line
+    # with no width given, every line is as wide as the widest band
+    plain = draw_grid(ids, ids, lambda i: pieces[i], {}).plain.split("\n")
+    assert len({cell_len(line) for line in plain}) == 1
+
+
 def test_the_stream_shows_every_document_start_without_colour():
     text = draw_stream([7, 8, 9, 7, 8], [0, 3], lambda i: "xyz"[i - 7], {}, PALETTES["none"], window=(1, 3))
     assert draw(text).strip() == "xyz ┃ xy"

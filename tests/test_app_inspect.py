@@ -141,6 +141,33 @@ def test_without_dash_m_the_app_still_trains(opened):
     assert opened[-1][2] is None and opened[-1][1].split == "gpt4"
 
 
+async def test_inspecting_hides_the_empty_pair_table_and_gives_its_room_to_the_history(opened, ranks_file):
+    """Issue 22 item 9: an inspected model has no pairs, so no "0 of 0 pairs" box keeps its space."""
+    app = app_from_cli(opened, "-m", str(ranks_file), "--split", "gpt4")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        assert not app.query_one("#pairs").display
+        merges = app.query_one("#merges")
+        assert merges.display
+        await wait_until(lambda: merges.region.height >= app.query_one("#right").region.height - 1)
+
+
+async def test_inspecting_says_there_is_no_training_curve_and_gives_bytes_per_token(opened, ranks_file):
+    """Issue 22 item 9: not a solid block asking for a merge that cannot be made."""
+    from textual.widgets import Label, Sparkline, TabbedContent
+
+    app = app_from_cli(opened, "-m", str(ranks_file), "--split", "gpt4")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        app.query_one("#bottom", TabbedContent).active = "tab-charts"
+        title = app.query_one("#curve-title", Label)
+        snap = app.main.snapshot
+        await wait_until(lambda: "no training curve" in str(title.render()))
+        assert f"{snap.compression:.3f} bytes/token on the corpus" in str(title.render())
+        assert "make a merge" not in str(title.render())
+        assert not app.query_one("#compression", Sparkline).display
+
+
 async def test_the_window_after_the_first_is_encoded_as_the_whole_document(opened, ranks_file, ranks):
     app = app_from_cli(opened, "-m", str(ranks_file), "--split", "gpt4")
     theirs = tiktoken_of(ranks)

@@ -11,7 +11,7 @@ uses ■ and ·. So NO_COLOR and 16-colour terminals show the same facts.
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.text import Text
 
 from ..core.inspection.escape import visible
@@ -27,21 +27,53 @@ SPACED = 12  # up to this T the matrix has a space between columns
 TokenText = Callable[[int], str]
 
 
+BASE = "◌"  # U+25CC, the dotted circle a lone combining mark is drawn on (as Unicode charts do)
+
+
+def clusters(text: str) -> list[str]:
+    """`text` as cells go: each character with the zero-width ones (combining marks, joiners)
+    that follow it. A leading zero-width character gets the dotted circle as its base, so it
+    never lands on a column start and combines with whatever the terminal drew there."""
+    out: list[str] = []
+    for char in text:
+        if out and cell_len(char) == 0:
+            out[-1] += char
+        else:
+            out.append(BASE + char if not out and cell_len(char) == 0 else char)
+    return out
+
+
 def label_of(tid: int, token_text: TokenText, roles: Mapping[int, str]) -> str:
-    """A role token by its role (⟨eos⟩), any other by its visible text."""
+    """A role token by its role (⟨eos⟩), any other by its visible text (a token that starts
+    with a combining mark, as Devanagari vowel signs do, on a dotted circle: ◌ै)."""
     role = roles.get(tid)
     if role is not None:
         return f"⟨{role}⟩"
     try:
-        return visible(token_text(tid))
+        return "".join(clusters(visible(token_text(tid))))
     except Exception:  # an id the model cannot name (the core reports it elsewhere)
         return "?"
 
 
+def crop(text: str, width: int) -> str:
+    """The clusters of `text` that fit in `width` cells, never a mark without its base."""
+    out, used = [], 0
+    for cluster in clusters(text):
+        size = cell_len(cluster)
+        if used + size > width:
+            break
+        out.append(cluster)
+        used += size
+    return "".join(out)
+
+
 def fit(text: str, width: int, right: bool = False) -> str:
-    """`text` in exactly `width` cells: cut with … or padded (wide characters counted as two)."""
+    """`text` in exactly `width` terminal cells (rich.cells.cell_len: wide characters two,
+    combining marks none): cut by whole clusters with …, or padded."""
+    if width <= 0:
+        return ""
     if cell_len(text) > width:
-        text = set_cell_size(text, width - 1) + "…"
+        text = crop(text, width - 1) + "…"
     pad = " " * (width - cell_len(text))
     return pad + text if right else text + pad
 
@@ -97,44 +129,54 @@ def row_lines(context: int, per_band: int) -> int:
 
 def draw_grid(inputs: np.ndarray, targets: np.ndarray, token_text: TokenText, roles: Mapping[int, str],
               mask: np.ndarray | None = None, palette: Palette = TRUECOLOR, chosen: int | None = None,
-              width: int = 10_000) -> Text:
+              width: int | None = None) -> Text:
     """Each row as four lines: input ids, their tokens, target ids, their tokens; ▶ marks the
     chosen row. PAD cells (mask 0) are dimmed and say ⟨pad⟩; -100 targets are marked, ✗ beneath.
     Columns that do not fit in `width` continue in bands below, under their own t header, so
-    the row labels never scroll away."""
+    the row labels never scroll away.
+
+    Every line is exactly `width` terminal cells (None: as wide as the widest band), padded
+    with spaces: a line of the last frame that was longer, or a wide or combining character a
+    terminal measured differently, is overwritten, not left at the line's end (issue 22)."""
     inputs, targets = np.asarray(inputs), np.asarray(targets)
-    cell, per_band = grid_layout(inputs, targets, roles, width)
+    cell, per_band = grid_layout(inputs, targets, roles, 10_000 if width is None else width)
     rows, context = inputs.shape
-    out = Text(no_wrap=True, overflow="crop")
+    full = LABEL + cell * min(per_band, context) if width is None else width
+    lines: list[Text] = []
 
     def header(first: int) -> None:
-        out.append(" " * LABEL)
+        line = Text(" " * LABEL)
         for t in range(first, min(context, first + per_band)):
-            out.append(fit(f"t{t}", cell, right=True), "dim")
+            line.append(fit(f"t{t}", cell, right=True), "dim")
+        lines.append(line)
 
     header(0)
     for b in range(rows):
         mark = "▶" if b == chosen else " "
         for first in range(0, context, per_band):
             if first:
-                out.append("\n")
                 header(first)
             for name, grid in ((f"{mark}{b:<2} in", inputs), ("   tgt", targets)):
-                out.append("\n")
-                out.append(fit(name, LABEL), "bold" if b == chosen else "")
+                id_line = Text(fit(name, LABEL), "bold" if b == chosen else "")
                 text_line = Text(" " * LABEL)
                 for t in range(first, min(context, first + per_band)):
                     tid = int(grid[b, t])
                     if tid == IGNORE:
-                        out.append(fit(str(tid), cell, right=True), palette.ignored)
+                        id_line.append(fit(str(tid), cell, right=True), palette.ignored)
                         text_line.append(fit("✗", cell, right=True), palette.ignored)
                         continue
                     padded = grid is inputs and mask is not None and not mask[b, t]  # a target on PAD is -100
-                    out.append(fit(str(tid), cell, right=True), palette.pad if padded else "")
+                    id_line.append(fit(str(tid), cell, right=True), palette.pad if padded else "")
                     text_line.append(" " + fit(label_of(tid, token_text, roles), cell - 1, right=True),
                                      palette.pad if padded else (palette.special if tid in roles else "italic"))
-                out.append("\n")
-                out.append_text(text_line)
+                lines += [id_line, text_line]
+    out = Text(no_wrap=True, overflow="crop")
+    for i, line in enumerate(lines):
+        if i:
+            out.append("\n")
+        out.append_text(line)
+        if line.cell_len < full:
+            out.append(" " * (full - line.cell_len))
     return out
 
 

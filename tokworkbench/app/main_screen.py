@@ -286,6 +286,11 @@ class MainScreen(FileFlows, Screen):
         self._show_kind(session.learner.kind)
         if session.inspected is not None:
             self.inspect = (session.learner.model(), session.inspected)  # read once: the next corpus reuses it
+            # an inspected model has no pairs to merge: no "0 of 0 pairs" box keeping its room, the
+            # history below takes the whole column (issue 22 item 9). A Unigram model's piece table
+            # stays: its scores are the model's own
+            self.query_one("#pairs").display = False
+            self.query_one(ChartsPanel).inspected = True  # no curve to draw, its bytes/token instead
             self.refresh_snapshot()
             self.refresh_bindings()
             if not quietly:

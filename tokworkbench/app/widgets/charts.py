@@ -60,9 +60,14 @@ class ChartsPanel(Horizontal):
         if self.snapshot is not None:
             self._draw(self.snapshot)
 
+    inspected = False
+    """Set by the screen with -m: a model read from a file, which no merge or round changes."""
+
     def _draw(self, snap: Snapshot) -> None:
-        self.query_one("#compression", Sparkline).display = snap.kind != "unigram"
-        self.query_one("#loss-plot", LossPlot).display = snap.kind == "unigram"
+        self.query_one("#compression", Sparkline).display = snap.kind != "unigram" and not self.inspected
+        self.query_one("#loss-plot", LossPlot).display = snap.kind == "unigram" and not self.inspected
+        if self.inspected:
+            return self._draw_inspected(snap)
         if snap.kind == "unigram":
             return self._draw_rounds(snap)
         unit = snap.units.plural
@@ -74,6 +79,17 @@ class ChartsPanel(Horizontal):
             title.update(f"{unit}/token after each merge: make a merge to start the curve")
         self.query_one("#compression", Sparkline).data = curve or [1.0]
         self.query_one("#curve-axis", Label).update(f"step 1{' ' * 6}…{' ' * 6}step {snap.steps:,}" if curve else "")
+        self.query_one("#lengths", Static).update(_histogram(snap.token_lengths, unit))
+
+    def _draw_inspected(self, snap: Snapshot) -> None:
+        """No curve (issue 22 item 9: not a solid block asking for a merge that cannot be made):
+        one line saying so, and the model's units/token on the corpus once it is counted."""
+        unit = snap.units.plural
+        line = "an inspected tokenizer has no training curve"
+        if snap.total_tokens:
+            line += f": {snap.compression:.3f} {unit}/token on the corpus ({snap.total_tokens:,} tokens)"
+        self.query_one("#curve-title", Label).update(line)
+        self.query_one("#curve-axis", Label).update("")
         self.query_one("#lengths", Static).update(_histogram(snap.token_lengths, unit))
 
     def _draw_rounds(self, snap: Snapshot) -> None:
