@@ -11,6 +11,7 @@ import tokworkbench.app as app_package
 from recording import RecordingApp
 from test_app_dialogs import burst, keys_done
 from test_app_inspect import ready
+from test_app_dialogs import wait_for
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.cli import main
 from tokworkbench.core.models.frozen import FrozenLearner
@@ -74,3 +75,24 @@ async def test_a_t5_layout_opens_with_specials_in_the_vocabulary_not_the_piece_t
         await pilot.pause()
         shown = str(app.main.query_one("#encode-result").render())
         assert "→ '<unk>'" in shown and "became <unk>" in shown
+
+
+async def test_an_inspected_unigram_models_pieces_are_counted_over_the_corpus(opened, t5_file):
+    """Inspecting, a piece's freq is how often the corpus's segmentation uses it (issue 22, item 9):
+    it was 0 for every piece, as no training had counted them."""
+    from tokworkbench.core.inspection.vocab import count_tokens
+
+    corpus = SAMPLES / "01_en_genesis_kjv.txt"
+    assert main(["-m", str(t5_file), str(corpus)]) == 0
+    app = RecordingApp(*opened[-1])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        main_screen = app.main
+        await wait_for(lambda: main_screen.token_counts is not None)
+        await pilot.pause()
+        expected = count_tokens(main_screen.snapshot.model, [corpus.read_text()])
+        rows = main_screen.query_one("#piece-table").rows
+        freqs = [int(cells(r)[4].replace(",", "")) for r in rows]
+        ids = [int(cells(r)[5]) for r in rows]
+        assert any(f > 0 for f in freqs)
+        assert freqs == [int(expected[i]) for i in ids]

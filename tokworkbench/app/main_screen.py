@@ -126,7 +126,7 @@ class MainScreen(FileFlows, Screen):
                 with Vertical(id="right"):
                     yield PairsPanel(id="pairs").data_bind(MainScreen.snapshot)
                     yield MergesPanel(id="merges").data_bind(MainScreen.snapshot)
-                    yield PiecesPanel(id="pieces").data_bind(MainScreen.snapshot)
+                    yield PiecesPanel(id="pieces").data_bind(MainScreen.snapshot, MainScreen.token_counts)
                     yield RoundsPanel(id="rounds").data_bind(MainScreen.snapshot)
             with TabbedContent(id="bottom"):
                 with TabPane("Encode / decode", id="tab-encode"):
@@ -291,6 +291,7 @@ class MainScreen(FileFlows, Screen):
             # stays: its scores are the model's own
             self.query_one("#pairs").display = False
             self.query_one(ChartsPanel).inspected = True  # no curve to draw, its bytes/token instead
+            self.query_one(PiecesPanel).inspected = True  # pieces counted over the corpus, not trained
             self.refresh_snapshot()
             self.refresh_bindings()
             if not quietly:

@@ -1,12 +1,15 @@
 """The Unigram piece table: each piece's score, frequency and what removing it would cost; the
 pieces the next round removes are marked, as the next merge is in the pair table."""
 
+from dataclasses import replace
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
 from ...core.inspection.escape import visible
+from ...core.inspection.vocab import TokenCounts
 from ...core.snapshot import Snapshot
 from ...core.unigram.rows import PieceRow
 from ..labels import plural
@@ -47,6 +50,10 @@ class PiecesPanel(Vertical):
     """
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `next_rows` are the pieces."""
+    token_counts: var[TokenCounts | None] = var(None)
+    """Tokens per id over the corpus: an inspected model's pieces have no training frequency, so
+    their freq column shows how often each occurs in the corpus's segmentation instead."""
+    inspected = False
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -98,6 +105,9 @@ class PiecesPanel(Vertical):
         if snap is None or snap.kind != "unigram":
             return
         rows = [r for r in snap.next_rows if isinstance(r, PieceRow)][:SHOWN]
+        counts = self.token_counts
+        if self.inspected and counts is not None and counts.steps == snap.steps:
+            rows = [replace(r, freq=int(counts.counts[r.id])) if 0 <= r.id < len(counts.counts) else r for r in rows]
         self._shown = rows
         self.table.set_rows([piece_cells(rank, row) for rank, row in enumerate(rows, 1)])
         # the round's whole list (the table holds the first few hundred rows, or those matching)
@@ -108,6 +118,10 @@ class PiecesPanel(Vertical):
             " · nothing left to remove" if not snap.can_step else "")
         self.border_subtitle = f"{len(rows):,} of {plural(snap.rows_in_all, 'piece')}{matching}{nxt}"
         self._announce()
+
+    def watch_token_counts(self) -> None:
+        if self.inspected:
+            self.watch_snapshot(self.snapshot)
 
     def _announce(self, moved: bool = False) -> None:
         piece = self.selected_piece
