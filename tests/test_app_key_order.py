@@ -12,7 +12,9 @@ from textual.widgets import Button, TabbedContent
 
 from recording import RecordingApp as WorkbenchApp
 from test_app_dialogs import wait_for
+from tokworkbench.app.actions import ACTIONS
 from tokworkbench.app.keyorder import KeyBarrier
+from tokworkbench.app.widgets.batches import BatchesPanel
 from tokworkbench.app.main_screen import MainScreen
 from tokworkbench.core.settings import Settings
 from tokworkbench.core.snapshot import View
@@ -107,3 +109,42 @@ async def test_keys_behind_a_key_whose_barrier_was_lost_are_not_held_forever():
         await wait_for(lambda: app.key_order.holding == 1)
         await wait_for(lambda: app.key_order.holding == 0)  # given up for lost after a while
         await wait_for(lambda: main.session.steps == 1)  # n reached the screen's binding, in order
+
+
+async def test_number_keys_show_the_bottom_tabs():
+    """Issue 22, item 11: the bottom tabs from the keyboard (the newcomer clicked)."""
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        tabs = app.main.query_one("#bottom", TabbedContent)
+        for key, tab in (("7", "tab-vocab"), ("2", "tab-bytes"), ("5", "tab-batches"), ("1", "tab-encode")):
+            post(app, key)
+            await settled(app, pilot)
+            assert tabs.active == tab, key
+        post(app, "3")  # the lattice is Unigram's: in a BPE session the key does nothing
+        await settled(app, pilot)
+        assert tabs.active == "tab-encode"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)])
+async def test_the_keys_line_ends_in_whole_keys_and_the_help_key(size):
+    """Issue 22, item 12: the footer was cut mid-word at 80 columns ("s Sa") and at 160 in the
+    batches mode; the keys line takes whole keys and ends in ? when some are left out."""
+    from tokworkbench.app.widgets.keys_footer import KeysFooter
+
+    app = WorkbenchApp()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for keys in ([], ["b"]):  # the main screen, then the batches pane's keys first
+            for key in keys:
+                post(app, key)
+            await settled(app, pilot)
+            footer = app.main.query_one(KeysFooter)
+            line = footer.render()
+            assert line.cell_len <= size[0]
+            shown = line.plain
+            labels = {a.label for a in ACTIONS} | {b.description for b in BatchesPanel.BINDINGS}
+            words = shown.split(" ")
+            assert "?" in words  # help is always in reach
+            # every label shown is whole: the line ends in a label, not in a cut one
+            assert shown.endswith(("more keys", "Help")) or any(shown.endswith(label) for label in labels)
