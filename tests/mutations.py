@@ -36,7 +36,8 @@ BAD_JSON = [None, True, False, 0, -1, 1.5, -(2**63) - 1, 2**63, 2**64, 10**30, "
 TYPE_SWAPS = [None, True, "NFC", 2**64, "@HUGE", 1e308, [], {}, [["x"]], {"type": None}, "@DEEP", -1]
 
 
-def _set(doc, path, value):
+def set_at(doc, path, value):
+    """`doc` with the value at `path` replaced (the root itself for an empty path)."""
     if not path:
         return value
     parent = doc
@@ -57,7 +58,7 @@ def json_mutations(data: bytes, rng: random.Random, extra: int):
     chosen += [(rng.choice(paths), rng.choice(BAD_JSON)) for _ in range(extra)]
     for path, value in chosen:
         marker = value if isinstance(value, str) and value.startswith("@") else None
-        text = json.dumps(_set(json.loads(data), path, "@MARK" if marker else value), ensure_ascii=False)
+        text = json.dumps(set_at(json.loads(data), path, "@MARK" if marker else value), ensure_ascii=False)
         if marker:
             spliced = {"@HUGE": HUGE_INT, "@-HUGE": "-" + HUGE_INT, "@HUGEFLOAT": HUGE_INT + ".5e300",
                        "@DEEP": "[" * DEEP + "]" * DEEP}[marker]

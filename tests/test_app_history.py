@@ -1,21 +1,12 @@
 """The merge history and the rounds as a user reads them: a click selects the row clicked, and
 every step is reachable (the table is a virtual list over the whole history)."""
 
-import asyncio
-
 from recording import RecordingApp
+from test_app_dialogs import wait_for as wait_until
 from tokworkbench.app.widgets.merges import MergesPanel
 from tokworkbench.core.snapshot import HISTORY_ROWS
 
 SIZE = (160, 48)
-
-
-async def wait_until(condition, seconds=60.0):
-    async def poll():
-        while not condition():
-            await asyncio.sleep(0.002)
-
-    await asyncio.wait_for(poll(), seconds)
 
 
 async def trained(app, pilot):

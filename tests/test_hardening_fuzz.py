@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mutations import set_at
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.formats import modelfile
@@ -76,16 +77,6 @@ def _paths(doc, prefix=()):
             yield from _paths(v, prefix + (i,))
 
 
-def _set(doc, path, value):
-    if not path:
-        return value
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    parent[path[-1]] = value
-    return doc
-
-
 @st.composite
 def json_swap(draw, data: bytes) -> bytes:
     doc = json.loads(data)
@@ -99,7 +90,7 @@ def json_swap(draw, data: bytes) -> bytes:
         value = json.loads(json.dumps(value))  # swap in a copy of another part of the file
     else:
         value = draw(JSON_VALUES)
-    text = json.dumps(_set(doc, path, value), ensure_ascii=draw(st.booleans()))
+    text = json.dumps(set_at(doc, path, value), ensure_ascii=draw(st.booleans()))
     return text.encode("utf-8", "surrogatepass")  # a lone surrogate unescaped: bytes that are not UTF-8
 
 
