@@ -18,44 +18,44 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-from .core.errors import Terminated
-from .core.formats import modelfile
-from .core.text.corpus import (
+from tokworkbench.core.errors import Terminated
+from tokworkbench.core.formats import modelfile
+from tokworkbench.core.text.corpus import (
     Skipped, decode_document, describe_size, iter_documents, list_files, read_capped, read_document,
 )
-from .core.text.samples import sample_paths
-from .core.errors import (
+from tokworkbench.core.text.samples import sample_paths
+from tokworkbench.core.errors import (
     CorpusError, ExportError, InvalidUtf8Error, NeedsPatternError, OutputError, TokWorkbenchError, TrainingError,
 )
-from .core.formats.atomic import check_output
-from .core.formats.export import FORMATS, check_export_outputs, export
-from .core.formats.hf import check_hf_specials
-from .core.errors import InvalidUtf8DecodeError, TokenLimitError
-from .core.errors import ClusterError, CountFileError
-from .core.formats.countfile import read_counts, write_counts
-from .core.text.blocks import count_files
-from .core.text.corpus import require_text
-from .core.bpe.gcpause import collector_paused
-from .core.formats.limits import MAX_TOKEN_BYTES
-from .core.formats.load import model_inputs, open_model
-from .core.formats.presets import is_preset, preset_named, preset_ranks
-from .core.errors import ModelFileError
-from .core.text.normalize import NORMALIZERS
-from .core.text.pretokenize import parse_split
-from .core.bpe.tiebreak import TIE_BREAKS
-from .serve import MAX_SESSIONS
-from .core.bpe.trainer import TrainConfig, Trainer, train
-from .core.formats.historycsv import write_history_csv, write_rounds_csv
-from .core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
-from .core.unigram.sampling import unigram_nbest, unigram_sample
-from .core.inspection.escape import json_printable, printable, quote
-from .core.settings import CUSTOM, DEFAULT_TARGET, FIT, MODELS, Settings
-from .core.inspection.roundtrip import parse_ids
-from .engines.remote import is_url
-from .core.models.roles import decode as decode_ids, encode_document, with_boundaries, with_roles
-from .core.compat import fingerprint
-from .commands import MODULES as COMMAND_MODULES
-from .commands.common import add_role_options, roles_from
+from tokworkbench.core.formats.atomic import check_output
+from tokworkbench.core.formats.export import FORMATS, check_export_outputs, export
+from tokworkbench.core.formats.hf import check_hf_specials
+from tokworkbench.core.errors import InvalidUtf8DecodeError, TokenLimitError
+from tokworkbench.core.errors import ClusterError, CountFileError
+from tokworkbench.core.formats.countfile import read_counts, write_counts
+from tokworkbench.core.text.blocks import count_files
+from tokworkbench.core.text.corpus import require_text
+from tokworkbench.core.bpe.gcpause import collector_paused
+from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES
+from tokworkbench.core.formats.load import model_inputs, open_model
+from tokworkbench.core.formats.presets import is_preset, preset_named, preset_ranks
+from tokworkbench.core.errors import ModelFileError
+from tokworkbench.core.text.normalize import NORMALIZERS
+from tokworkbench.core.text.pretokenize import parse_split
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
+from tokworkbench.serve import MAX_SESSIONS
+from tokworkbench.core.bpe.trainer import TrainConfig, Trainer, train
+from tokworkbench.core.formats.historycsv import write_history_csv, write_rounds_csv
+from tokworkbench.core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram.sampling import unigram_nbest, unigram_sample
+from tokworkbench.core.inspection.escape import json_printable, printable, quote
+from tokworkbench.core.settings import CUSTOM, DEFAULT_TARGET, FIT, MODELS, Settings
+from tokworkbench.core.inspection.roundtrip import parse_ids
+from tokworkbench.engines.remote import is_url
+from tokworkbench.core.models.roles import decode as decode_ids, encode_document, with_boundaries, with_roles
+from tokworkbench.core.compat import fingerprint
+from tokworkbench.commands import MODULES as COMMAND_MODULES
+from tokworkbench.commands.common import add_role_options, roles_from
 
 PROG = "tokworkbench"
 SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,metaspace,regex:PATTERN}"
@@ -332,7 +332,7 @@ def cmd_app(args) -> int:
         model = partial(_app_model, args)
     else:
         model = _app_model(args)  # read here too: a bad model file is one line
-    from .app import run_app  # Textual is imported only when the app is wanted
+    from tokworkbench.app import run_app  # Textual is imported only when the app is wanted
 
     return run_app(args.paths, settings, (model, args.model) if model is not None else None)
 
@@ -349,7 +349,7 @@ def cmd_serve(args) -> int:
     """The workbench in a browser: checked here as `app` checks it, then each session runs `app`."""
     app_settings(args)  # a bad flag is one line now, not a broken page in every session
     _app_model(args)
-    from . import serve  # textual-serve is imported only when a server is wanted
+    from tokworkbench import serve  # textual-serve is imported only when a server is wanted
 
     return serve.serve(serve.app_command(args), args.host, args.port, args.public_url,
                        allow_insecure=args.allow_insecure_host, max_sessions=args.max_sessions)
@@ -559,7 +559,7 @@ def cmd_count(args) -> int:
     started = time.perf_counter()
     if args.engine == "dask":
         try:
-            from .engines import dask_count
+            from tokworkbench.engines import dask_count
         except ImportError as exc:
             raise ClusterError(f"--engine dask needs Dask: pip install 'tokworkbench[dask]' ({exc})") from None
         shards = dask_count.shards_of(files, report)
@@ -580,7 +580,7 @@ def cmd_count(args) -> int:
 
 def _count_files(paths: list[str], report: Skipped) -> list:
     """Local files (globs expanded) and URLs (listed through fsspec), in the order named."""
-    from .engines.remote import list_urls
+    from tokworkbench.engines.remote import list_urls
 
     out: list = []
     for p in paths:

@@ -23,8 +23,8 @@ import shlex
 import sys
 from urllib.parse import urlsplit
 
-from .core.errors import TokWorkbenchError
-from .core.models.roles import ROLES
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.models.roles import ROLES
 
 NEEDS_EXTRA = "serve needs the optional extra: pip install 'tokworkbench[serve]'"
 TITLE = "tokworkbench"
@@ -138,7 +138,7 @@ def serve(command: str, host: str, port: int, url: str | None = None, allow_inse
         raise TokWorkbenchError(f"--max-sessions {max_sessions} lets no one in; give 1 or more")
     check_host(host, allow_insecure)
     try:
-        from .serve_guard import GuardedServer
+        from tokworkbench.serve_guard import GuardedServer
     except ModuleNotFoundError:  # textual-serve, or a package it needs, is not installed
         raise TokWorkbenchError(NEEDS_EXTRA) from None
     if not is_loopback(host):

@@ -20,7 +20,7 @@ from aiohttp import web
 from rich.logging import RichHandler
 from textual_serve.server import LogHighlighter, Server
 
-from .serve import origin_ok, page_url, token_ok
+from tokworkbench.serve import origin_ok, page_url, token_ok
 
 REDACTED = "<token>"
 OPEN_PREFIX = "/static/"

@@ -9,12 +9,12 @@ from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from ..core.models.protocol import Model
-from ..core.settings import Settings
-from .actions import ACTIONS, key_names
-from .keyorder import KeyBarrier, KeyOrder
-from .loading import ModelLoader
-from .main_screen import MainScreen
+from tokworkbench.core.models.protocol import Model
+from tokworkbench.core.settings import Settings
+from tokworkbench.app.actions import ACTIONS, key_names
+from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
+from tokworkbench.app.loading import ModelLoader
+from tokworkbench.app.main_screen import MainScreen
 
 
 class WorkbenchApp(App):

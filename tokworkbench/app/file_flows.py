@@ -11,17 +11,17 @@ from pathlib import Path
 
 from textual.widgets import TabbedContent
 
-from ..core.batching import save_npz
-from ..core.errors import TokWorkbenchError
-from ..core.formats.load import open_model
-from ..core.settings import Settings
-from ..core.text.samples import sample_paths
-from . import messages as msg
-from .dialogs import ConfirmDialog, ExportDialog, OpenDialog, PromptDialog, ReplayDialog, SettingsDialog
-from .dialogs.export import HISTORY, folder_problem
-from .labels import describe_settings, plural, step_noun
-from .widgets.batches import BatchesPanel
-from .widgets.compare import ComparePanel
+from tokworkbench.core.batching import save_npz
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.formats.load import open_model
+from tokworkbench.core.settings import Settings
+from tokworkbench.core.text.samples import sample_paths
+from tokworkbench.app import messages as msg
+from tokworkbench.app.dialogs import ConfirmDialog, ExportDialog, OpenDialog, PromptDialog, ReplayDialog, SettingsDialog
+from tokworkbench.app.dialogs.export import HISTORY, folder_problem
+from tokworkbench.app.labels import describe_settings, plural, step_noun
+from tokworkbench.app.widgets.batches import BatchesPanel
+from tokworkbench.app.widgets.compare import ComparePanel
 
 
 class FileFlows:

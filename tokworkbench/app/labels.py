@@ -2,8 +2,8 @@
 
 import shlex
 
-from ..core.session import FinishReason, RunFinished
-from ..core.settings import CUSTOM, Settings
+from tokworkbench.core.session import FinishReason, RunFinished
+from tokworkbench.core.settings import CUSTOM, Settings
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:

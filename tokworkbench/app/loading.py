@@ -5,12 +5,12 @@ import time
 from pathlib import Path
 from collections.abc import Callable
 
-from ..core.errors import TokWorkbenchError
-from ..core.session import Session
-from ..core.settings import Settings
-from ..core.models.protocol import Model
-from ..core.text.corpus import list_files, load_corpus
-from . import messages as msg
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.session import Session
+from tokworkbench.core.settings import Settings
+from tokworkbench.core.models.protocol import Model
+from tokworkbench.core.text.corpus import list_files, load_corpus
+from tokworkbench.app import messages as msg
 
 FRAME = 0.2  # seconds between progress posts while loading
 ModelLoader = Callable[[], Model]  # -m NAME: the model, read when the screen is up

@@ -22,39 +22,39 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ..core.childrun import run_in_child
-from ..core.errors import TokWorkbenchError
-from ..core.inspection.roundtrip import round_trip
-from ..core.inspection.vocab import TokenCounts, count_tokens, vocab_of
-from ..core.models.protocol import Model
-from ..core.session import FinishReason, RunFinished, Session
-from ..core.settings import Settings
-from ..core.models.roles import with_roles
-from ..core.heap import settle
-from ..core.snapshot import Snapshot, View
-from ..core.text.samples import sample_paths
-from . import messages as msg
-from .actions import ACTIONS, Need, Situation, key_names, lookup
-from .dialogs import HelpDialog
-from .labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, describe_stop,
+from tokworkbench.core.childrun import run_in_child
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.inspection.roundtrip import round_trip
+from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
+from tokworkbench.core.models.protocol import Model
+from tokworkbench.core.session import FinishReason, RunFinished, Session
+from tokworkbench.core.settings import Settings
+from tokworkbench.core.models.roles import with_roles
+from tokworkbench.core.heap import settle
+from tokworkbench.core.snapshot import Snapshot, View
+from tokworkbench.core.text.samples import sample_paths
+from tokworkbench.app import messages as msg
+from tokworkbench.app.actions import ACTIONS, Need, Situation, key_names, lookup
+from tokworkbench.app.dialogs import HelpDialog
+from tokworkbench.app.labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, describe_stop,
                      nothing_left, plural, step_noun)
-from .file_flows import FileFlows
-from .loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
-from .widgets.batches import BatchesPanel, line_documents
-from .widgets.bytes_view import BytesPanel
-from .widgets.charts import ChartsPanel
-from .widgets.compare import ComparePanel
-from .widgets.corpus import CorpusPane
-from .widgets.encode import EncodePanel
-from .widgets.keys_footer import KeysFooter
-from .widgets.lattice import LatticePanel
-from .widgets.merges import MergesPanel
-from .widgets.pairs import PairsPanel
-from .widgets.pieces import PiecesPanel
-from .widgets.progress import ProgressRow
-from .widgets.rounds import RoundsPanel
-from .widgets.token_details import TokenDetails
-from .widgets.vocab import VocabPanel
+from tokworkbench.app.file_flows import FileFlows
+from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
+from tokworkbench.app.widgets.batches import BatchesPanel, line_documents
+from tokworkbench.app.widgets.bytes_view import BytesPanel
+from tokworkbench.app.widgets.charts import ChartsPanel
+from tokworkbench.app.widgets.compare import ComparePanel
+from tokworkbench.app.widgets.corpus import CorpusPane
+from tokworkbench.app.widgets.encode import EncodePanel
+from tokworkbench.app.widgets.keys_footer import KeysFooter
+from tokworkbench.app.widgets.lattice import LatticePanel
+from tokworkbench.app.widgets.merges import MergesPanel
+from tokworkbench.app.widgets.pairs import PairsPanel
+from tokworkbench.app.widgets.pieces import PiecesPanel
+from tokworkbench.app.widgets.progress import ProgressRow
+from tokworkbench.app.widgets.rounds import RoundsPanel
+from tokworkbench.app.widgets.token_details import TokenDetails
+from tokworkbench.app.widgets.vocab import VocabPanel
 
 MIN_SIZE = (80, 24)
 STOP_PAINT_WAIT = 0.5  # seconds a stopped run's state waits for the screen to show the stop

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from ..core.inspection.segments import TokenSpan
+from tokworkbench.core.inspection.segments import TokenSpan
 
 
 

@@ -3,6 +3,6 @@
 cli.py registers every module named here, so a new command is a new module and one line.
 """
 
-from . import batches, compare, vocab
+from tokworkbench.commands import batches, compare, vocab
 
 MODULES = {"vocab": vocab, "batches": batches, "compare": compare}

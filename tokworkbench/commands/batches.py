@@ -8,13 +8,13 @@ import argparse
 import json
 import unicodedata
 
-from ..core.batching import IGNORE, BatchSpec, document_ids, make_batch, save_json, save_npz, to_json
-from ..core.errors import BatchError
-from ..core.formats.atomic import check_output, write_atomic
-from ..core.formats.load import model_inputs
-from ..core.inspection.escape import visible
-from ..core.text.corpus import Skipped, iter_documents, list_files
-from .common import add_model_options, emit, emit_json, load
+from tokworkbench.core.batching import IGNORE, BatchSpec, document_ids, make_batch, save_json, save_npz, to_json
+from tokworkbench.core.errors import BatchError
+from tokworkbench.core.formats.atomic import check_output, write_atomic
+from tokworkbench.core.formats.load import model_inputs
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.text.corpus import Skipped, iter_documents, list_files
+from tokworkbench.commands.common import add_model_options, emit, emit_json, load
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

@@ -2,9 +2,9 @@
 
 import argparse
 
-from ..core.formats.limits import MAX_TOKEN_BYTES
-from ..core.formats.load import open_model
-from ..core.models.roles import ROLES, Roles
+from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES
+from tokworkbench.core.formats.load import open_model
+from tokworkbench.core.models.roles import ROLES, Roles
 
 SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,regex:PATTERN}"
 
@@ -35,13 +35,13 @@ def load(args, name: str):
 
 def emit(text: str) -> None:
     """A line on standard output, failures reported as cli.py reports them."""
-    from .. import cli
+    from tokworkbench import cli
 
     cli.emit(text)
 
 
 def emit_json(text: str) -> None:
     """JSON on standard output, escaped for a terminal in JSON's own escapes."""
-    from .. import cli
+    from tokworkbench import cli
 
     cli.emit_json(text)

@@ -8,9 +8,9 @@ as an answer.
 import argparse
 from pathlib import Path
 
-from ..core.compat import compare
-from ..core.text.corpus import read_document
-from .common import add_model_options, emit, load
+from tokworkbench.core.compat import compare
+from tokworkbench.core.text.corpus import read_document
+from tokworkbench.commands.common import add_model_options, emit, load
 
 ERROR_STATUS = 2  # the CLI's status for an error here; 1 is the answer "incompatible"
 

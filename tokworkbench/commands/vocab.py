@@ -7,14 +7,14 @@ roles name tokens of the list, which then are special (never matched inside cont
 import argparse
 from pathlib import Path
 
-from ..core.compat import fingerprint
-from ..core.formats import modelfile
-from ..core.formats.atomic import check_output
-from ..core.formats.fixedfile import parse_tokens
-from ..core.inspection.escape import quote
-from ..core.models.fixed import FixedVocab
-from ..core.text.corpus import read_document
-from .common import add_role_options, emit, roles_from
+from tokworkbench.core.compat import fingerprint
+from tokworkbench.core.formats import modelfile
+from tokworkbench.core.formats.atomic import check_output
+from tokworkbench.core.formats.fixedfile import parse_tokens
+from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.text.corpus import read_document
+from tokworkbench.commands.common import add_role_options, emit, roles_from
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

@@ -4,9 +4,9 @@ Pure Python + numpy + regex. It never imports Textual or Rich: the app and the C
 over it, and a test keeps it that way.
 """
 
-from .text.corpus import Corpus, Document, load_corpus
-from .text.samples import sample_paths
-from .errors import (
+from tokworkbench.core.text.corpus import Corpus, Document, load_corpus
+from tokworkbench.core.text.samples import sample_paths
+from tokworkbench.core.errors import (
     CorpusError,
     DecodeError,
     EncodeError,
@@ -15,9 +15,9 @@ from .errors import (
     TokWorkbenchError,
     TrainingError,
 )
-from .text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
-from .models.tokenizer import Tokenizer
-from .bpe.trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
+from tokworkbench.core.text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
+from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.bpe.trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
 
 __all__ = [
     "Corpus", "CorpusError", "DecodeError", "Document", "EncodeError", "MergeRecord",

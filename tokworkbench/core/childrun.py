@@ -22,10 +22,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from .session import FinishReason, RunFinished, RunProgress, Session
-from .snapshot import Snapshot, View
-from .text.parallel import can_fork
-from .transfer import Arena, pack, unpack
+from tokworkbench.core.session import FinishReason, RunFinished, RunProgress, Session
+from tokworkbench.core.snapshot import Snapshot, View
+from tokworkbench.core.text.parallel import can_fork
+from tokworkbench.core.transfer import Arena, pack, unpack
 
 POLL = 0.005  # seconds between looks at `cancelled()` while nothing arrives: part of a cancel's delay
 RESERVE = 16 << 20  # shared memory beyond the estimate; a part that does not fit goes through the pipe

@@ -18,8 +18,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .inspection.escape import quote
-from .models.roles import encode_content, roles_of
+from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.models.roles import encode_content, roles_of
 
 FINGERPRINT_VERSION = 1
 SHOW_DIFFERENCES = 10

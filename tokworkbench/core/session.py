@@ -12,20 +12,20 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from .errors import TrainingError
-from .formats import modelfile
-from .formats.export import check, check_export_outputs, export
-from .formats.historycsv import write_history_csv, write_rounds_csv
-from .models.frozen import FrozenLearner, inspect_settings
-from .models.protocol import Learner, Model
-from .models.roles import Roles, with_roles
-from .settings import CUSTOM, Settings
-from .unigram.learner import UnigramLearner
-from .snapshot import Snapshot, View, take_snapshot
-from .text.chunks import ChunkCounts
-from .text.corpus import Corpus, CorpusStats, load_corpus, require_text
-from .formats.countfile import looks_like_count_file, read_counts
-from .errors import CountFileError
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.formats import modelfile
+from tokworkbench.core.formats.export import check, check_export_outputs, export
+from tokworkbench.core.formats.historycsv import write_history_csv, write_rounds_csv
+from tokworkbench.core.models.frozen import FrozenLearner, inspect_settings
+from tokworkbench.core.models.protocol import Learner, Model
+from tokworkbench.core.models.roles import Roles, with_roles
+from tokworkbench.core.settings import CUSTOM, Settings
+from tokworkbench.core.unigram.learner import UnigramLearner
+from tokworkbench.core.snapshot import Snapshot, View, take_snapshot
+from tokworkbench.core.text.chunks import ChunkCounts
+from tokworkbench.core.text.corpus import Corpus, CorpusStats, load_corpus, require_text
+from tokworkbench.core.formats.countfile import looks_like_count_file, read_counts
+from tokworkbench.core.errors import CountFileError
 
 FRAME = 0.2  # seconds between progress reports while a run goes: a few a second is plenty
 

@@ -2,13 +2,13 @@
 
 from dataclasses import dataclass, field, replace
 
-from .bpe.trainer import TrainConfig, Trainer
-from .models.roles import NO_ROLES, Roles
-from .errors import TrainingError
-from .models.protocol import Learner
-from .unigram.learner import ALGORITHMS, UnigramConfig, UnigramLearner
-from .text.pretokenize import pre_tokenizer
-from .units import Units
+from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
+from tokworkbench.core.models.roles import NO_ROLES, Roles
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.models.protocol import Learner
+from tokworkbench.core.unigram.learner import ALGORITHMS, UnigramConfig, UnigramLearner
+from tokworkbench.core.text.pretokenize import pre_tokenizer
+from tokworkbench.core.units import Units
 
 DEFAULT_TARGET = 1000
 CUSTOM = "custom"

@@ -7,9 +7,9 @@ way. It carries data, not UI text: the app decides how to write it.
 
 from dataclasses import dataclass, field
 
-from .inspection.segments import TokenSpan, pair_occurrences, whole_run
-from .models.protocol import Learner, Model
-from .units import Units
+from tokworkbench.core.inspection.segments import TokenSpan, pair_occurrences, whole_run
+from tokworkbench.core.models.protocol import Learner, Model
+from tokworkbench.core.units import Units
 
 NEXT_ROWS = 400
 HISTORY_ROWS = 400  # the newest rows a snapshot carries; the history table asks for others (history_page)

@@ -7,7 +7,7 @@ keep writing "byte" and "char", and `Units("byte")` reads them back.
 
 from enum import Enum
 
-from .errors import TrainingError
+from tokworkbench.core.errors import TrainingError
 
 BYTE_BASE = 256
 

@@ -37,14 +37,14 @@ from distributed import Client, progress as dask_progress
 from distributed.client import FutureCancelledError
 from distributed.scheduler import KilledWorker
 
-from ..core.errors import ClusterError, CorpusError, InvalidUtf8Error
-from ..core.text.blocks import cut_in_file  # the cut rule, shared with the local block reader
-from ..core.text.chunks import ChunkCounts
-from ..core.text.corpus import os_reason as _os_reason
-from ..core.text.normalize import normalize
-from ..core.text.parallel import PIECE, cut_text
-from ..core.text.pretokenize import PreTokenizer
-from .remote import is_url, open_url
+from tokworkbench.core.errors import ClusterError, CorpusError, InvalidUtf8Error
+from tokworkbench.core.text.blocks import cut_in_file  # the cut rule, shared with the local block reader
+from tokworkbench.core.text.chunks import ChunkCounts
+from tokworkbench.core.text.corpus import os_reason as _os_reason
+from tokworkbench.core.text.normalize import normalize
+from tokworkbench.core.text.parallel import PIECE, cut_text
+from tokworkbench.core.text.pretokenize import PreTokenizer
+from tokworkbench.engines.remote import is_url, open_url
 
 TASK_BYTES = 64 << 20  # nominal bytes per task; a task holds ~10x this at its peak (text + chunk lists)
 CONNECT_TIMEOUT = 5.0  # seconds to reach the scheduler

@@ -10,7 +10,7 @@ environment (e.g. AWS_PROFILE for s3fs), the way users of those filesystems alre
 import posixpath
 import re
 
-from ..core.errors import CorpusError
+from tokworkbench.core.errors import CorpusError
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 _GLOB = re.compile(r"[*?\[]")

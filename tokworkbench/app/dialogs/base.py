@@ -9,9 +9,9 @@ from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from ..keyorder import retype
+from tokworkbench.app.keyorder import retype
 
-from ..widgets.steady_input import SteadyInput
+from tokworkbench.app.widgets.steady_input import SteadyInput
 
 
 class Dialog(ModalScreen):

@@ -5,7 +5,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Label
 
-from .base import Dialog
+from tokworkbench.app.dialogs.base import Dialog
 
 
 class ConfirmDialog(Dialog):

@@ -7,8 +7,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Select
 
-from .base import Dialog
-from ..widgets.steady_input import SteadyInput
+from tokworkbench.app.dialogs.base import Dialog
+from tokworkbench.app.widgets.steady_input import SteadyInput
 
 HISTORY = "history-csv"
 FORMAT_CHOICES = {"hf": "Hugging Face tokenizer.json", "tiktoken": "tiktoken ranks (+ .json)", "minbpe": "minbpe .model",

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from .base import Dialog
+from tokworkbench.app.dialogs.base import Dialog
 
 
 class HelpDialog(Dialog):

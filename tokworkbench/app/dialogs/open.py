@@ -8,8 +8,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DirectoryTree, Input, Label
 
-from .base import Dialog
-from ..widgets.steady_input import SteadyInput
+from tokworkbench.app.dialogs.base import Dialog
+from tokworkbench.app.widgets.steady_input import SteadyInput
 
 
 class OpenDialog(Dialog):

@@ -8,16 +8,16 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Label, Select
 
-from ...core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
-from ...core.errors import TokWorkbenchError
-from ...core.models.roles import ROLES, Roles
-from ...core.settings import CUSTOM, FIT, Settings
-from ...core.text.normalize import NORMALIZERS
-from ...core.text.pretokenize import PRESETS
-from ...core.units import Units
-from ..labels import train_command
-from .base import Dialog
-from ..widgets.steady_input import SteadyInput
+from tokworkbench.core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.models.roles import ROLES, Roles
+from tokworkbench.core.settings import CUSTOM, FIT, Settings
+from tokworkbench.core.text.normalize import NORMALIZERS
+from tokworkbench.core.text.pretokenize import PRESETS
+from tokworkbench.core.units import Units
+from tokworkbench.app.labels import train_command
+from tokworkbench.app.dialogs.base import Dialog
+from tokworkbench.app.widgets.steady_input import SteadyInput
 
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
 MODEL_CHOICES = {"bpe": "BPE (merges, one a step)", "unigram": "Unigram LM (pruning rounds, one a step)"}

@@ -2,12 +2,12 @@
 
 from textual.reactive import var
 
-from ...core.inspection.escape import hex_bytes
-from ...core.inspection.hexview import char_rows
-from ...core.inspection.roundtrip import round_trip
-from ...core.snapshot import Snapshot, selected_line
-from ...core.inspection.escape import visible
-from .rowsview import RowsView
+from tokworkbench.core.inspection.escape import hex_bytes
+from tokworkbench.core.inspection.hexview import char_rows
+from tokworkbench.core.inspection.roundtrip import round_trip
+from tokworkbench.core.snapshot import Snapshot, selected_line
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.app.widgets.rowsview import RowsView
 
 MAX_ROWS = 400
 

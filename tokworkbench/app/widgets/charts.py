@@ -8,9 +8,9 @@ from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Label, Sparkline, Static
 
-from ...core.snapshot import Snapshot
-from ...core.unigram.rows import RoundRow
-from ..labels import plural
+from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.unigram.rows import RoundRow
+from tokworkbench.app.labels import plural
 
 BAR = 28
 LONGEST = 24  # lengths past this share one row

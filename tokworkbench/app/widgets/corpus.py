@@ -8,13 +8,13 @@ from textual.reactive import var
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...core.inspection.segments import pair_occurrences
-from ...core.snapshot import Snapshot
-from ...core.text.corpus import CorpusStats
-from ..labels import plural, step_noun
-from ..messages import CorpusClicked, DocumentSelected
-from ..render import palette_of, style_runs
-from .tokentext import TokenText
+from tokworkbench.core.inspection.segments import pair_occurrences
+from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.text.corpus import CorpusStats
+from tokworkbench.app.labels import plural, step_noun
+from tokworkbench.app.messages import CorpusClicked, DocumentSelected
+from tokworkbench.app.render import palette_of, style_runs
+from tokworkbench.app.widgets.tokentext import TokenText
 
 
 class CorpusPane(Vertical):

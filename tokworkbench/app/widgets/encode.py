@@ -16,15 +16,15 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Input, Static
 
-from ...core.errors import TokWorkbenchError
-from ...core.inspection.escape import hex_bytes, visible
-from ...core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
-from ...core.models.roles import decode as decode_ids
-from ...core.models.roles import encode_document, hidden_ids, role_ids
-from ...core.snapshot import Snapshot
-from ..messages import EncodeChanged
-from ..render import Palette, palette_of, style_runs
-from .steady_input import SteadyInput
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.inspection.escape import hex_bytes, visible
+from tokworkbench.core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
+from tokworkbench.core.models.roles import decode as decode_ids
+from tokworkbench.core.models.roles import encode_document, hidden_ids, role_ids
+from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.app.messages import EncodeChanged
+from tokworkbench.app.render import Palette, palette_of, style_runs
+from tokworkbench.app.widgets.steady_input import SteadyInput
 
 
 def model_has_unk(model) -> bool:

@@ -18,15 +18,15 @@ from textual.reactive import var
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ...core.errors import TokWorkbenchError
-from ...core.inspection.escape import visible
-from ...core.snapshot import Snapshot
-from ...core.unigram.rows import Lattice
-from ..labels import plural
-from ..messages import LatticeWordShown
-from ..latticedraw import LatticeDrawing, cost_label, draw_lattice
-from ..render import palette_of
-from .lineview import LineView
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.unigram.rows import Lattice
+from tokworkbench.app.labels import plural
+from tokworkbench.app.messages import LatticeWordShown
+from tokworkbench.app.latticedraw import LatticeDrawing, cost_label, draw_lattice
+from tokworkbench.app.render import palette_of
+from tokworkbench.app.widgets.lineview import LineView
 
 GUTTER = 6  # the row labels on the left, which stay while the lattice scrolls sideways
 MAX_WORD = 500  # characters of one word drawn; a longer chunk is cut (and says so)

@@ -4,11 +4,11 @@ snapshot brings the newest rows, and the others are asked for when they come on 
 from textual.binding import Binding
 from textual.reactive import var
 
-from ...core.snapshot import Snapshot
-from ..labels import plural
-from ..messages import HistoryWanted, RewindTo
-from ...core.inspection.escape import visible
-from .rowsview import RowsView
+from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.app.labels import plural
+from tokworkbench.app.messages import HistoryWanted, RewindTo
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.app.widgets.rowsview import RowsView
 
 
 class HistoryTable(RowsView):

@@ -5,14 +5,14 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
-from ...core.bpe.trainer import PairRow
-from ...core.inspection.escape import hex_bytes
-from ...core.snapshot import Snapshot
-from ..labels import plural
-from ..messages import PairFilterChanged, PairSelected
-from ...core.inspection.escape import visible
-from .rowsview import RowsView
-from .steady_input import SteadyInput
+from tokworkbench.core.bpe.trainer import PairRow
+from tokworkbench.core.inspection.escape import hex_bytes
+from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.app.labels import plural
+from tokworkbench.app.messages import PairFilterChanged, PairSelected
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.app.widgets.rowsview import RowsView
+from tokworkbench.app.widgets.steady_input import SteadyInput
 
 SHOWN = 60
 

@@ -8,14 +8,14 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
-from ...core.inspection.escape import visible
-from ...core.inspection.vocab import TokenCounts
-from ...core.snapshot import Snapshot
-from ...core.unigram.rows import PieceRow
-from ..labels import plural
-from ..messages import PairFilterChanged, PieceSelected
-from .rowsview import RowsView
-from .steady_input import SteadyInput
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.inspection.vocab import TokenCounts
+from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.unigram.rows import PieceRow
+from tokworkbench.app.labels import plural
+from tokworkbench.app.messages import PairFilterChanged, PieceSelected
+from tokworkbench.app.widgets.rowsview import RowsView
+from tokworkbench.app.widgets.steady_input import SteadyInput
 
 SHOWN = 400
 REMOVED = "✗"  # the mark of a piece the next round removes (a mark, not only a colour)

@@ -19,7 +19,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from .lineview import LineView
+from tokworkbench.app.widgets.lineview import LineView
 
 Cell = str | tuple[str, str]  # text, or (text, style)
 

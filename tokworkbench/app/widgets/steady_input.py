@@ -25,7 +25,7 @@ from textual.dom import NoScreen
 from textual.widget import Widget
 from textual.widgets import Input
 
-from ..keyorder import retype
+from tokworkbench.app.keyorder import retype
 
 
 def _editing_keys() -> dict[str, str]:

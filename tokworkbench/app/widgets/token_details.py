@@ -5,10 +5,10 @@ from rich.text import Text
 from textual.reactive import var
 from textual.widgets import Static
 
-from ...core.errors import TokWorkbenchError
-from ...core.inspection.escape import hex_bytes, quote
-from ...core.inspection.vocab import TokenCounts, TokenInfo, token_info
-from ...core.snapshot import Snapshot
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.inspection.escape import hex_bytes, quote
+from tokworkbench.core.inspection.vocab import TokenCounts, TokenInfo, token_info
+from tokworkbench.core.snapshot import Snapshot
 
 
 def describe_token(info: TokenInfo, counts: TokenCounts | None = None, steps: int = 0) -> Text:

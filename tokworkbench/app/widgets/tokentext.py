@@ -16,7 +16,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from .lineview import LineView
+from tokworkbench.app.widgets.lineview import LineView
 
 
 @lru_cache(maxsize=256)

@@ -4,8 +4,8 @@
 model kind through the `Model` protocol and models/roles.py.
 """
 
-from .batch import IGNORE, MODES, Batch, BatchSpec, document_ids, document_stream, make_batch
-from .files import save_json, save_npz, to_json
+from tokworkbench.core.batching.batch import IGNORE, MODES, Batch, BatchSpec, document_ids, document_stream, make_batch
+from tokworkbench.core.batching.files import save_json, save_npz, to_json
 
 __all__ = ["IGNORE", "MODES", "Batch", "BatchSpec", "document_ids", "document_stream", "make_batch",
            "save_json", "save_npz", "to_json"]

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..compat import fingerprint
-from ..errors import BatchError, EncodeError, RoleError
-from ..models.roles import encode_document, role_id
+from tokworkbench.core.compat import fingerprint
+from tokworkbench.core.errors import BatchError, EncodeError, RoleError
+from tokworkbench.core.models.roles import encode_document, role_id
 
 IGNORE = -100
 MODES = ("starts", "stride", "random", "pad")

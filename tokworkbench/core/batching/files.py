@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..formats.atomic import write_atomic
-from .batch import Batch
+from tokworkbench.core.formats.atomic import write_atomic
+from tokworkbench.core.batching.batch import Batch
 
 
 def to_json(batch: Batch) -> dict:

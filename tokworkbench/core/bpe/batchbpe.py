@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .encode import merge_ids
+from tokworkbench.core.bpe.encode import merge_ids
 
 _ALONE_FROM = 512  # bytes: a chunk this long is encoded on its own (rounds would run on for it)
 _WHOLE_FROM = 16  # start from whole characters when at least 1 byte in this many is not ASCII

@@ -25,7 +25,7 @@ import heapq
 
 import numpy as np
 
-from .flatchunks import sorted_distinct
+from tokworkbench.core.bpe.flatchunks import sorted_distinct
 
 # Below these lengths the plain loops win (measured: chunks of English under a `--split none`
 # model, and runs of one byte; most chunks have fewer than 20 units).

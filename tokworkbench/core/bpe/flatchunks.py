@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..transfer import Rebuild, built
+from tokworkbench.core.transfer import Rebuild, built
 
 Pair = tuple[int, int]
 EMPTY = np.zeros(0, dtype=np.int64)

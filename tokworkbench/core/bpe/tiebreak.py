@@ -8,8 +8,8 @@ only on the pair and the vocabulary.
 from collections.abc import Callable
 from functools import total_ordering
 
-from ..bytelevel import hf_byte_ranks
-from ..units import Units
+from tokworkbench.core.bytelevel import hf_byte_ranks
+from tokworkbench.core.units import Units
 
 TIE_BREAKS = ("first", "lexmin", "lexmax", "hf")
 TIE_BREAK_RULES = {

@@ -16,20 +16,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..text.chunks import MAX_TOTAL, ChunkCounts, count_chunks, units_total
-from ..text.corpus import require_text
-from ..curve import compression_curve
-from ..transfer import Rebuild, built, in_pieces
-from ..errors import TrainingError
-from .flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
-from .gcpause import collector_paused
-from ..text.normalize import check_normalizer
-from ..text.pretokenize import PreTokenizer, pre_tokenizer
-from .tiebreak import TIE_BREAKS, next_order, order_table, string_key
-from ..models.tokenizer import Tokenizer
-from ..inspection.escape import render_bytes
-from ..inspection.segments import layout_window
-from ..units import Units
+from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, count_chunks, units_total
+from tokworkbench.core.text.corpus import require_text
+from tokworkbench.core.curve import compression_curve
+from tokworkbench.core.transfer import Rebuild, built, in_pieces
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
+from tokworkbench.core.bpe.gcpause import collector_paused
+from tokworkbench.core.text.normalize import check_normalizer
+from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
+from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.inspection.escape import render_bytes
+from tokworkbench.core.inspection.segments import layout_window
+from tokworkbench.core.units import Units
 
 Pair = tuple[int, int]
 # a packed heap entry: (2**64 - count) << 128 | (tie key + 2**63) << 64 | pair key

@@ -29,12 +29,12 @@ from pathlib import Path
 import numpy as np
 from numpy.lib import format as npy_format
 
-from ..errors import CountFileError, PatternError
-from ..text.chunks import MAX_TOTAL, ChunkCounts, units_total
-from ..text.corpus import describe_size, read_regular
-from ..text.normalize import NORMALIZERS
-from ..text.pretokenize import PRESETS, PreTokenizer, from_pattern
-from .atomic import write_atomic
+from tokworkbench.core.errors import CountFileError, PatternError
+from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, units_total
+from tokworkbench.core.text.corpus import describe_size, read_regular
+from tokworkbench.core.text.normalize import NORMALIZERS
+from tokworkbench.core.text.pretokenize import PRESETS, PreTokenizer, from_pattern
+from tokworkbench.core.formats.atomic import write_atomic
 
 FORMAT = "tokworkbench-counts"
 VERSION = 1

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TokWorkbenchError
-from .atomic import write_in_folder
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.formats.atomic import write_in_folder
 
 MAGIC = b"tokworkbench-derived-merges 1\n"
 _MAX_HEADER = 4096

@@ -6,13 +6,13 @@ do, or it is not written.
 
 from pathlib import Path
 
-from ..errors import ExportError
-from ..models.tokenizer import Tokenizer
-from .hf import check_hf, hf_notes, write_hf
-from .minbpe import check_minbpe, to_minbpe
-from . import unigramfile
-from .atomic import check_output, write_atomic
-from .tiktoken import check_tiktoken, companion_path, write_tiktoken
+from tokworkbench.core.errors import ExportError
+from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.formats.hf import check_hf, hf_notes, write_hf
+from tokworkbench.core.formats.minbpe import check_minbpe, to_minbpe
+from tokworkbench.core.formats import unigramfile
+from tokworkbench.core.formats.atomic import check_output, write_atomic
+from tokworkbench.core.formats.tiktoken import check_tiktoken, companion_path, write_tiktoken
 
 FORMATS = ("hf", "tiktoken", "minbpe")
 

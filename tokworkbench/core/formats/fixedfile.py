@@ -9,10 +9,10 @@ lines are errors too (no token is empty), a final line end is optional, and CRLF
 as LF. The model file is our JSON with "model": "fixed" (see `to_json`).
 """
 
-from ..errors import ModelFileError, TokWorkbenchError, VocabFileError
-from ..models.fixed import KIND, FixedVocab
-from ..models.roles import Roles
-from .limits import is_count, is_text
+from tokworkbench.core.errors import ModelFileError, TokWorkbenchError, VocabFileError
+from tokworkbench.core.models.fixed import KIND, FixedVocab
+from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.formats.limits import is_count, is_text
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "s": " "}
 
@@ -65,7 +65,7 @@ def parse_tokens(text: str, name: str = "TOKENS.txt") -> list[str]:
 
 
 def to_json(model: FixedVocab) -> dict:
-    from .modelfile import FORMAT, VERSION
+    from tokworkbench.core.formats.modelfile import FORMAT, VERSION
 
     return {
         "format": FORMAT,

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import regex
 
-from ..bytelevel import bytes_to_unicode
-from ..errors import ExportError, ForeignModelError, TokWorkbenchError
-from ..models.roles import Roles
-from ..models.tokenizer import UNK, Tokenizer
-from ..text.pretokenize import PreTokenizer, from_pattern
-from .atomic import write_atomic
-from .limits import MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text
+from tokworkbench.core.bytelevel import bytes_to_unicode
+from tokworkbench.core.errors import ExportError, ForeignModelError, TokWorkbenchError
+from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.models.tokenizer import UNK, Tokenizer
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern
+from tokworkbench.core.formats.atomic import write_atomic
+from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text
 
 HF_POSSESSIVE_INTERVAL = regex.compile(r"(?<!\\)(\{\d+(?:,\d*)?\})\+")
 HF_BYTELEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -41,7 +41,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     ForeignModelError that names the part, never another exception."""
     model = doc["model"]
     if model.get("type") == "Unigram":
-        from .unigramfile import from_hf as unigram_from_hf
+        from tokworkbench.core.formats.unigramfile import from_hf as unigram_from_hf
 
         return unigram_from_hf(doc, max_token_bytes)
     if model.get("type") != "BPE":

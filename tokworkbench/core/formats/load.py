@@ -10,15 +10,15 @@ import codecs
 import os
 from pathlib import Path
 
-from ..errors import ForeignModelError, ModelFileError, TokWorkbenchError
-from ..models.tokenizer import Tokenizer
-from ..text.pretokenize import PreTokenizer
-from .hf import from_hf, is_hf_tokenizer
-from .limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
-from .minbpe import from_minbpe
-from .modelfile import from_json, is_our_model
-from .tiktoken import companion_path, from_tiktoken, read_companion
-from .unigramfile import from_sentencepiece, looks_like_sentencepiece
+from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
+from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.text.pretokenize import PreTokenizer
+from tokworkbench.core.formats.hf import from_hf, is_hf_tokenizer
+from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
+from tokworkbench.core.formats.minbpe import from_minbpe
+from tokworkbench.core.formats.modelfile import from_json, is_our_model
+from tokworkbench.core.formats.tiktoken import companion_path, from_tiktoken, read_companion
+from tokworkbench.core.formats.unigramfile import from_sentencepiece, looks_like_sentencepiece
 
 _JSON_STARTS = tuple(b'{["-0123456789tfn')
 
@@ -100,7 +100,7 @@ def open_model(name: str | Path, split: "str | PreTokenizer | None" = None, max_
                specials: dict[str, int] | None = None):
     """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is
     here: what every command that reads a model accepts."""
-    from .presets import is_preset, load_preset
+    from tokworkbench.core.formats.presets import is_preset, load_preset
 
     if is_preset(str(name)):
         return load_preset(str(name), max_token_bytes, specials, split)

@@ -10,17 +10,17 @@ Special-token roles are recorded as {"bos": "<s>", …}, each naming a special t
 import json
 from pathlib import Path
 
-from . import unigramfile
-from .atomic import write_atomic
-from .limits import (MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, parse_json,
+from tokworkbench.core.formats import unigramfile
+from tokworkbench.core.formats.atomic import write_atomic
+from tokworkbench.core.formats.limits import (MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, parse_json,
                      read_model_file, read_pre_tokenizer)
-from ..errors import ModelFileError, TokWorkbenchError
-from ..text.normalize import NORMALIZERS
-from ..bpe.tiebreak import TIE_BREAKS
-from ..models.tokenizer import Tokenizer
-from ..models.roles import Roles
-from ..units import Units
-from ..bpe.trainer import MergeRecord
+from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
+from tokworkbench.core.text.normalize import NORMALIZERS
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
+from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.units import Units
+from tokworkbench.core.bpe.trainer import MergeRecord
 
 FORMAT = "tokworkbench"
 VERSION = 1
@@ -32,7 +32,7 @@ def is_our_model(doc) -> bool:
 
 def to_json(tok, corpus: dict | None = None) -> dict:
     if tok.kind == "fixed":
-        from . import fixedfile
+        from tokworkbench.core.formats import fixedfile
 
         return fixedfile.to_json(tok)
     return {
@@ -95,7 +95,7 @@ def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         raise ModelFileError(f"model file version {version!r} is not supported (this tool reads {VERSION})")
     kind = doc.get("model", "bpe")
     if kind == "fixed":
-        from . import fixedfile
+        from tokworkbench.core.formats import fixedfile
 
         return fixedfile.from_json(doc)
     if kind != "bpe":

@@ -25,14 +25,14 @@ import os
 import numpy as np
 from pathlib import Path
 
-from ..bpe.encode import lowest_rank_parts as tiktoken_parts
-from ..errors import ExportError, ForeignModelError, ModelFileError, NeedsPatternError
-from ..models.idmap import IdMap
-from ..models.tokenizer import Tokenizer
-from ..text.pretokenize import PreTokenizer, from_pattern, parse_split
-from . import derivedcache
-from .atomic import write_atomic_all
-from .limits import (MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json,
+from tokworkbench.core.bpe.encode import lowest_rank_parts as tiktoken_parts
+from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, NeedsPatternError
+from tokworkbench.core.models.idmap import IdMap
+from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, parse_split
+from tokworkbench.core.formats import derivedcache
+from tokworkbench.core.formats.atomic import write_atomic_all
+from tokworkbench.core.formats.limits import (MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json,
                      read_model_file, whole_number)
 
 COMPANION_FORMAT = "tokworkbench-tiktoken"

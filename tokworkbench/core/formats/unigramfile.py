@@ -25,16 +25,16 @@ import json
 import math
 import struct
 
-from ..models.roles import Roles
-from ..errors import ExportError, ForeignModelError, ModelFileError, TokWorkbenchError
-from ..text.normalize import NORMALIZERS
-from ..text.pretokenize import METASPACE, PreTokenizer, from_pattern, pre_tokenizer
-from ..unigram.model import UnigramModel
-from ..unigram import spnormalize
-from ..text.charsmap import read_charsmap
-from ..unigram.rows import RoundRow
-from .atomic import write_atomic
-from .limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer
+from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, TokWorkbenchError
+from tokworkbench.core.text.normalize import NORMALIZERS
+from tokworkbench.core.text.pretokenize import METASPACE, PreTokenizer, from_pattern, pre_tokenizer
+from tokworkbench.core.unigram.model import UnigramModel
+from tokworkbench.core.unigram import spnormalize
+from tokworkbench.core.text.charsmap import read_charsmap
+from tokworkbench.core.unigram.rows import RoundRow
+from tokworkbench.core.formats.atomic import write_atomic
+from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer
 
 FORMAT = "tokworkbench"
 VERSION = 1
@@ -201,7 +201,7 @@ METASPACE_HF = {"type": "Metaspace", "replacement": META, "prepend_scheme": "alw
 def to_hf(model: UnigramModel) -> dict:
     """Every piece keeps its id: the special ones are added special tokens at their own ids,
     BOS/EOS a TemplateProcessing and PAD the padding, as for BPE."""
-    from .hf import padding_of, post_processor_of
+    from tokworkbench.core.formats.hf import padding_of, post_processor_of
 
     pre = model.pre_tokenizer
     if pre.rewrites:
@@ -209,7 +209,7 @@ def to_hf(model: UnigramModel) -> dict:
         if getattr(model.text_normalizer, "whitespace_split", False):
             pre_tok = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, pre_tok]}
     elif pre.pattern is not None:
-        from .hf import hf_pattern
+        from tokworkbench.core.formats.hf import hf_pattern
 
         pre_tok = {"type": "Split", "pattern": {"Regex": hf_pattern(pre.pattern)}, "behavior": "Isolated",
                    "invert": False}
@@ -236,7 +236,7 @@ def check_hf(model: UnigramModel) -> None:
     """What HF cannot carry: a custom pattern Oniguruma reads otherwise (as for BPE), and
     SentencePiece's USER_DEFINED pieces (HF has no Viterbi bonus; its converter makes them added
     tokens, matched before Viterbi, which gives other ids on some text)."""
-    from .hf import check_hf_pattern
+    from tokworkbench.core.formats.hf import check_hf_pattern
 
     if model.user_defined:
         i = model.user_defined[0]
@@ -263,7 +263,7 @@ PAD_NAMES = ("<pad>", "[PAD]")  # what a pad piece is called when no padding sec
 
 def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
     """A tokenizer.json Unigram model; what this tool cannot reproduce exactly is refused."""
-    from .hf import read_roles
+    from tokworkbench.core.formats.hf import read_roles
 
     model = doc["model"]
     if model.get("byte_fallback"):
@@ -356,7 +356,7 @@ def _hf_pre_tokenizer(spec, decoder) -> PreTokenizer:
                 raise ForeignModelError("a Metaspace pre-tokenizer needs the Metaspace decoder")
             return pre_tokenizer(METASPACE)
         if step.get("type") == "Split" and step.get("behavior") == "Isolated" and not step.get("invert"):
-            from .hf import hf_pattern
+            from tokworkbench.core.formats.hf import hf_pattern
 
             pat = step.get("pattern")
             if isinstance(pat, dict) and is_text(pat.get("Regex")):

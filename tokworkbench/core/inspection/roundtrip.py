@@ -3,8 +3,8 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import DecodeError, TokWorkbenchError
-from .segments import TokenSpan, text_spans
+from tokworkbench.core.errors import DecodeError, TokWorkbenchError
+from tokworkbench.core.inspection.segments import TokenSpan, text_spans
 
 
 @dataclass(frozen=True)

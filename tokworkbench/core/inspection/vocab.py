@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DecodeError
-from ..units import Units
-from .escape import render_bytes
+from tokworkbench.core.errors import DecodeError
+from tokworkbench.core.units import Units
+from tokworkbench.core.inspection.escape import render_bytes
 
 ORDERS = ("id", "length", "count")
 _MARKS = str.maketrans({"␣": " ", "↵": "\n", "→": "\t"})

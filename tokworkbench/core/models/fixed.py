@@ -15,12 +15,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..errors import DecodeError, EncodeError, VocabFileError
-from ..inspection.escape import quote
-from ..text.pretokenize import pre_tokenizer as make_pre_tokenizer
-from ..units import Units
-from .roles import NO_ROLES, Roles
-from .specials import encode_with_specials
+from tokworkbench.core.errors import DecodeError, EncodeError, VocabFileError
+from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
+from tokworkbench.core.units import Units
+from tokworkbench.core.models.roles import NO_ROLES, Roles
+from tokworkbench.core.models.specials import encode_with_specials
 
 KIND = "fixed"
 

@@ -17,15 +17,15 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..bpe.tiebreak import TIE_BREAKS
-from ..bpe.trainer import MergeRecord, MergeRow
-from ..errors import TrainingError
-from ..inspection.vocab import count_tokens
-from ..inspection.segments import TokenSpan, chunk_spans
-from ..settings import CUSTOM, Settings
-from ..text.normalize import normalize
-from ..text.parallel import safe_cut
-from .protocol import Model
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
+from tokworkbench.core.bpe.trainer import MergeRecord, MergeRow
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.inspection.vocab import count_tokens
+from tokworkbench.core.inspection.segments import TokenSpan, chunk_spans
+from tokworkbench.core.settings import CUSTOM, Settings
+from tokworkbench.core.text.normalize import normalize
+from tokworkbench.core.text.parallel import safe_cut
+from tokworkbench.core.models.protocol import Model
 
 REACH = (256, 4096)  # characters looked at beyond a window's edge for a safe cut, short first
 
@@ -105,7 +105,7 @@ class FrozenLearner:
         pieces = getattr(self.frozen, "pieces", None)
         if pieces is None:
             return [], 0
-        from ..unigram.rows import PieceRow
+        from tokworkbench.core.unigram.rows import PieceRow
 
         order = sorted(self.frozen.matched_ids(), key=lambda i: -pieces[i][1])  # specials: see the vocabulary
         if query:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..errors import DecodeError
+from tokworkbench.core.errors import DecodeError
 
 
 @dataclass(frozen=True)

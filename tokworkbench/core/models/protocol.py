@@ -13,10 +13,10 @@ are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets 
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ..inspection.segments import TokenSpan
-from ..text.pretokenize import PreTokenizer
-from ..units import Units
-from .roles import Roles
+from tokworkbench.core.inspection.segments import TokenSpan
+from tokworkbench.core.text.pretokenize import PreTokenizer
+from tokworkbench.core.units import Units
+from tokworkbench.core.models.roles import Roles
 
 
 @runtime_checkable

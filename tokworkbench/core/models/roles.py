@@ -19,7 +19,7 @@ roles), not BPE code, so a new model kind gets document encoding by having `role
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 
-from ..errors import RoleError, SpecialTokenInTextError
+from tokworkbench.core.errors import RoleError, SpecialTokenInTextError
 
 ROLES = ("bos", "eos", "pad", "unk")
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection
 
 import regex
 
-from ..errors import EncodeError, SpecialTokenInTextError
+from tokworkbench.core.errors import EncodeError, SpecialTokenInTextError
 
 
 def encode_with_specials(text: str, specials: dict[str, int], allowed_special: Collection[str] | str,

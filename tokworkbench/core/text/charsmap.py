@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import regex
 
-from ..errors import ModelFileError
+from tokworkbench.core.errors import ModelFileError
 
 MAX_DEPTH = 64  # bytes in a key; real maps stay under 20
 _GRAPHEME = regex.compile(r"\X")

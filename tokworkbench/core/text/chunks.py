@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CorpusError, PatternTimeoutError
-from .normalize import normalize
-from .parallel import PIECE, can_parallelize, count_parallel, cut_text
-from .pretokenize import PreTokenizer
+from tokworkbench.core.errors import CorpusError, PatternTimeoutError
+from tokworkbench.core.text.normalize import normalize
+from tokworkbench.core.text.parallel import PIECE, can_parallelize, count_parallel, cut_text
+from tokworkbench.core.text.pretokenize import PreTokenizer
 
 
 @dataclass

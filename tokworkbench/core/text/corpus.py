@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CorpusError, InvalidUtf8Error, TokWorkbenchError
+from tokworkbench.core.errors import CorpusError, InvalidUtf8Error, TokWorkbenchError
 
 _BINARY_SNIFF = 8192
 MAX_CORPUS_FILE_BYTES = 4 << 30  # one corpus file; more is almost surely a mistake (or /dev/zero)

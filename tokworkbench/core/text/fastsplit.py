@@ -77,7 +77,7 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The text's code points and the offset where each chunk starts (the first is 0), for
     the preset `name` ("gpt4" or "o200k"); None for a short text, where `regex` is quicker.
     Lets an encoder find its chunks without making a str of each."""
-    from .pretokenize import PRESETS
+    from tokworkbench.core.text.pretokenize import PRESETS
 
     if not max(FAST_FROM, 1) <= len(text) < 1 << 31:  # offsets are int32 in places
         return None
@@ -88,7 +88,7 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _split_with(name: str, text: str) -> list[str]:
-    from .pretokenize import PRESETS
+    from tokworkbench.core.text.pretokenize import PRESETS
 
     found = chunk_starts(name, text)
     if found is None:

@@ -2,7 +2,7 @@
 
 import unicodedata
 
-from ..errors import TrainingError
+from tokworkbench.core.errors import TrainingError
 
 NORMALIZERS = ("none", "nfc", "nfkc")
 

@@ -17,9 +17,9 @@ from functools import partial
 
 import regex
 
-from ..orphans import started_child
-from ..errors import WorkerError
-from .pretokenize import PreTokenizer
+from tokworkbench.core.orphans import started_child
+from tokworkbench.core.errors import WorkerError
+from tokworkbench.core.text.pretokenize import PreTokenizer
 
 MIN_PARALLEL = 4_000_000  # characters; below this, starting processes costs more than it saves
 PIECE = 1_000_000  # characters pre-tokenized at a time: bounds the memory of the chunk lists

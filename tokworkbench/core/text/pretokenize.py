@@ -18,9 +18,9 @@ from functools import lru_cache
 
 import regex
 
-from ..inspection.escape import quote
-from ..errors import PatternError, PatternTimeoutError
-from .fastsplit import split_gpt4, split_o200k
+from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.errors import PatternError, PatternTimeoutError
+from tokworkbench.core.text.fastsplit import split_gpt4, split_o200k
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""

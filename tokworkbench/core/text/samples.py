@@ -13,7 +13,7 @@ both relative to the imported `tokworkbench` package:
 from importlib.resources import files
 from pathlib import Path
 
-from ..errors import CorpusError
+from tokworkbench.core.errors import CorpusError
 
 _PACKAGE = "tokworkbench"
 _FOLDER = "sample_texts"

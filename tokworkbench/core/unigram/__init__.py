@@ -4,9 +4,9 @@
 (model.py) is what it freezes; `lattice(model, word)` is the picture of one word.
 """
 
-from .learner import UnigramConfig, UnigramLearner
-from .model import UNK, UnigramModel, lattice
-from .rows import Lattice, LatticeEdge, PieceRow, RoundRow
+from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram.model import UNK, UnigramModel, lattice
+from tokworkbench.core.unigram.rows import Lattice, LatticeEdge, PieceRow, RoundRow
 
 __all__ = ["UNK", "Lattice", "LatticeEdge", "PieceRow", "RoundRow", "UnigramConfig", "UnigramLearner",
            "UnigramModel", "lattice"]

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import TrainingError
-from .viterbi import Vocab, best_costs, best_costs_indexed, segment
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.unigram.viterbi import Vocab, best_costs, best_costs_indexed, segment
 
 COURSE_START_COST = 1.0
 

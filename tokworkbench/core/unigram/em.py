@@ -27,11 +27,11 @@ from functools import partial
 
 import numpy as np
 
-from ..heap import keep_large_frees
-from . import validpiece
-from .course import check_seed_size
-from .parallel_em import BlockSweeps, partition
-from .state import RoundAnalysis, RoundState
+from tokworkbench.core.heap import keep_large_frees
+from tokworkbench.core.unigram import validpiece
+from tokworkbench.core.unigram.course import check_seed_size
+from tokworkbench.core.unigram.parallel_em import BlockSweeps, partition
+from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
 EXPECTED_MIN = 0.5  # SentencePiece's kExpectedFrequencyThreshold

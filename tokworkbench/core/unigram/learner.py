@@ -29,21 +29,21 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from ..curve import compression_curve
-from ..errors import TrainingError
-from ..inspection.escape import quote
-from ..inspection.segments import layout_window
-from ..text.chunks import ChunkCounts, count_chunks
-from ..text.corpus import require_text
-from ..text.normalize import check_normalizer
-from ..text.pretokenize import PreTokenizer, pre_tokenizer
-from ..units import Units
-from . import course
-from .em import FINAL_MARGIN
-from .model import UNK, UnigramModel, build_lattice
-from .rows import Lattice, PieceRow, RoundRow
-from .state import RoundAnalysis, RoundState
-from .viterbi import UNK_PENALTY, Vocab
+from tokworkbench.core.curve import compression_curve
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.inspection.segments import layout_window
+from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
+from tokworkbench.core.text.corpus import require_text
+from tokworkbench.core.text.normalize import check_normalizer
+from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
+from tokworkbench.core.units import Units
+from tokworkbench.core.unigram import course
+from tokworkbench.core.unigram.em import FINAL_MARGIN
+from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
+from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
+from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
+from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
 
 ALGORITHMS = ("course", "em")
 MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes
@@ -108,7 +108,7 @@ class UnigramLearner:
             state = RoundState(pieces, [float(f) for f in freqs], _course_scores(freqs))
             self._engine = None
         else:
-            from .em import EmEngine
+            from tokworkbench.core.unigram.em import EmEngine
             self._engine = EmEngine(self.words, self.freqs, config, vocabulary)
             state = self._engine.seed()
         self._seed_edges: course.SeedLattices | None = None

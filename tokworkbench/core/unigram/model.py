@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 import regex
 
-from ..errors import DecodeError
-from ..text.normalize import normalize
-from ..text.pretokenize import METASPACE_PATTERN, PreTokenizer
-from ..models.roles import NO_ROLES, Roles
-from ..models.specials import encode_with_specials
-from ..units import Units
-from .rows import Lattice, LatticeEdge
-from .viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segment, to_f32
+from tokworkbench.core.errors import DecodeError
+from tokworkbench.core.text.normalize import normalize
+from tokworkbench.core.text.pretokenize import METASPACE_PATTERN, PreTokenizer
+from tokworkbench.core.models.roles import NO_ROLES, Roles
+from tokworkbench.core.models.specials import encode_with_specials
+from tokworkbench.core.units import Units
+from tokworkbench.core.unigram.rows import Lattice, LatticeEdge
+from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segment, to_f32
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18

@@ -23,9 +23,9 @@ from functools import partial
 
 import numpy as np
 
-from ..errors import WorkerError
-from ..orphans import forked_from_main_thread, started_child
-from ..text.parallel import can_fork
+from tokworkbench.core.errors import WorkerError
+from tokworkbench.core.orphans import forked_from_main_thread, started_child
+from tokworkbench.core.text.parallel import can_fork
 
 BLOCKS = 4  # blocks the words are cut into, whatever the number of workers
 MIN_EDGES = 300_000  # below this, forking costs more than it saves

@@ -10,8 +10,8 @@ import heapq
 import math
 import random
 
-from ..errors import TrainingError
-from .model import UnigramModel
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.unigram.model import UnigramModel
 
 MAX_ALPHA = 1e6  # beyond it a path's weight -alpha × cost leaves the floats (1e308 gave NaN weights)
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import regex
 
-from ..errors import ModelFileError
-from ..text.charsmap import CharsMap, read_charsmap
-from ..text.pretokenize import guarded_sub
+from tokworkbench.core.errors import ModelFileError
+from tokworkbench.core.text.charsmap import CharsMap, read_charsmap
+from tokworkbench.core.text.pretokenize import guarded_sub
 
 META = "\u2581"
 _SPACES = regex.compile(" {2,}")
