@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from tokworkbench.app import WorkbenchApp  # noqa: E402
 from tokworkbench.app.dialogs import HelpDialog  # noqa: E402
-from tokworkbench.core.settings import Settings  # noqa: E402
+from tokworkbench.core.session.settings import Settings  # noqa: E402
 
 PRESSES = 20
 SIZES = [(80, 24), (200, 60)]

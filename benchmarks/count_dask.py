@@ -33,7 +33,7 @@ def main() -> int:
 
     from distributed import Client, LocalCluster
 
-    from tokworkbench.core.formats.countfile import to_bytes
+    from tokworkbench.core.files.countfile import to_bytes
     from tokworkbench.core.text.chunks import count_chunks
     from tokworkbench.core.text.corpus import iter_documents, list_files
     from tokworkbench.core.text.pretokenize import parse_split

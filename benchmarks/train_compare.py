@@ -59,7 +59,7 @@ def hf_byte_level(vocab: int, split: str):
     """The same for one of our pre-tokenizers (benchmarks/train_vs_hf.py uses it)."""
     sys.path.insert(0, str(ROOT))
     from tokworkbench.core import pre_tokenizer
-    from tokworkbench.core.formats.hf import hf_pattern
+    from tokworkbench.core.formats.hf_common import hf_pattern
 
     return hf_untrained(vocab, hf_pattern(pre_tokenizer(split).pattern))
 
@@ -113,7 +113,7 @@ def child_phases(paths, vocab, split, tie, out):
     from tokworkbench.core import TrainConfig
     from tokworkbench.core.bpe.gcpause import collector_paused
     from tokworkbench.core.bpe.trainer import Trainer
-    from tokworkbench.core.formats import modelfile
+    from tokworkbench.core.registry import modelfile
     from tokworkbench.core.text.blocks import count_files
     from tokworkbench.core.text.pretokenize import parse_split
 
@@ -234,7 +234,7 @@ class Runner:
     def __init__(self, args, tmp: str):
         sys.path.insert(0, str(ROOT))
         from tokworkbench.core import pre_tokenizer
-        from tokworkbench.core.formats.hf import hf_pattern
+        from tokworkbench.core.formats.hf_common import hf_pattern
 
         self.args, self.tmp = args, tmp
         self.pattern = pre_tokenizer(args.split).pattern

@@ -100,7 +100,7 @@ def as_sentencepiece_sees(lines: list[str]) -> list[str]:
 
 def ours(lines: list[str], held: list[str], vocab_size: int, seed_size: int, out: str) -> int:
     from tokworkbench.core.bpe.gcpause import collector_paused
-    from tokworkbench.core.formats import modelfile
+    from tokworkbench.core.registry import modelfile
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 
     t0 = time.perf_counter()

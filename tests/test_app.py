@@ -13,8 +13,8 @@ from tokworkbench.app.widgets.bytes_view import BytesPanel
 from tokworkbench.app.widgets.merges import MergesPanel
 from tokworkbench.app.widgets.pairs import PairsPanel
 from tokworkbench.core import Trainer
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.session.settings import Settings
 
 SIZE = (160, 48)
 
@@ -290,7 +290,7 @@ def test_main_screen_snapshot(snap_compare, size):
 
 
 async def test_export_from_the_app_and_refuse_what_a_format_cannot_hold(tmp_path):
-    from tokworkbench.core.formats.load import load_any
+    from tokworkbench.core.registry.load import load_any
 
     app = WorkbenchApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -318,7 +318,7 @@ async def test_export_from_the_app_and_refuse_what_a_format_cannot_hold(tmp_path
 
 async def test_replay_another_tokenizers_merges_on_this_corpus(tmp_path):
     from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-    from tokworkbench.core.formats import modelfile
+    from tokworkbench.core.registry import modelfile
 
     other = Trainer(["zzz qqq zzz qqq " * 20], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
     list(other.run(merges=5))
@@ -363,7 +363,7 @@ async def test_progress_reports_repaint_without_laying_out_the_screen(monkeypatc
     from textual.screen import Screen
 
     from tokworkbench.app import messages as msg
-    from tokworkbench.core.session import RunProgress
+    from tokworkbench.core.session.session import RunProgress
 
     app = WorkbenchApp()
     async with app.run_test(size=(200, 60)) as pilot:

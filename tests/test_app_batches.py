@@ -17,10 +17,10 @@ from tokworkbench.app.widgets.batches import BatchChoice, BatchesPanel, line_doc
 from tokworkbench.app.widgets.compare import ComparePanel
 from tokworkbench.core.batching import make_batch
 from tokworkbench.core.compat import fingerprint
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.settings import Settings
 
 SPECIALS = ("<s>", "</s>", "<pad>")
 WITH_ROLES = Settings(special_tokens=SPECIALS, roles=Roles(bos="<s>", eos="</s>", pad="<pad>"))

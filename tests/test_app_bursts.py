@@ -98,9 +98,9 @@ def course_files(tmp_path):
 
 
 async def test_keys_behind_enter_in_the_piece_filter_act_on_the_main_screen(course_files):
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.settings import Settings
 
-    app = WorkbenchApp(course_files, Settings(model="unigram", algorithm="course", split="metaspace",
+    app = WorkbenchApp(course_files, Settings(kind="unigram", algorithm="course", split="metaspace",
                                               seed_size=300, target=60))
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()

@@ -5,8 +5,8 @@ from textual.widgets import Input, Static
 
 from recording import RecordingApp
 from tokworkbench.cli import main
-from tokworkbench.core.session import Session
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.session import Session
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.text.samples import sample_paths
 
 SIZE = (120, 36)

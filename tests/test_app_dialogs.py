@@ -270,7 +270,7 @@ async def test_the_history_exports_as_csv_from_the_app(tmp_path):
 
 
 async def test_a_target_below_the_base_is_said_at_start():
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.settings import Settings
 
     app = WorkbenchApp(settings=Settings(units="char", target=500))
     async with app.run_test(size=(160, 48)) as pilot:
@@ -362,7 +362,7 @@ async def test_the_settings_command_line_follows_every_field():
 
 
 async def test_changing_the_kind_in_the_settings_proposes_its_usual_units_and_split():
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.settings import Settings
 
     app = WorkbenchApp(settings=Settings(split="gpt2"))
     async with app.run_test(size=(160, 48)) as pilot:

@@ -4,7 +4,7 @@ every step is reachable (the table is a virtual list over the whole history)."""
 from recording import RecordingApp
 from test_app_dialogs import wait_for as wait_until
 from tokworkbench.app.widgets.merges import MergesPanel
-from tokworkbench.core.snapshot import HISTORY_ROWS
+from tokworkbench.core.session.snapshot import HISTORY_ROWS
 
 SIZE = (160, 48)
 
@@ -78,7 +78,7 @@ async def test_the_history_keeps_the_rows_scrolled_to_while_other_views_change()
 
 def test_each_learner_pages_its_whole_history():
     from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
-    from tokworkbench.core.models.frozen import FrozenLearner
+    from tokworkbench.core.session.frozen import FrozenLearner
     from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
 
     texts = ["the theory of the thing", "then there they go"]

@@ -26,7 +26,7 @@ from tokworkbench.core.formats.tiktoken import parse_ranks
 from tokworkbench.core.inspection.escape import quote, visible
 from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.inspection.segments import text_spans
-from tokworkbench.core.models.frozen import FrozenLearner
+from tokworkbench.core.session.frozen import FrozenLearner
 from tokworkbench.core.text.corpus import load_corpus
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.samples import sample_paths

@@ -16,8 +16,8 @@ from tokworkbench.app.actions import ACTIONS
 from tokworkbench.app.keyorder import KeyBarrier
 from tokworkbench.app.widgets.batches import BatchesPanel
 from tokworkbench.app.main_screen import MainScreen
-from tokworkbench.core.settings import Settings
-from tokworkbench.core.snapshot import View
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import View
 
 STEP_KEYS = ["n", "N", "u"]  # the keys that write the learner (space and backspace are n's and u's too)
 OTHER_KEYS = sorted({key for b in MainScreen.BINDINGS for key in b.key.split(",")}

@@ -11,7 +11,7 @@ from test_app_batches import WITH_ROLES
 from test_app_dialogs import burst
 from tokworkbench.app.dialogs import ConfirmDialog
 from tokworkbench.core.errors import OutputError
-from tokworkbench.core.session import Session
+from tokworkbench.core.session.session import Session
 from tokworkbench.core.text.samples import sample_paths
 
 SIZE = (120, 36)

@@ -13,7 +13,7 @@ from recording import RecordingApp
 from test_app_inspect import ready
 from tokworkbench.app.labels import describe_inspection
 from tokworkbench.cli import main
-from tokworkbench.core.models.frozen import FrozenLearner
+from tokworkbench.core.session.frozen import FrozenLearner
 
 spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"

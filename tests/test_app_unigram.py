@@ -148,7 +148,7 @@ def test_the_loss_plot_gives_every_round_a_bar_and_keeps_the_newest_when_thinned
 from textual.widgets import Input  # noqa: E402
 
 from recording import RecordingApp  # noqa: E402
-from tokworkbench.core.settings import Settings  # noqa: E402
+from tokworkbench.core.session.settings import Settings  # noqa: E402
 
 SIZES = [(160, 48), (80, 24)]
 COURSE = ["This is the Hugging Face Course.", "This chapter is about tokenization.",
@@ -168,7 +168,7 @@ def course_files(tmp_path):
 
 
 def course_app(paths, target=100, **settings) -> RecordingApp:
-    return RecordingApp(paths, Settings(model="unigram", algorithm="course", split="metaspace", seed_size=300,
+    return RecordingApp(paths, Settings(kind="unigram", algorithm="course", split="metaspace", seed_size=300,
                                         target=target, **settings))
 
 
@@ -291,7 +291,7 @@ async def test_unigram_is_chosen_in_the_settings_and_the_panes_follow(course_fil
         await pilot.press("y")
         await ready(app, pilot)
         settings = app.main.session.settings
-        assert (settings.model, settings.algorithm, settings.prune_fraction, settings.target) == \
+        assert (settings.kind, settings.algorithm, settings.prune_fraction, settings.target) == \
             ("unigram", "course", 0.2, 60)
         assert app.main.query_one("#pieces").display and not app.main.query_one("#pairs").display
         assert app.main.focused is app.main.query_one("#piece-table")
@@ -353,7 +353,7 @@ async def test_round_trips_the_byte_view_and_the_loss_plot_work_for_unigram(cour
 def test_settings_are_worded_and_reproduced_for_each_algorithm():
     from tokworkbench.app.labels import describe_settings, train_command
 
-    course = Settings(model="unigram", algorithm="course", split="metaspace", seed_size=300, prune_fraction=0.2)
+    course = Settings(kind="unigram", algorithm="course", split="metaspace", seed_size=300, prune_fraction=0.2)
     assert "unigram course" in describe_settings(course) and "prune 0.2" in describe_settings(course)
     command = train_command(course)
     assert "--model unigram --algorithm course" in command and "--prune-fraction 0.2" in command

@@ -14,7 +14,7 @@ from test_app_inspect import ready
 from test_app_dialogs import wait_for
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.cli import main
-from tokworkbench.core.models.frozen import FrozenLearner
+from tokworkbench.core.session.frozen import FrozenLearner
 
 tokenizers = pytest.importorskip("tokenizers")
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"

@@ -13,7 +13,7 @@ from tokworkbench.core import (
     TrainingError, load_corpus, pre_tokenizer,
 )
 from tokworkbench.core.errors import OutputError
-from tokworkbench.core.formats import modelfile
+from tokworkbench.core.registry import modelfile
 from tokworkbench.core.text.corpus import iter_documents
 
 

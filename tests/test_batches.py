@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from tokworkbench.core.batching import IGNORE, BatchSpec, document_stream, make_batch, save_npz, to_json
 from tokworkbench.core.compat import fingerprint
 from tokworkbench.core.errors import BatchError, RoleError
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles, encode_document
 
 VOCAB = ("<s>", "</s>", "<pad>", "<unk>", "我", "喜欢", "学习", "机器", "机器学习", "。", "你", "好")

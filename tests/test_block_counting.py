@@ -10,7 +10,7 @@ import tokworkbench.core.text.blocks as blocks
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import CorpusError, InvalidUtf8Error
-from tokworkbench.core.formats import modelfile
+from tokworkbench.core.registry import modelfile
 from tokworkbench.core.text.blocks import count_files, find_cut, plan_blocks
 from tokworkbench.core.text.chunks import count_chunks
 from tokworkbench.core.text.corpus import Skipped, iter_documents

@@ -13,10 +13,10 @@ import pytest
 from test_trainer_properties import _check_invariants, _state
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import flatchunks
-from tokworkbench.core.childrun import run_in_child
-from tokworkbench.core.session import FinishReason, Session
-from tokworkbench.core.settings import Settings
-from tokworkbench.core.snapshot import View
+from tokworkbench.core.session.childrun import run_in_child
+from tokworkbench.core.session.session import FinishReason, Session
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import View
 from tokworkbench.core.text.parallel import can_fork
 from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.core.transfer import SMALL_BUFFER, Arena, Rebuild, built, pack, unpack

@@ -7,8 +7,9 @@ import pytest
 from tokworkbench.app.labels import train_command
 from tokworkbench.cli import app_settings, build_parser, main
 from tokworkbench.core.errors import PatternError
-from tokworkbench.core.settings import Settings, unigram_sizes
-from tokworkbench.core.snapshot import View
+from tokworkbench.core.registry.kinds import unigram_sizes
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import View
 
 
 def settings_of(*argv):
@@ -86,7 +87,7 @@ async def test_the_readmes_unigram_command_trains_on_the_embedded_corpus():
 
 def test_given_unigram_sizes_are_kept_and_bpe_is_never_fitted():
     assert settings_of("--model", "unigram", "--seed-size", "3000").fitted(1424) == \
-        Settings(model="unigram", seed_size=3000, target=2200)
+        Settings(kind="unigram", seed_size=3000, target=2200)
     assert settings_of("--model", "unigram", "--target", "5000").fitted(1424).target == 5000
     assert settings_of().fitted(1424) == Settings()
 

@@ -9,7 +9,7 @@ import pytest
 
 from tokworkbench.cli import main
 from tokworkbench.core.compat import fingerprint
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text.samples import sample_paths
 
 TOKENS = "<s>\n</s>\n<pad>\n<unk>\n我\n喜欢\n学习\n机器\n机器学习\n。\n"

@@ -8,8 +8,8 @@ from hypothesis import assume, given, strategies as st
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer
 from tokworkbench.core.compat import compare, fingerprint
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles, with_roles
 
 ROLES = Roles(bos="<s>", eos="</s>", pad="<pad>", unk="<unk>")

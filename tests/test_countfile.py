@@ -11,7 +11,7 @@ import pytest
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import CountFileError
-from tokworkbench.core.formats.countfile import from_bytes, is_count_file, read_counts, to_bytes, write_counts
+from tokworkbench.core.files.countfile import from_bytes, is_count_file, read_counts, to_bytes, write_counts
 from tokworkbench.core.text.chunks import count_chunks
 from tokworkbench.core.text.corpus import iter_documents
 from tokworkbench.core.text.samples import sample_paths

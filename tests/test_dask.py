@@ -20,7 +20,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from tokworkbench.cli import main  # noqa: E402
 from tokworkbench.core import pre_tokenizer  # noqa: E402
-from tokworkbench.core.formats.countfile import read_counts  # noqa: E402
+from tokworkbench.core.files.countfile import read_counts  # noqa: E402
 from tokworkbench.core.text.blocks import find_cut  # noqa: E402
 from tokworkbench.core.text.chunks import count_chunks  # noqa: E402
 from tokworkbench.core.text.corpus import iter_documents, list_files  # noqa: E402

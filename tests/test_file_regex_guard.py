@@ -10,8 +10,8 @@ from hypothesis import given, strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import PatternTimeoutError
-from tokworkbench.core.formats.load import load_any
-from tokworkbench.core.formats.unigramfile import write_hf
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.formats.hf_unigram import write_hf
 from tokworkbench.core.text import pretokenize
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 

@@ -6,11 +6,11 @@ from hypothesis import given, strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import EncodeError, ExportError, VocabFileError
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.export import check
-from tokworkbench.core.formats.fixedfile import escape, parse_tokens, unescape
-from tokworkbench.core.formats.load import load_any
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.export import check
+from tokworkbench.core.fixed.modelfile import escape, parse_tokens, unescape
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles, decode, encode_content, encode_document
 
 VOCAB = ("<s>", "</s>", "<pad>", "<unk>", "我", "喜欢", "学习", "机器", "机器学习", "学", "习", "。")
@@ -94,7 +94,7 @@ def test_model_file_round_trip_and_export_refused(tmp_path):
     back = load_any(tmp_path / "m.json")
     assert back == m and back.special_tokens == ("<s>", "</s>", "<pad>", "<unk>", "。")
     for fmt in ("hf", "tiktoken", "minbpe"):
-        with pytest.raises(ExportError, match="this is a fixed model"):
+        with pytest.raises(ExportError, match="cannot hold this fixed vocabulary: no other format"):
             check(m, fmt)
 
 

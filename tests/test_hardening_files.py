@@ -15,12 +15,12 @@ import pytest
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import CountFileError, OutputError, TrainingError
-from tokworkbench.core.formats.countfile import from_bytes, read_counts, write_counts
+from tokworkbench.core.files.countfile import from_bytes, read_counts, write_counts
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.pretokenize import PRESETS
-from tokworkbench.core.formats.atomic import TMP_TAG
-from tokworkbench.core.formats.export import export
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.files.atomic import TMP_TAG
+from tokworkbench.core.registry.export import export
+from tokworkbench.core.registry.load import load_any
 
 TEXT = "the cat sat on the mat with the hat " * 30
 
@@ -203,8 +203,8 @@ def test_a_count_file_with_a_deeply_nested_header_is_one_line(tmp_path, capsys):
 
 def test_a_count_file_with_a_deeply_nested_header_does_not_stop_the_app_at_start(tmp_path):
     """The workbench opens a count file through Session.open, whose errors the app shows as a line."""
-    from tokworkbench.core.session import Session
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.session import Session
+    from tokworkbench.core.session.settings import Settings
 
     deep = b'{"format": "tokworkbench-counts", "version": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     path = count_file(tmp_path / "deep.npz", ["ab"], [1], header=deep)

@@ -14,9 +14,11 @@ from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import ExportError, ForeignModelError, PatternTimeoutError, WorkerError
-from tokworkbench.core.formats.export import check, export
-from tokworkbench.core.formats.hf import check_hf_pattern, from_hf, to_hf
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.formats.hf import from_hf
+from tokworkbench.core.formats.hf_bpe import to_hf
+from tokworkbench.core.formats.hf_common import check_hf_pattern
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.formats.minbpe import from_minbpe
 from tokworkbench.core.text.parallel import fork_map
 from tokworkbench.core.text.pretokenize import PreTokenizer, parse_split

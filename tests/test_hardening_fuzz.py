@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from mutations import set_at
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.export import FORMATS, check, export
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.export import FORMATS
+from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text import pretokenize
 
 TEXT = "the cat sat on the mat, the hat 123 — ÄÖÜ 😀 " * 10

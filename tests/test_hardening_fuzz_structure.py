@@ -20,11 +20,12 @@ import pytest
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.countfile import from_bytes as counts_from_bytes, to_bytes as counts_to_bytes
-from tokworkbench.core.formats.export import FORMATS, check, export
-from tokworkbench.core.formats.load import load_any
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.files.countfile import from_bytes as counts_from_bytes, to_bytes as counts_to_bytes
+from tokworkbench.core.registry.export import FORMATS
+from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text import pretokenize
 from tokworkbench.core.text.chunks import count_chunks

@@ -9,8 +9,8 @@ import pytest
 
 from tokworkbench.cli import main
 from tokworkbench.core import CorpusError, ModelFileError, TrainConfig, Trainer, load_corpus, pre_tokenizer
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text import corpus as corpus_module
 from tokworkbench.core.text.corpus import Skipped, iter_documents, read_regular
 
@@ -75,7 +75,7 @@ def test_reading_stops_at_the_limit(tmp_path):
 
 
 def test_a_model_file_over_its_limit_is_refused(tmp_path, monkeypatch):
-    from tokworkbench.core.formats import limits
+    from tokworkbench.core.files import limits
 
     path = tmp_path / "big.json"
     path.write_bytes(b" " * 2000 + b"{}")

@@ -18,10 +18,11 @@ from tokworkbench import cli
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import OutputError
-from tokworkbench.core.formats import atomic, modelfile
-from tokworkbench.core.formats.atomic import TMP_TAG, check_output, remove_stale_temps, write_atomic
-from tokworkbench.core.formats.export import export
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.files import atomic
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.files.atomic import TMP_TAG, check_output, remove_stale_temps, write_atomic
+from tokworkbench.core.registry.export import export
+from tokworkbench.core.registry.load import load_any
 
 TEXT = "the cat sat on the mat with the hat " * 30
 
@@ -210,7 +211,7 @@ def test_temp_files_are_named_and_stale_ones_removed(tmp_path):
 
 def test_a_killed_writer_leaves_a_temp_file_that_names_itself(tmp_path):
     """kill -9 during the write: the temp file says whose it is, and the next write removes it."""
-    code = ("import os, signal, sys; from tokworkbench.core.formats import atomic\n"
+    code = ("import os, signal, sys; from tokworkbench.core.files import atomic\n"
             "def die(*a): os.kill(os.getpid(), signal.SIGKILL)\n"
             "atomic.os.replace = die\n"
             f"atomic.write_atomic({str(tmp_path / 'm.json')!r}, b'data')\n")

@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import DecodeError, TrainingError
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.inspection.segments import text_spans
 from tokworkbench.core.inspection.vocab import (count_tokens, parse_query, search, token_info, vocab_of)
-from tokworkbench.core.models.frozen import FrozenLearner
+from tokworkbench.core.session.frozen import FrozenLearner
 from tokworkbench.core.models.protocol import Learner
-from tokworkbench.core.session import Session
-from tokworkbench.core.snapshot import View
+from tokworkbench.core.session.session import Session
+from tokworkbench.core.session.snapshot import View
 from tokworkbench.core.text.corpus import load_corpus
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.samples import sample_paths
@@ -165,7 +165,7 @@ def test_counts_are_indexed_by_outside_id(model):
 def test_the_browser_keeps_the_ids_of_kinds_without_rank_tables():
     """Unigram and fixed vocabularies number their specials first: every row keeps the model's
     own id (the browser had numbered the other tokens from 0)."""
-    from tokworkbench.core.models.fixed import FixedVocab
+    from tokworkbench.core.fixed.model import FixedVocab
     from tokworkbench.core.models.roles import Roles
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 
@@ -182,7 +182,7 @@ def test_the_browser_keeps_the_ids_of_kinds_without_rank_tables():
 
 
 def test_a_frozen_unigram_model_shows_its_pieces_and_rounds():
-    from tokworkbench.core.models.frozen import FrozenLearner
+    from tokworkbench.core.session.frozen import FrozenLearner
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 
     learner = UnigramLearner(["ab ab ba abba"], UnigramConfig(seed_size=12))

@@ -10,12 +10,12 @@ from tokenizers import Tokenizer as HFTokenizer
 
 from tokworkbench.core import TrainConfig, Trainer, load_corpus, pre_tokenizer, sample_paths
 from tokworkbench.core.errors import ExportError, ForeignModelError
-from tokworkbench.core.formats.export import check, export
-from tokworkbench.core.formats.hf import hf_pattern
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.formats.hf_common import hf_pattern
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.formats.tiktoken import tiktoken_encoding
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
-from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.bpe.model import Tokenizer
 
 HELD_OUT = [
     "The quick brown fox jumps over the lazy dog; it's 3:45pm, isn't it? We'LL see.",
@@ -180,7 +180,7 @@ def test_what_formats_cannot_express(corpus_texts):
 def test_foreign_files_that_cannot_be_read(tmp_path):
     p = tmp_path / "wp.json"
     p.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
-    with pytest.raises(ForeignModelError, match="only BPE models are supported"):
+    with pytest.raises(ForeignModelError, match="model type .WordPiece. is not one this tool reads"):
         load_any(p)
     t = tmp_path / "x.tiktoken"
     t.write_text("YQ== 0\n", encoding="ascii")

@@ -8,15 +8,16 @@ from hypothesis import given, settings, strategies as st
 
 from tokworkbench.core import TrainConfig, Trainer
 from tokworkbench.core.errors import DecodeError, ModelFileError, RoleError
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.hf import from_hf, to_hf
-from tokworkbench.core.formats.load import load_any
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.formats.hf import from_hf
+from tokworkbench.core.formats.hf_bpe import to_hf
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.models.roles import (
     Roles, decode, encode_content, encode_document, role_ids, with_boundaries, with_roles,
 )
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.settings import Settings
 
 SPECIALS = ("<s>", "</s>", "<pad>", "<unk>")
 ROLES = Roles(bos="<s>", eos="</s>", pad="<pad>", unk="<unk>")
@@ -170,7 +171,7 @@ def test_hf_export_adds_boundaries_pads_and_keeps_ids(units):
 
 # -- the session ---------------------------------------------------------------------------------
 def test_session_roles_need_no_retraining_and_are_saved(tmp_path):
-    from tokworkbench.core.session import Session
+    from tokworkbench.core.session.session import Session
 
     (tmp_path / "c.txt").write_text(TEXT * 5, encoding="utf-8")
     s = Session.open([str(tmp_path / "c.txt")], Settings(target=300, special_tokens=SPECIALS))
@@ -212,10 +213,10 @@ def test_a_unigram_model_takes_the_unk_role_and_its_file_keeps_it(tmp_path):
     take one); the model file records it, and the fingerprint sees it."""
     from tokworkbench.core.compat import fingerprint
     from tokworkbench.core.errors import RoleError
-    from tokworkbench.core.formats import modelfile
+    from tokworkbench.core.registry import modelfile
     from tokworkbench.core.models.roles import Roles, with_roles
-    from tokworkbench.core.session import Session
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.session import Session
+    from tokworkbench.core.session.settings import Settings
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 
     plain = UnigramLearner(["ab ab ba"], UnigramConfig(seed_size=10)).model()
@@ -225,7 +226,7 @@ def test_a_unigram_model_takes_the_unk_role_and_its_file_keeps_it(tmp_path):
     assert modelfile.load(path).roles == Roles(unk="<unk>")
     docs = tmp_path / "c.txt"
     docs.write_text("ab ab ba abba", encoding="utf-8")
-    session = Session.open([str(docs)], Settings(model="unigram", split="metaspace", seed_size=20, target=10))
+    session = Session.open([str(docs)], Settings(kind="unigram", split="metaspace", seed_size=20, target=10))
     session.set_roles(Roles(unk="<unk>"))
     assert session.model().roles.unk == "<unk>"
     with pytest.raises(RoleError, match="not a special token"):

@@ -6,8 +6,8 @@ from recording import RecordingApp
 from test_app_history import wait_until
 from test_app_unigram import course_app, course_files  # noqa: F401  (a fixture)
 from tokworkbench.app.labels import describe_stop
-from tokworkbench.core.session import FinishReason, RunFinished, Session
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.session import FinishReason, RunFinished, Session
+from tokworkbench.core.session.settings import Settings
 
 
 def test_the_stop_line_names_why_the_run_stopped():
@@ -19,7 +19,7 @@ def test_the_stop_line_names_why_the_run_stopped():
 
 
 def test_unigram_n_stops_at_the_target_as_a_run_does(course_files):  # noqa: F811
-    session = Session.open(course_files, Settings(model="unigram", algorithm="course", split="metaspace",
+    session = Session.open(course_files, Settings(kind="unigram", algorithm="course", split="metaspace",
                                                   seed_size=300, target=100))
     session.set_target(session.learner.vocab_size - 1)  # one round reaches it
     target = session.settings.target

@@ -6,10 +6,10 @@ import threading
 import pytest
 
 from tokworkbench.core import sample_paths
-from tokworkbench.core.childrun import run_in_child
-from tokworkbench.core.session import FinishReason, Session
-from tokworkbench.core.settings import Settings
-from tokworkbench.core.snapshot import View
+from tokworkbench.core.session.childrun import run_in_child
+from tokworkbench.core.session.session import FinishReason, Session
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import View
 from tokworkbench.core.text.parallel import can_fork
 
 

@@ -2,12 +2,12 @@
 
 import pytest
 
-from tokworkbench.core.childrun import run_in_child
+from tokworkbench.core.session.childrun import run_in_child
 from tokworkbench.core.errors import ExportError, TrainingError
-from tokworkbench.core.formats.load import load_any
-from tokworkbench.core.session import FinishReason, Session
-from tokworkbench.core.settings import Settings
-from tokworkbench.core.snapshot import View
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.session.session import FinishReason, Session
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import View
 from tokworkbench.core.text.samples import sample_paths
 
 

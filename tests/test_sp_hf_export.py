@@ -12,8 +12,8 @@ import pytest
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import ExportError
-from tokworkbench.core.formats.export import export
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry.export import export
+from tokworkbench.core.registry.load import load_any
 
 spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
 tokenizers = pytest.importorskip("tokenizers")

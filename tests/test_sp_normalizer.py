@@ -12,8 +12,11 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
-from tokworkbench.core.formats.load import load_any
-from tokworkbench.core.formats.unigramfile import _message, from_json, save_text, write_hf
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.formats.hf_unigram import write_hf
+from tokworkbench.core.formats.sentencepiece import _message
+from tokworkbench.core.files.envelope import dumps
+from tokworkbench.core.unigram.modelfile import from_json, to_json
 from tokworkbench.core.text.charsmap import read_charsmap
 
 spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
@@ -127,7 +130,7 @@ def test_sentencepieces_normalizer_is_not_idempotent(models):
 def test_our_file_keeps_the_normalizer(models, tmp_path):
     path, sp = models["nmt_nfkc"]
     model = _ours(path)
-    doc = json.loads(save_text(model))
+    doc = json.loads(dumps(to_json(model)))
     assert doc["model_normalizer"]["type"] == "sentencepiece"
     again = from_json(doc)
     assert again.text_normalizer == model.text_normalizer
@@ -299,7 +302,7 @@ def test_albert_normalizer_on_held_out_text(hf_albert):
 def test_our_file_keeps_an_hf_normalizer(hf_t5):
     path, hf = hf_t5
     model = _ours(path)
-    again = from_json(json.loads(save_text(model)))
+    again = from_json(json.loads(dumps(to_json(model))))
     assert again == model and hash(again) == hash(model)  # the model stays hashable with HF's spec in it
     for text in TRICKY:
         assert again.encode(text) == hf.encode(text, add_special_tokens=False).ids, repr(text)
@@ -308,11 +311,11 @@ def test_our_file_keeps_an_hf_normalizer(hf_t5):
 def test_replay_of_a_model_with_its_own_normalizer_is_refused(models):
     """No session setting normalizes as nmt_nfkc does, so the replay would segment other text."""
     from tokworkbench.core.errors import TrainingError
-    from tokworkbench.core.session import Session
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.session import Session
+    from tokworkbench.core.session.settings import Settings
 
     session = Session.open([str(SAMPLES / "01_en_genesis_kjv.txt")],
-                           Settings(model="unigram", split="metaspace", seed_size=600, target=300))
+                           Settings(kind="unigram", split="metaspace", seed_size=600, target=300))
     with pytest.raises(TrainingError, match=r"its own normalizer \(sentencepiece nmt_nfkc"):
         session.replay(_ours(models["nmt_nfkc"][0]), "sp.model")
 

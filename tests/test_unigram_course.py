@@ -10,7 +10,7 @@ import pytest
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import TrainingError
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 from tokworkbench.core.unigram.course import COURSE_START_COST
 from tokworkbench.core.unigram.viterbi import Vocab, viterbi
@@ -168,16 +168,16 @@ def test_lattice_marks_the_course_start_cost():
 
 
 def test_settings_build_a_unigram_learner():
-    settings = Settings(model="unigram", split="metaspace", seed_size=300, target=100)
+    settings = Settings(kind="unigram", split="metaspace", seed_size=300, target=100)
     learner = settings.learner(COURSE)
     assert learner.kind == "unigram" and learner.loss == 413.10377642940875
     assert learner.steps_for_vocab(100) == 11
     with pytest.raises(TrainingError, match="distinct characters"):
         learner.steps_for_vocab(10)
     with pytest.raises(TrainingError):
-        Settings(model="unigram", algorithm="nope").config()
+        Settings(kind="unigram", algorithm="nope").config()
     with pytest.raises(TrainingError):
-        Settings(model="trigram").config()
+        Settings(kind="trigram").config()
 
 
 def test_bad_settings_are_one_clear_error():
@@ -289,10 +289,10 @@ def test_cli_roles_on_unigram_are_unk_only_and_recorded(course_files, tmp_path, 
 
 def test_settings_refuse_special_tokens_for_unigram():
     from tokworkbench.core.errors import TrainingError
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.settings import Settings
 
     with pytest.raises(TrainingError, match="one special token is <unk>"):
-        Settings(model="unigram", split="metaspace", special_tokens=("<s>",)).config()
+        Settings(kind="unigram", split="metaspace", special_tokens=("<s>",)).config()
 
 
 # -- one long word (issue 28, item 8) ----------------------------------------------------------

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.export import check, export
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text.pretokenize import parse_split
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner, UnigramModel
 
@@ -152,7 +152,7 @@ def test_corrupt_unigram_files_are_one_line(trained, tmp_path, capsys, change, m
 
 
 def test_nan_score_is_refused(trained, tmp_path):
-    text = trained[1].read_text(encoding="utf-8").replace('"<unk>",\n   0.0', '"<unk>",\n   NaN', 1)
+    text = trained[1].read_text(encoding="utf-8").replace('["<unk>",0.0]', '["<unk>",NaN]', 1)
     assert "NaN" in text
     bad = tmp_path / "nan.json"
     bad.write_text(text, encoding="utf-8")
@@ -161,7 +161,7 @@ def test_nan_score_is_refused(trained, tmp_path):
 
 
 def test_hf_unigram_we_cannot_reproduce_is_refused(trained, tmp_path):
-    doc = json.loads(json.dumps(__import__("tokworkbench.core.formats.unigramfile", fromlist=["to_hf"]).to_hf(trained[0])))
+    doc = json.loads(json.dumps(__import__("tokworkbench.core.formats.hf_unigram", fromlist=["to_hf"]).to_hf(trained[0])))
     for key, value, message in [("unk_id", 10**6, "'unk_id' is 1000000"), ("unk_id", None, "'unk_id' is None"),
                                 ("byte_fallback", True, "byte_fallback")]:
         bad = json.loads(json.dumps(doc))

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import ExportError, ForeignModelError
-from tokworkbench.core.formats.load import load_any
-from tokworkbench.core.formats.unigramfile import to_hf, write_hf
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.formats.hf_unigram import to_hf, write_hf
 from tokworkbench.core.models.roles import encode_document
 from tokworkbench.core.unigram import UnigramModel
 
@@ -97,7 +97,7 @@ def test_sentencepiece_default_normalizer_opens_and_a_damaged_map_is_refused_in_
     assert main(["inspect", str(tmp_path / "nfkc.model")]) == 0  # nmt_nfkc: the model's own normalizer
     capsys.readouterr()
     raw = bytearray((tmp_path / "nfkc.model").read_bytes())
-    from tokworkbench.core.formats.unigramfile import _message
+    from tokworkbench.core.formats.sentencepiece import _message
     blob = dict(_message(next(v for n, v in _message(bytes(raw)) if n == 3)))[2]
     at = bytes(raw).find(blob)
     raw[at : at + 4] = (len(blob) * 2).to_bytes(4, "little")  # the trie claims more than the blob holds
@@ -222,12 +222,12 @@ def test_hf_non_special_added_token_is_refused(hf_file, tmp_path):
 
 
 def test_replaying_a_sentencepiece_model_takes_its_matched_pieces_only(sp_model):
-    from tokworkbench.core.session import Session
-    from tokworkbench.core.settings import Settings
+    from tokworkbench.core.session.session import Session
+    from tokworkbench.core.session.settings import Settings
 
     model = load_any(sp_model[0])
     session = Session.open([str(SAMPLES / "01_en_genesis_kjv.txt")],
-                           Settings(model="unigram", split="metaspace", seed_size=600, target=300))
+                           Settings(kind="unigram", split="metaspace", seed_size=600, target=300))
     session.replay(model, "sp.model")
     pieces = set(session.learner.state.pieces)
     assert not {"<unk>", "<s>", "</s>"} & pieces and {"ing", "▁the"} <= pieces
@@ -235,11 +235,11 @@ def test_replaying_a_sentencepiece_model_takes_its_matched_pieces_only(sp_model)
 
 def test_our_file_keeps_what_a_sentencepiece_model_is(sp_model, tmp_path):
     """Specials, the unknown piece, roles, user-defined pieces and float32 sums survive our file."""
-    from tokworkbench.core.formats.unigramfile import save_text
+    from tokworkbench.core.registry.modelfile import save
 
     model = load_any(sp_model[0])
     path = tmp_path / "ours.json"
-    path.write_bytes(save_text(model))
+    save(model, path)
     again = load_any(path)
     assert again == model and again.float32 and again.user_defined == model.user_defined
     line = "━" * 79  # two segmentations tie in real numbers: float32 sums pick SentencePiece's

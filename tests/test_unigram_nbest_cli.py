@@ -9,7 +9,7 @@ import pytest
 
 from test_unigram_imports import sp_model  # noqa: F401 (fixture)
 from tokworkbench.cli import main
-from tokworkbench.core.formats.load import load_any
+from tokworkbench.core.registry.load import load_any
 
 UNKNOWN = "☃☃☃ zz ⌘⌘ and 🦜🦜"  # characters the model has never seen, in runs
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokworkbench.core.session import Session
-from tokworkbench.core.settings import Settings
-from tokworkbench.core.snapshot import View
+from tokworkbench.core.session.session import Session
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import View
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner, lattice
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
@@ -16,7 +16,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
 
 def test_session_steps_undoes_and_draws(tmp_path):
     paths = [str(SAMPLES / "03_udhr_article1.txt"), str(SAMPLES / "08_ru_fortunes.txt")]
-    session = Session.open(paths, Settings(model="unigram", split="metaspace", seed_size=900, target=500))
+    session = Session.open(paths, Settings(kind="unigram", split="metaspace", seed_size=900, target=500))
     snap = session.snapshot(View(doc=1, size=300))
     assert snap.kind == "unigram" and snap.steps == 0 and snap.vocab_size == 900
     assert snap.history[0].round == 0 and snap.next_rows[0].removed_next
@@ -83,8 +83,8 @@ def test_round_trip_on_arbitrary_text(text):
 
 
 def test_replay_a_unigram_model_on_the_corpus(tmp_path):
-    from tokworkbench.core.formats.export import export
-    from tokworkbench.core.formats.load import load_any
+    from tokworkbench.core.registry.export import export
+    from tokworkbench.core.registry.load import load_any
 
     texts = [(SAMPLES / name).read_text(encoding="utf-8") for name in ("02_en_devils_dictionary.txt",
                                                                        "03_udhr_article1.txt")]
@@ -93,7 +93,7 @@ def test_replay_a_unigram_model_on_the_corpus(tmp_path):
     export(other.model(), "hf", tmp_path / "t.json")
     model = load_any(tmp_path / "t.json")  # a HF tokenizer.json Unigram model
     session = Session.open([str(SAMPLES / "01_en_genesis_kjv.txt")],
-                           Settings(model="unigram", split="metaspace", seed_size=600, target=300))
+                           Settings(kind="unigram", split="metaspace", seed_size=600, target=300))
     session.step()
     assert session.replay(model, "t.json") == 1
     learner = session.learner
@@ -116,6 +116,6 @@ def test_replay_refuses_a_bpe_model_on_a_unigram_session():
 
     bpe = train(["abc abc"], TrainConfig(), merges=2).tokenizer()
     session = Session.open([str(SAMPLES / "03_udhr_article1.txt")],
-                           Settings(model="unigram", split="metaspace", seed_size=600))
+                           Settings(kind="unigram", split="metaspace", seed_size=600))
     with pytest.raises(TrainingError, match="like with like"):
         session.replay(bpe, "x")

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.inspection.roundtrip import round_trip
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 

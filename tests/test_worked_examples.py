@@ -5,7 +5,7 @@ import unicodedata
 
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.formats import modelfile
+from tokworkbench.core.registry import modelfile
 from tokworkbench.core.text.normalize import normalize
 
 EX1 = "the theme of the theory is the thesis the theatre theme"

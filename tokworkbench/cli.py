@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from tokworkbench.core.errors import Terminated
-from tokworkbench.core.formats import modelfile
+from tokworkbench.core.registry import modelfile
 from tokworkbench.core.text.corpus import (
     Skipped, decode_document, describe_size, iter_documents, list_files, read_capped, read_document,
 )
@@ -27,17 +27,18 @@ from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.core.errors import (
     CorpusError, ExportError, InvalidUtf8Error, NeedsPatternError, OutputError, TokWorkbenchError, TrainingError,
 )
-from tokworkbench.core.formats.atomic import check_output
-from tokworkbench.core.formats.export import FORMATS, check_export_outputs, export
-from tokworkbench.core.formats.hf import check_hf_specials
+from tokworkbench.core.files.atomic import check_output
+from tokworkbench.core.registry.export import FORMATS
+from tokworkbench.core.registry.export import check_export_outputs, export
+from tokworkbench.core.formats.hf_bpe import check_hf_specials
 from tokworkbench.core.errors import InvalidUtf8DecodeError, TokenLimitError
 from tokworkbench.core.errors import ClusterError, CountFileError
-from tokworkbench.core.formats.countfile import read_counts, write_counts
+from tokworkbench.core.files.countfile import read_counts, write_counts
 from tokworkbench.core.text.blocks import count_files
 from tokworkbench.core.text.corpus import require_text
 from tokworkbench.core.bpe.gcpause import collector_paused
-from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES
-from tokworkbench.core.formats.load import model_inputs, open_model
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES
+from tokworkbench.core.registry.load import model_inputs, open_model
 from tokworkbench.core.formats.presets import is_preset, preset_named, preset_ranks
 from tokworkbench.core.errors import ModelFileError
 from tokworkbench.core.text.normalize import NORMALIZERS
@@ -45,11 +46,12 @@ from tokworkbench.core.text.pretokenize import parse_split
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 from tokworkbench.serve import MAX_SESSIONS
 from tokworkbench.core.bpe.trainer import TrainConfig, Trainer, train
-from tokworkbench.core.formats.historycsv import write_history_csv, write_rounds_csv
+from tokworkbench.core.files.historycsv import write_history_csv, write_rounds_csv
 from tokworkbench.core.unigram.learner import ALGORITHMS, EM_SEED_SIZE, UnigramConfig, UnigramLearner
 from tokworkbench.core.unigram.sampling import unigram_nbest, unigram_sample
 from tokworkbench.core.inspection.escape import json_printable, printable, quote
-from tokworkbench.core.settings import CUSTOM, DEFAULT_TARGET, FIT, MODELS, Settings
+from tokworkbench.core.registry.kinds import TRAINABLE
+from tokworkbench.core.session.settings import CUSTOM, DEFAULT_TARGET, FIT, Settings
 from tokworkbench.core.inspection.roundtrip import parse_ids
 from tokworkbench.engines.remote import is_url
 from tokworkbench.core.models.roles import decode as decode_ids, encode_document, with_boundaries, with_roles
@@ -205,7 +207,7 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
     parser.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens, e.g. '<|endoftext|>'")
     uni = parser.add_argument_group("Unigram", "with --model unigram (units are characters; <unk> is id 0)")
-    uni.add_argument("--model", choices=MODELS, default="bpe", dest="model_kind",
+    uni.add_argument("--model", choices=TRAINABLE, default="bpe", dest="model_kind",
                      help="bpe (the default) or unigram")
     uni.add_argument("--algorithm", choices=ALGORITHMS, default="course",
                      help="course: the HF course's pruning, step by step; em: SentencePiece-style EM (default: course)")
@@ -385,7 +387,7 @@ def app_settings(args) -> Settings:
 
 
 def _unigram_settings(args) -> dict:
-    return {"model": args.model_kind, "algorithm": args.algorithm, "seed_size": _seed_size(args),
+    return {"kind": args.model_kind, "algorithm": args.algorithm, "seed_size": _seed_size(args),
             "prune_fraction": args.prune_fraction, "shrinking_factor": args.shrinking_factor,
             "sub_iterations": args.sub_iterations, "max_piece_length": args.max_piece_length}
 
@@ -507,7 +509,7 @@ def _train_unigram(args) -> int:
     if args.seed_size is None and args.algorithm == "course":  # fitted to the corpus, as the workbench fits it
         docs = list(docs)
         chars = len(set().union(*map(set, docs)))
-        seed = Settings(model="unigram", seed_size=config.seed_size).fitted(chars, ("seed_size",)).seed_size
+        seed = Settings(kind="unigram", seed_size=config.seed_size).fitted(chars, ("seed_size",)).seed_size
         config = dataclasses.replace(config, seed_size=seed)
     return _run_unigram(args, config, docs, None, report, started)
 

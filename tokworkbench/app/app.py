@@ -10,7 +10,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from tokworkbench.core.models.protocol import Model
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.app.actions import ACTIONS, key_names
 from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
 from tokworkbench.app.loading import ModelLoader

@@ -13,8 +13,8 @@ from textual.widgets import TabbedContent
 
 from tokworkbench.core.batching import save_npz
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.formats.load import open_model
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.registry.load import open_model
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.app import messages as msg
 from tokworkbench.app.dialogs import ConfirmDialog, ExportDialog, OpenDialog, PromptDialog, ReplayDialog, SettingsDialog

@@ -2,8 +2,8 @@
 
 import shlex
 
-from tokworkbench.core.session import FinishReason, RunFinished
-from tokworkbench.core.settings import CUSTOM, Settings
+from tokworkbench.core.session.session import FinishReason, RunFinished
+from tokworkbench.core.session.settings import CUSTOM, Settings
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:
@@ -18,7 +18,7 @@ def step_noun(kind: str) -> str:
 
 def describe_settings(s: Settings) -> str:
     split = f"/{s.pattern}/" if s.split == CUSTOM else s.split
-    if s.model == "unigram":
+    if s.kind == "unigram":
         pruning = f"prune {s.prune_fraction:g}" if s.algorithm == "course" else f"keep {s.shrinking_factor:g}"
         return (f"unigram {s.algorithm} · normalizer {s.normalizer} · split {split} · seed {s.seed_size:,} · "
                 f"{pruning} · target {s.target:,}")
@@ -68,7 +68,7 @@ def describe_stop(finished: RunFinished, kind: str = "bpe") -> str:
 def train_command(s: Settings) -> str:
     """The command line that trains what these settings train, to reproduce a session."""
     split = f"regex:{s.pattern}" if s.split == CUSTOM else s.split
-    if s.model == "unigram":
+    if s.kind == "unigram":
         words = ["tokworkbench", "train", "PATH...", "--model", "unigram", "--algorithm", s.algorithm,
                  "--normalize", s.normalizer, "--split", split, "--vocab-size", str(s.target),
                  "--seed-size", str(s.seed_size)]

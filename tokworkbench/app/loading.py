@@ -6,8 +6,8 @@ from pathlib import Path
 from collections.abc import Callable
 
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.session import Session
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.session import Session
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.text.corpus import list_files, load_corpus
 from tokworkbench.app import messages as msg

@@ -22,16 +22,16 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tokworkbench.core.childrun import run_in_child
+from tokworkbench.core.session.childrun import run_in_child
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from tokworkbench.core.models.protocol import Model
-from tokworkbench.core.session import FinishReason, RunFinished, Session
-from tokworkbench.core.settings import Settings
+from tokworkbench.core.session.session import FinishReason, RunFinished, Session
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.models.roles import with_roles
 from tokworkbench.core.heap import settle
-from tokworkbench.core.snapshot import Snapshot, View
+from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.app import messages as msg
 from tokworkbench.app.actions import ACTIONS, Need, Situation, key_names, lookup
@@ -162,11 +162,11 @@ class MainScreen(FileFlows, Screen):
     @property
     def kind(self) -> str:
         """The model kind on screen: the session's, else the kind being loaded."""
-        return self.session.learner.kind if self.session is not None else self.settings.model
+        return self.session.learner.kind if self.session is not None else self.settings.kind
 
     def on_mount(self) -> None:
         self._check_size(self.app.size.width, self.app.size.height)
-        self._show_kind(self.settings.model)
+        self._show_kind(self.settings.kind)
         self.start_load(self.paths, None, self.settings)
 
     def _show_kind(self, kind: str) -> None:

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from tokworkbench.core.session import RunFinished, RunProgress, Session
+from tokworkbench.core.session.session import RunFinished, RunProgress, Session
 from tokworkbench.core.inspection.vocab import TokenCounts
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 
 
 @dataclass

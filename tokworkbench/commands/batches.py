@@ -10,8 +10,8 @@ import unicodedata
 
 from tokworkbench.core.batching import IGNORE, BatchSpec, document_ids, make_batch, save_json, save_npz, to_json
 from tokworkbench.core.errors import BatchError
-from tokworkbench.core.formats.atomic import check_output, write_atomic
-from tokworkbench.core.formats.load import model_inputs
+from tokworkbench.core.files.atomic import check_output, write_atomic
+from tokworkbench.core.registry.load import model_inputs
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.text.corpus import Skipped, iter_documents, list_files
 from tokworkbench.commands.common import add_model_options, emit, emit_json, load

@@ -2,8 +2,8 @@
 
 import argparse
 
-from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES
-from tokworkbench.core.formats.load import open_model
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES
+from tokworkbench.core.registry.load import open_model
 from tokworkbench.core.models.roles import ROLES, Roles
 
 SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,regex:PATTERN}"

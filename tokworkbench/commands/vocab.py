@@ -8,11 +8,11 @@ import argparse
 from pathlib import Path
 
 from tokworkbench.core.compat import fingerprint
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.atomic import check_output
-from tokworkbench.core.formats.fixedfile import parse_tokens
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.files.atomic import check_output
+from tokworkbench.core.fixed.modelfile import parse_tokens
 from tokworkbench.core.inspection.escape import quote
-from tokworkbench.core.models.fixed import FixedVocab
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.text.corpus import read_document
 from tokworkbench.commands.common import add_role_options, emit, roles_from
 

@@ -16,7 +16,7 @@ from tokworkbench.core.errors import (
     TrainingError,
 )
 from tokworkbench.core.text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
-from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.bpe.trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
 
 __all__ = [

@@ -11,7 +11,7 @@ from textual.widgets import Button, Input, Label, Select
 from tokworkbench.core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.models.roles import ROLES, Roles
-from tokworkbench.core.settings import CUSTOM, FIT, Settings
+from tokworkbench.core.session.settings import CUSTOM, FIT, Settings
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.pretokenize import PRESETS
 from tokworkbench.core.units import Units
@@ -73,7 +73,7 @@ class SettingsDialog(Dialog):
         super().__init__()
         self.settings = settings
         self.chars = chars
-        self._kind = settings.model
+        self._kind = settings.kind
         """The kind the fields were last set for: a change from it proposes the new kind's usual fields."""
 
     def compose(self) -> ComposeResult:
@@ -84,7 +84,7 @@ class SettingsDialog(Dialog):
             with VerticalScroll(id="settings-body"):
                 with Grid(id="settings-grid"):
                     yield Label("model")
-                    yield FieldSelect([(label, k) for k, label in MODEL_CHOICES.items()], value=s.model,
+                    yield FieldSelect([(label, k) for k, label in MODEL_CHOICES.items()], value=s.kind,
                                  allow_blank=False, id="model")
                     yield Label("units")
                     yield FieldSelect([(label, u.value) for u, label in UNIT_CHOICES.items()],
@@ -160,7 +160,7 @@ class SettingsDialog(Dialog):
                     self.query_one(f"#{field}", Select).value = value  # whitespace runs at Δloss 0
             seed, target = self.query_one("#seed_size", Input), self.query_one("#target", Input)
             if event.value == "unigram" and self.chars and seed.value.isdigit() and target.value.isdigit():
-                fitted = Settings(model="unigram", seed_size=int(seed.value), target=int(target.value)).fitted(
+                fitted = Settings(kind="unigram", seed_size=int(seed.value), target=int(target.value)).fitted(
                     self.chars, FIT)  # the command line's rule: room for substrings beside the characters
                 seed.value, target.value = str(fitted.seed_size), str(fitted.target)
         self._show_command()
@@ -208,7 +208,7 @@ class SettingsDialog(Dialog):
             return str(exc)
         changes = {}
         kind = self.query_one("#model", Select).value
-        if kind == "unigram" or self.settings.model == "unigram":
+        if kind == "unigram" or self.settings.kind == "unigram":
             try:
                 seed_size = int(self.query_one("#seed_size", Input).value)
             except ValueError:
@@ -222,7 +222,7 @@ class SettingsDialog(Dialog):
                     return f"{name} must be a number, e.g. {example}"
                 if not 0 < fractions[field] < 1:
                     return f"{name} must be between 0 and 1, e.g. {example}"
-            changes = dict(model=kind, algorithm=self.query_one("#algorithm", Select).value,
+            changes = dict(kind=kind, algorithm=self.query_one("#algorithm", Select).value,
                            seed_size=seed_size, **fractions)
         return self.settings.with_(
             units=Units.CHAR if kind == "unigram" else Units(self.query_one("#units", Select).value),

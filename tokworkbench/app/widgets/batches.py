@@ -29,7 +29,7 @@ from textual.widgets import Static
 from tokworkbench.core.batching import Batch, BatchSpec, document_ids, make_batch
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.models.roles import role_ids
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.batchdraw import BOUNDARY, IGNORE, LABEL, draw_allowed, draw_grid, draw_stream, grid_layout, row_lines
 from tokworkbench.app.dialogs.export import folder_problem
 from tokworkbench.app.dialogs.prompt import PromptDialog

@@ -5,7 +5,7 @@ from textual.reactive import var
 from tokworkbench.core.inspection.escape import hex_bytes
 from tokworkbench.core.inspection.hexview import char_rows
 from tokworkbench.core.inspection.roundtrip import round_trip
-from tokworkbench.core.snapshot import Snapshot, selected_line
+from tokworkbench.core.session.snapshot import Snapshot, selected_line
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.app.widgets.rowsview import RowsView
 

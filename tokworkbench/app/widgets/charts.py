@@ -8,7 +8,7 @@ from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Label, Sparkline, Static
 
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import RoundRow
 from tokworkbench.app.labels import plural
 

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from tokworkbench.core.compat import Comparison, compare
 from tokworkbench.core.inspection.roundtrip import RoundTrip, round_trip
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.labels import plural
 from tokworkbench.app.render import Palette, draw_tokens, palette_of
 

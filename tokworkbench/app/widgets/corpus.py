@@ -9,7 +9,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tokworkbench.core.inspection.segments import pair_occurrences
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.text.corpus import CorpusStats
 from tokworkbench.app.labels import plural, step_noun
 from tokworkbench.app.messages import CorpusClicked, DocumentSelected

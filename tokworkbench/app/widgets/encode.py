@@ -21,7 +21,7 @@ from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
 from tokworkbench.core.models.roles import decode as decode_ids
 from tokworkbench.core.models.roles import encode_document, hidden_ids, role_ids
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.messages import EncodeChanged
 from tokworkbench.app.render import Palette, palette_of, style_runs
 from tokworkbench.app.widgets.steady_input import SteadyInput

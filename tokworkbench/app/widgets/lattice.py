@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import visible
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import Lattice
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import LatticeWordShown

@@ -4,7 +4,7 @@ snapshot brings the newest rows, and the others are asked for when they come on 
 from textual.binding import Binding
 from textual.reactive import var
 
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import HistoryWanted, RewindTo
 from tokworkbench.core.inspection.escape import visible

@@ -7,7 +7,7 @@ from textual.widgets import Input
 
 from tokworkbench.core.bpe.trainer import PairRow
 from tokworkbench.core.inspection.escape import hex_bytes
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PairSelected
 from tokworkbench.core.inspection.escape import visible

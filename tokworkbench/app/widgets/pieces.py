@@ -10,7 +10,7 @@ from textual.widgets import Input
 
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.inspection.vocab import TokenCounts
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import PieceRow
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PieceSelected

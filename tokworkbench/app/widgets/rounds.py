@@ -5,7 +5,7 @@ as every merge is in the merge history."""
 from textual.binding import Binding
 
 from tokworkbench.core.inspection.escape import visible
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import RoundRow
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import RewindTo

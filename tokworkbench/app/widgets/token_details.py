@@ -8,7 +8,7 @@ from textual.widgets import Static
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import hex_bytes, quote
 from tokworkbench.core.inspection.vocab import TokenCounts, TokenInfo, token_info
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 
 
 def describe_token(info: TokenInfo, counts: TokenCounts | None = None, steps: int = 0) -> Text:

@@ -12,7 +12,7 @@ from textual.widgets import Input
 
 from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.inspection.vocab import ORDERS, TokenCounts, VocabPage, search, vocab_of
-from tokworkbench.core.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CountTokens, TokenSelected
 from tokworkbench.app.widgets.rowsview import RowsView

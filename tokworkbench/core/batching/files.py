@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tokworkbench.core.formats.atomic import write_atomic
+from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.batching.batch import Batch
 
 

@@ -26,7 +26,7 @@ from tokworkbench.core.bpe.gcpause import collector_paused
 from tokworkbench.core.text.normalize import check_normalizer
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
-from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.units import Units

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tokworkbench.core.errors import ModelFileError
-from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.text.pretokenize import parse_split
-from tokworkbench.core.formats.limits import MAX_MODEL_FILE_BYTES, MAX_TOKEN_BYTES, read_model_file
+from tokworkbench.core.files.limits import MAX_MODEL_FILE_BYTES, MAX_TOKEN_BYTES, read_model_file
 from tokworkbench.core.formats.tiktoken import cached_ranks_tokenizer
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/"

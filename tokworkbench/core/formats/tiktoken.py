@@ -28,11 +28,11 @@ from pathlib import Path
 from tokworkbench.core.bpe.encode import lowest_rank_parts as tiktoken_parts
 from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, NeedsPatternError
 from tokworkbench.core.models.idmap import IdMap
-from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, parse_split
-from tokworkbench.core.formats import derivedcache
-from tokworkbench.core.formats.atomic import write_atomic_all
-from tokworkbench.core.formats.limits import (MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json,
+from tokworkbench.core.files import derivedcache
+from tokworkbench.core.files.atomic import write_atomic_all
+from tokworkbench.core.files.limits import (MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json,
                      read_model_file, whole_number)
 
 COMPANION_FORMAT = "tokworkbench-tiktoken"

@@ -1,43 +1,29 @@
-"""The tokworkbench model file: versioned JSON, written atomically, validated on load.
+"""Our BPE model file: the envelope (files/envelope.py) with the merges inside.
 
 Merges are stored as [left_id, right_id] in rank order; the vocabulary is always rebuilt from
 them (as minbpe does), so a file cannot disagree with itself about what a token is. Loading
-checks every field and the length of every token (limits.py) before any token is built.
-Special-token roles are recorded as {"bos": "<s>", …}, each naming a special token. A
-`"model"` field names the kind; without it the file is BPE, and "fixed" is read by fixedfile.py.
+checks every field and the length of every token (files/limits.py) before any token is built.
+Special-token roles are recorded as {"bos": "<s>", …}, each naming a special token. A file
+without a `"model"` field is BPE (the first files had none).
 """
 
-import json
-from pathlib import Path
-
-from tokworkbench.core.formats import unigramfile
-from tokworkbench.core.formats.atomic import write_atomic
-from tokworkbench.core.formats.limits import (MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, parse_json,
-                     read_model_file, read_pre_tokenizer)
-from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
-from tokworkbench.core.text.normalize import NORMALIZERS
+from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
-from tokworkbench.core.models.tokenizer import Tokenizer
-from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.units import Units
 from tokworkbench.core.bpe.trainer import MergeRecord
+from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
+from tokworkbench.core.files.envelope import header
+from tokworkbench.core.files.limits import (MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text,
+                                            read_pre_tokenizer, short)
+from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.text.normalize import NORMALIZERS
+from tokworkbench.core.units import Units
 
-FORMAT = "tokworkbench"
-VERSION = 1
+KIND = "bpe"
 
 
-def is_our_model(doc) -> bool:
-    return isinstance(doc, dict) and doc.get("format") == FORMAT
-
-
-def to_json(tok, corpus: dict | None = None) -> dict:
-    if tok.kind == "fixed":
-        from tokworkbench.core.formats import fixedfile
-
-        return fixedfile.to_json(tok)
+def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
     return {
-        "format": FORMAT,
-        "version": VERSION,
+        **header(KIND),
         "units": tok.units.value,
         "normalizer": tok.normalizer,
         "pre_tokenizer": {"name": tok.pre_tokenizer.name, "pattern": tok.pre_tokenizer.pattern},
@@ -56,50 +42,9 @@ def to_json(tok, corpus: dict | None = None) -> dict:
     }
 
 
-def save(tok, path: str | Path, corpus: dict | None = None) -> Path:
-    """Write the model atomically (see atomic.py for what `path` may be); OutputError if not."""
-    if tok.kind == "unigram":
-        return write_atomic(path, unigramfile.save_text(tok, corpus))
-    # the C encoder: indent= takes the pure-Python one (2x the memory and time at the end of a run)
-    text = json.dumps(to_json(tok, corpus), ensure_ascii=False, separators=(",", ":"))
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError as exc:  # only through the API: the CLI and the loaders refuse these
-        raise ModelFileError(f"cannot save the model: it holds a lone surrogate (U+{ord(text[exc.start]):04X}), "
-                             "most likely in a special token; it has no UTF-8 form") from None
-    return write_atomic(path, data + b"\n")
-
-
-def load(path: str | Path, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
-    raw = read_model_file(path)
-    try:
-        doc = parse_json(raw)
-        if not is_our_model(doc):
-            raise ModelFileError(f'not a tokworkbench model (expected "format": "{FORMAT}", found {describe_json(doc)})'
-                                 if not isinstance(doc, dict) else
-                                 f'not a tokworkbench model (expected "format": "{FORMAT}")')
-        return from_json(doc, max_token_bytes)
-    except ModelFileError as exc:
-        raise type(exc)(f"{path}: {exc}") from None
-
-
-def from_json(doc, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
-    """A model from its parsed JSON; every field is checked, so a damaged or hostile file is a
-    ModelFileError naming the field, never another exception."""
-    if not is_our_model(doc):
-        raise ModelFileError(f'not a tokworkbench model (expected "format": "{FORMAT}")')
-    if unigramfile.is_unigram(doc):
-        return unigramfile.from_json(doc, max_token_bytes)
-    version = doc.get("version")
-    if not (type(version) is int and version == VERSION):
-        raise ModelFileError(f"model file version {version!r} is not supported (this tool reads {VERSION})")
-    kind = doc.get("model", "bpe")
-    if kind == "fixed":
-        from tokworkbench.core.formats import fixedfile
-
-        return fixedfile.from_json(doc)
-    if kind != "bpe":
-        raise ModelFileError(f"model kind {_short(kind)} is not one this tool reads (bpe, unigram, fixed)")
+def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
+    """A model from its parsed JSON (the envelope already checked); every field is checked, so a
+    damaged or hostile file is a ModelFileError naming the field, never another exception."""
     for key in ("units", "normalizer", "tie_break", "pre_tokenizer", "merges", "special_tokens"):
         if key not in doc:
             raise ModelFileError(f"corrupt model file: no {key!r}")
@@ -148,7 +93,7 @@ def _merges(merges, base_size: int) -> list[tuple[int, int]]:
     for rank, m in enumerate(merges):
         limit = base_size + rank
         if not (isinstance(m, list) and len(m) == 2 and all(is_count(x) and x < limit for x in m)):
-            raise ModelFileError(f"merge {rank} is {_short(m)}; it must be two ids below {limit}")
+            raise ModelFileError(f"merge {rank} is {short(m)}; it must be two ids below {limit}")
         out.append((m[0], m[1]))
     return out
 
@@ -181,12 +126,8 @@ def _history(history, base_size: int, n_merges: int) -> tuple[MergeRecord, ...]:
     return tuple(out)
 
 
-def _short(value, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
-
 
 def _one_of(value, allowed, what):
     if not isinstance(value, str) or value not in allowed:
-        raise ModelFileError(f"{what} {_short(value)} is not one of {', '.join(allowed)}")
+        raise ModelFileError(f"{what} {short(value)} is not one of {', '.join(allowed)}")
     return value

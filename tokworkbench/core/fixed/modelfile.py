@@ -10,9 +10,10 @@ as LF. The model file is our JSON with "model": "fixed" (see `to_json`).
 """
 
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError, VocabFileError
-from tokworkbench.core.models.fixed import KIND, FixedVocab
+from tokworkbench.core.fixed.model import KIND, FixedVocab
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.formats.limits import is_count, is_text
+from tokworkbench.core.files.envelope import header
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, is_count, is_text
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "s": " "}
 
@@ -64,23 +65,24 @@ def parse_tokens(text: str, name: str = "TOKENS.txt") -> list[str]:
     return tokens
 
 
-def to_json(model: FixedVocab) -> dict:
-    from tokworkbench.core.formats.modelfile import FORMAT, VERSION
-
+def to_json(model: FixedVocab, corpus: dict | None = None) -> dict:
+    """Our file (files/envelope.py); a fixed vocabulary learns nothing from a corpus, so
+    `corpus` is not kept."""
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "model": KIND,
+        **header(KIND),
         "tokens": list(model.tokens),
         "special_tokens": model.special_ids,
         "roles": model.roles.to_dict(),
     }
 
 
-def from_json(doc: dict) -> FixedVocab:
+def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> FixedVocab:
     tokens = doc.get("tokens")
     if not isinstance(tokens, list) or not tokens or not all(is_text(t) and t for t in tokens):
         raise ModelFileError("a fixed vocabulary needs 'tokens': a non-empty list of non-empty strings")
+    longest = max(range(len(tokens)), key=lambda i: len(tokens[i]))
+    if len(tokens[longest].encode("utf-8", "surrogatepass")) > max_token_bytes:
+        raise ModelFileError(f"token {longest} is longer than {max_token_bytes:,} bytes (--max-token-bytes)")
     specials = doc.get("special_tokens", {})
     if not isinstance(specials, dict) or not all(is_count(i) and i < len(tokens) and tokens[i] == s
                                                  for s, i in specials.items()):

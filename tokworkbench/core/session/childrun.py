@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from tokworkbench.core.session import FinishReason, RunFinished, RunProgress, Session
-from tokworkbench.core.snapshot import Snapshot, View
+from tokworkbench.core.session.session import FinishReason, RunFinished, RunProgress, Session
+from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.text.parallel import can_fork
 from tokworkbench.core.transfer import Arena, pack, unpack
 

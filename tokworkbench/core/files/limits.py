@@ -71,6 +71,12 @@ def parse_json(raw: bytes):
         raise ModelFileError(f"not a model file: {str(exc).split(';')[0]}") from None
 
 
+def short(value, limit: int = 40) -> str:
+    """A value from a file, quoted and cut to `limit` characters, for an error message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def describe_json(doc) -> str:
     """What a JSON document is, in words, for 'expected a model, found …'."""
     names = {list: "a JSON array", str: "a JSON string", bool: "a JSON boolean", int: "a JSON number",

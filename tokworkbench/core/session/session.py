@@ -13,18 +13,17 @@ from enum import Enum
 from pathlib import Path
 
 from tokworkbench.core.errors import TrainingError
-from tokworkbench.core.formats import modelfile
-from tokworkbench.core.formats.export import check, check_export_outputs, export
-from tokworkbench.core.formats.historycsv import write_history_csv, write_rounds_csv
-from tokworkbench.core.models.frozen import FrozenLearner, inspect_settings
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.export import check, check_export_outputs, export
+from tokworkbench.core.session.frozen import FrozenLearner, inspect_settings
 from tokworkbench.core.models.protocol import Learner, Model
 from tokworkbench.core.models.roles import Roles, with_roles
-from tokworkbench.core.settings import CUSTOM, Settings
-from tokworkbench.core.unigram.learner import UnigramLearner
-from tokworkbench.core.snapshot import Snapshot, View, take_snapshot
+from tokworkbench.core.registry.kinds import kind_of
+from tokworkbench.core.session.settings import CUSTOM, Settings
+from tokworkbench.core.session.snapshot import Snapshot, View, take_snapshot
 from tokworkbench.core.text.chunks import ChunkCounts
 from tokworkbench.core.text.corpus import Corpus, CorpusStats, load_corpus, require_text
-from tokworkbench.core.formats.countfile import looks_like_count_file, read_counts
+from tokworkbench.core.files.countfile import looks_like_count_file, read_counts
 from tokworkbench.core.errors import CountFileError
 
 FRAME = 0.2  # seconds between progress reports while a run goes: a few a second is plenty
@@ -190,12 +189,13 @@ class Session:
         round past it prunes what the target keeps (course rounds would go on to the characters)."""
         with self.lock:
             learner, target = self.learner, self.settings.target
-            if learner.kind == "unigram" and learner.vocab_size <= target:
+            shrinks = kind_of(learner).stops_at_target
+            if shrinks and learner.vocab_size <= target:
                 return 0
             done = 0
             for _ in learner.run(merges=n):
                 done += 1
-                if learner.kind == "unigram" and learner.vocab_size <= target:
+                if shrinks and learner.vocab_size <= target:
                     break
             return done
 
@@ -294,52 +294,26 @@ class Session:
         return export(self.model(), fmt, Path(path).expanduser())
 
     def export_history(self, path: str | Path) -> Path:
-        """The merge history (BPE) or the rounds (Unigram) as CSV (written atomically)."""
+        """The history as CSV, as the kind writes it (BPE: the merges; Unigram: the rounds),
+        written atomically; TrainingError for a kind with no history."""
         self.check_output(path)
         with self.lock:
-            learner = self.learner
-            if learner.kind == "unigram":
-                rounds = learner.history_rows(len(learner.history) + 1)
-                return write_rounds_csv(Path(path).expanduser(), rounds, learner.initial_tokens)
-            return write_history_csv(Path(path).expanduser(), list(learner.history), learner.token_bytes,
-                                     learner.initial_tokens)
+            kind = kind_of(self.learner)
+            if kind.history_csv is None:
+                raise TrainingError(f"a {kind.noun} has no training history to export")
+            return kind.history_csv(self.learner, Path(path).expanduser())
 
     # -- replay ----------------------------------------------------------------------------
-    def _replay_unigram(self, model: Model, source: str) -> int:
-        if model.kind != "unigram" or self.learner.kind != "unigram":
-            raise TrainingError("replay pairs like with like: a BPE model's merges on a BPE session, a Unigram "
-                                "model's vocabulary on a Unigram session")
-        config = self.settings.config()
-        own = getattr(model, "text_normalizer", None)
-        if own is not None:  # SentencePiece's/HF's, which no session setting reproduces
-            raise TrainingError(f"this Unigram model has its own normalizer ({own.label}); a session normalizes "
-                                "with none, nfc or nfkc, so the replay would segment other text")
-        if (model.normalizer, model.pre_tokenizer) != (config.normalizer, config.pre_tokenizer):
-            raise TrainingError(f"this Unigram model normalizes with {model.normalizer} and splits with "
-                                f"{model.pre_tokenizer.name}; set the session to the same to replay it")
+    def replay(self, model: Model, source: str) -> int:
+        """Make the next steps replay `model` on this corpus, as its kind replays (BPE: everything
+        undone, then its merges; Unigram: its vocabulary is round 0, the rounds after it prune
+        it); returns how many steps were undone."""
+        kind = kind_of(self.learner)
+        if kind.replay is None:
+            raise TrainingError(f"a {kind.noun} is not trained: there is nothing to replay into")
         with self.lock:
             undone = len(self.learner.history)
-            learner = UnigramLearner([], config, keep_layout=True, counted=self.learner.chunk_table,
-                                     vocabulary=[model.pieces[i] for i in model.matched_ids()])
-            learner.steps_for_vocab(max(self.settings.target, learner.base_size))
-            self.learner = learner
-        self.replay_source = source
-        return undone
-
-
-    def replay(self, model: Model, source: str) -> int:
-        """Undo everything and make the next steps replay `model`'s merges on this corpus;
-        returns how many steps were undone. A Unigram model's vocabulary replaces the learner's
-        seed instead: round 0 is that model on this corpus, and the rounds after it prune it."""
-        if model.kind == "unigram" or self.learner.kind == "unigram":
-            return self._replay_unigram(model, source)
-        if not (model.units.is_bytes and self.settings.units.is_bytes):
-            raise TrainingError("replay works with byte-level tokenizers on byte units")
-        with self.lock:
-            undone = 0
-            while self.learner.undo() is not None:
-                undone += 1
-            self.learner.replay(list(model.merges))
+            self.learner = kind.replay(self.learner, model, self.settings)
         self.replay_source = source
         return undone
 

@@ -34,7 +34,7 @@ from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, units_total
 from tokworkbench.core.text.corpus import describe_size, read_regular
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.pretokenize import PRESETS, PreTokenizer, from_pattern
-from tokworkbench.core.formats.atomic import write_atomic
+from tokworkbench.core.files.atomic import write_atomic
 
 FORMAT = "tokworkbench-counts"
 VERSION = 1

@@ -22,7 +22,7 @@ from tokworkbench.core.bpe.trainer import MergeRecord, MergeRow
 from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.inspection.vocab import count_tokens
 from tokworkbench.core.inspection.segments import TokenSpan, chunk_spans
-from tokworkbench.core.settings import CUSTOM, Settings
+from tokworkbench.core.session.settings import CUSTOM, Settings
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import safe_cut
 from tokworkbench.core.models.protocol import Model

@@ -1,4 +1,4 @@
-"""Write a model in another library's format, or refuse and say why.
+"""Which foreign formats hold a BPE model exactly, and writing it there.
 
 Each format is checked first for what it cannot express; then the file encodes exactly as we
 do, or it is not written.
@@ -6,13 +6,12 @@ do, or it is not written.
 
 from pathlib import Path
 
+from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.errors import ExportError
-from tokworkbench.core.models.tokenizer import Tokenizer
-from tokworkbench.core.formats.hf import check_hf, hf_notes, write_hf
+from tokworkbench.core.files.atomic import write_atomic
+from tokworkbench.core.formats.hf_bpe import check_hf, hf_notes, write_hf
 from tokworkbench.core.formats.minbpe import check_minbpe, to_minbpe
-from tokworkbench.core.formats import unigramfile
-from tokworkbench.core.formats.atomic import check_output, write_atomic
-from tokworkbench.core.formats.tiktoken import check_tiktoken, companion_path, write_tiktoken
+from tokworkbench.core.formats.tiktoken import check_tiktoken, write_tiktoken
 
 FORMATS = ("hf", "tiktoken", "minbpe")
 
@@ -39,18 +38,8 @@ def _check_no_duplicates(tok: Tokenizer, fmt: str) -> None:
         )
 
 
-def check(tok: Tokenizer, fmt: str) -> list[str]:
+def check_bpe(tok: Tokenizer, fmt: str) -> list[str]:
     """Raise ExportError for what `fmt` cannot express; return notes for what it changes harmlessly."""
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if tok.kind == "unigram":
-        if fmt != "hf":
-            unigramfile.refuse_bpe_format(fmt)
-        unigramfile.check_hf(tok)
-        return []
-    if tok.kind != "bpe":
-        raise ExportError(f"{fmt} holds BPE models; this is a {tok.kind} model, which no other format "
-                          "segments the same way (keep it as a tokworkbench model file)")
     if tok.ids is not None and fmt == "minbpe":
         raise ExportError(f"{fmt} numbers tokens by merge order; this model's imported ids are not that order")
     if fmt in ("tiktoken", "minbpe"):
@@ -77,25 +66,10 @@ def check(tok: Tokenizer, fmt: str) -> list[str]:
     return hf_notes(tok) if fmt == "hf" else []
 
 
-def output_paths(fmt: str, out: str | Path) -> list[Path]:
-    """Every file an export writes: tiktoken writes OUT and its companion OUT.json."""
-    out = Path(out)
-    return [out, companion_path(out)] if fmt == "tiktoken" else [out]
 
 
-def check_export_outputs(fmt: str, out: str | Path, inputs: list[str | Path]) -> None:
-    """Before any work: refuse outputs that cannot be written or that are one of `inputs`."""
-    for path in output_paths(fmt, out):
-        check_output(path, inputs)
-
-
-def export(tok: Tokenizer, fmt: str, out: str | Path) -> list[str]:
-    """Write `tok` as `fmt` to `out` (tiktoken also writes OUT.json); returns notes and the files.
-    Raises ExportError for what the format cannot carry, OutputError for where it cannot go."""
-    check(tok, fmt)
-    out = Path(out)
-    if tok.kind == "unigram":
-        return unigramfile.write_hf(tok, out)
+def write_bpe(tok: Tokenizer, fmt: str, out: Path) -> list[str]:
+    """Write `tok` as `fmt` (`check_bpe` has accepted it); tiktoken also writes OUT.json."""
     if fmt == "hf":
         return write_hf(tok, out)
     if fmt == "tiktoken":

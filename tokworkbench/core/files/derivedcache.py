@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.formats.atomic import write_in_folder
+from tokworkbench.core.files.atomic import write_in_folder
 
 MAGIC = b"tokworkbench-derived-merges 1\n"
 _MAX_HEADER = 4096

@@ -11,14 +11,16 @@ import os
 from pathlib import Path
 
 from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
-from tokworkbench.core.models.tokenizer import Tokenizer
+from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.text.pretokenize import PreTokenizer
-from tokworkbench.core.formats.hf import from_hf, is_hf_tokenizer
-from tokworkbench.core.formats.limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
+from tokworkbench.core.formats.hf import from_hf
+from tokworkbench.core.formats.hf_common import is_hf_tokenizer
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
 from tokworkbench.core.formats.minbpe import from_minbpe
-from tokworkbench.core.formats.modelfile import from_json, is_our_model
+from tokworkbench.core.files.envelope import is_our_model
+from tokworkbench.core.registry.modelfile import from_json
 from tokworkbench.core.formats.tiktoken import companion_path, from_tiktoken, read_companion
-from tokworkbench.core.formats.unigramfile import from_sentencepiece, looks_like_sentencepiece
+from tokworkbench.core.formats.sentencepiece import from_sentencepiece, looks_like_sentencepiece
 
 _JSON_STARTS = tuple(b'{["-0123456789tfn')
 

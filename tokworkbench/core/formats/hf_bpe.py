@@ -1,0 +1,317 @@
+"""Hugging Face `tokenizer.json` with a BPE model: byte-level or char-level, both ways.
+
+HF's regex engine (Oniguruma) reads `{n,m}+` as "{n,m} repeated", not as a possessive interval,
+so such quantifiers are written as plain `{n,m}`, which matches the same way in these patterns
+(tests check it against `tokenizers`). HF numbers its vocabulary its own way; an imported model
+keeps those ids through an id map.
+
+Roles travel as HF keeps them: BOS/EOS as a `TemplateProcessing` post-processor ("$A" between
+them; `encode(add_special_tokens=True)` adds them), PAD as the padding token, UNK as the
+model's unk_token (hf_common.py). Reading a file takes them back from the same places.
+"""
+
+import json
+from pathlib import Path
+
+import regex
+
+from tokworkbench.core.bytelevel import bytes_to_unicode
+from tokworkbench.core.errors import ExportError, ForeignModelError, TokWorkbenchError
+from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.bpe.model import UNK, Tokenizer
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern
+from tokworkbench.core.files.atomic import write_atomic
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, short
+from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
+
+HF_BYTELEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+# -- import ----------------------------------------------------------------------------------
+def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
+    """A model from a parsed tokenizer.json; every part used is checked, so a damaged file is a
+    ForeignModelError that names the part, never another exception."""
+    model = doc["model"]
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise ForeignModelError(f"BPE with {key} is not supported (byte-level or char-level BPE is)")
+    if model.get("dropout"):
+        raise ForeignModelError("BPE dropout is random; such a tokenizer cannot be reproduced exactly")
+    ignore_merges = model.get("ignore_merges", False)
+    if not isinstance(ignore_merges, bool):
+        raise ForeignModelError(f"'ignore_merges' must be true or false, not {short(ignore_merges)}")
+    normalizer = _normalizer(doc.get("normalizer"))
+    pattern, byte_level = _pre_tokenizer(doc.get("pre_tokenizer"))
+    vocab = _vocab(model.get("vocab"))
+    pairs = _merge_pairs(model.get("merges"))
+    added = _added_tokens(doc.get("added_tokens", []), vocab)
+    specials = sorted(added, key=added.get)
+    if byte_level:
+        to_char = bytes_to_unicode()
+        base_names = [to_char[b] for b in range(256)]
+        missing = [n for n in base_names if n not in vocab]
+        if missing:
+            raise ForeignModelError(f"byte-level vocabulary lacks {len(missing)} of the 256 byte symbols")
+        units, base = "byte", None
+    else:
+        merged = {a + b for a, b in pairs}
+        base_names = sorted(n for n in vocab if n not in merged and n not in added and len(n) == 1)
+        units, base = "char", tuple(base_names)
+    inside, merges = _merges(pairs, base_names, vocab)
+    base_lengths = [1 if byte_level else len(n.encode("utf-8")) for n in base_names]
+    check_token_lengths(base_lengths, merges, max_token_bytes)
+    leftovers = [n for n in vocab if n not in inside and n not in added]
+    if leftovers:
+        raise ForeignModelError(
+            f"{len(leftovers)} vocabulary entries are neither base symbols nor merges (e.g. {short(leftovers[0])})")
+    for s in specials:
+        if s in inside:
+            raise ForeignModelError(f"added token {short(s)} is also an ordinary token of the vocabulary; "
+                                    "this tool keeps special tokens apart from the merges")
+    ids = tuple(vocab[n] for n in inside) + tuple(added[s] for s in specials)
+    if len(set(ids)) != len(ids):
+        raise ForeignModelError("two tokens share an id (an added token and a vocabulary entry)")
+    pre = from_pattern(pattern, also_matches=hf_pattern)
+    roles = read_roles(doc, model, set(specials))
+    tok = Tokenizer(units, normalizer, pre, "first", base, tuple(merges), tuple(specials), (), ids, roles)
+    if ignore_merges:
+        _check_ignore_merges(tok)
+    return tok
+
+
+
+def _vocab(vocab) -> dict[str, int]:
+    if not isinstance(vocab, dict):
+        raise ForeignModelError(f"'model.vocab' must be an object of token: id, not {describe_json(vocab)}")
+    seen: dict[int, str] = {}
+    for name, tid in vocab.items():
+        if not is_text(name) or not name:
+            raise ForeignModelError(f"vocabulary entry {short(name)} is not a token (empty, or a lone surrogate)")
+        if not is_count(tid):
+            raise ForeignModelError(f"vocabulary entry {short(name)} has the id {short(tid)}; "
+                                    "ids are whole numbers from 0")
+        if tid in seen:
+            raise ForeignModelError(f"id {tid} is given to both {short(seen[tid])} and {short(name)}")
+        seen[tid] = name
+    return vocab
+
+
+def _merge_pairs(merges) -> list[tuple[str, str]]:
+    """Merges as HF writes them: "left right" (one space) or ["left", "right"]."""
+    if not isinstance(merges, list):
+        raise ForeignModelError(f"'model.merges' must be a list, not {describe_json(merges)}")
+    pairs = []
+    for rank, m in enumerate(merges):
+        if isinstance(m, str):
+            parts = m.split(" ")
+        elif isinstance(m, list):
+            parts = m
+        else:
+            parts = None
+        if not (parts and len(parts) == 2 and all(isinstance(p, str) and p for p in parts)):
+            raise ForeignModelError(f"merge {rank} is {short(m)}; a merge is \"left right\" (one space) "
+                                    "or [\"left\", \"right\"]")
+        pairs.append((parts[0], parts[1]))
+    return pairs
+
+
+def _added_tokens(added, vocab: dict[str, int]) -> dict[str, int]:
+    if not isinstance(added, list):
+        raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
+    out: dict[str, int] = {}
+    for k, t in enumerate(added):
+        if not (isinstance(t, dict) and is_text(t.get("content")) and t["content"] and is_count(t.get("id"))):
+            raise ForeignModelError(f"added token {k} must have a non-empty 'content' and a whole-number 'id'")
+        content, tid = t["content"], t["id"]
+        if content in out:
+            raise ForeignModelError(f"added token {short(content)} appears twice")
+        if content in vocab and vocab[content] != tid:
+            raise ForeignModelError(f"added token {short(content)} has id {tid} but the vocabulary gives it "
+                                    f"{vocab[content]}; HF would use {vocab[content]}")
+        out[content] = tid
+    return out
+
+
+def _merges(pairs, base_names: list[str], vocab: dict[str, int]) -> tuple[dict[str, int], list[tuple[int, int]]]:
+    """Inside ids of every token by name, and the merges as inside id pairs."""
+    inside = {n: i for i, n in enumerate(base_names)}
+    merges = []
+    for rank, (a, b) in enumerate(pairs):
+        for part in (a, b):
+            if part not in vocab and part not in inside:
+                raise ForeignModelError(f"merge {rank} ({short(a)} + {short(b)}) names {short(part)}, "
+                                        "which is not in the vocabulary")
+        if a not in inside or b not in inside:
+            raise ForeignModelError(f"merge {rank} ({short(a)} + {short(b)}) uses a token that no earlier merge made")
+        joined = a + b
+        if joined in inside:
+            raise ForeignModelError(
+                f"merge {short(a)} + {short(b)} makes a token that already exists; this tool keeps one id per string here")
+        if joined not in vocab:
+            raise ForeignModelError(f"merge {short(a)} + {short(b)} makes {short(joined)}, which is not in the vocabulary")
+        merges.append((inside[a], inside[b]))
+        inside[joined] = len(inside)
+    return inside, merges
+
+
+def _check_ignore_merges(tok: Tokenizer) -> None:
+    """With `ignore_merges`, HF first looks a whole chunk up in the vocabulary. That changes
+    nothing when every token is what the merges make of its own bytes; otherwise this tool
+    cannot reproduce it, and says which token differs."""
+    index = {c: i for i, c in enumerate(tok.base or ())}
+    for z in range(tok.base_size, tok.base_size + len(tok.merges)):
+        token = tok.ranked_tokens[z]
+        units = list(token) if tok.units.is_bytes else [index[c] for c in token]
+        made = tok.apply_merges(units)
+        if made != [z]:
+            raise ForeignModelError(
+                f"ignore_merges is true: HF looks a whole chunk up in the vocabulary before merging, and token "
+                f"{tok.to_outside([z])[0]} ({short(tok.rank_text(z))}) is not what the merges make of it "
+                f"(they make ids {tok.to_outside(made)}); this tool cannot reproduce that")
+
+
+def _normalizer(spec) -> str:
+    if spec is None:
+        return "none"
+    if not isinstance(spec, dict):
+        raise ForeignModelError(f"'normalizer' must be an object or null, not {describe_json(spec)}")
+    kind = spec.get("type")
+    if kind in ("NFC", "NFKC"):
+        return kind.lower()
+    if kind == "Sequence" and not spec.get("normalizers"):
+        return "none"
+    raise ForeignModelError(f"normalizer {short(kind)} is not supported (none, NFC and NFKC are)")
+
+
+def _pre_tokenizer(spec) -> tuple[str | None, bool]:
+    """(split pattern or None, byte-level?)"""
+    if spec is None:
+        return None, False
+    if not isinstance(spec, dict):
+        raise ForeignModelError(f"'pre_tokenizer' must be an object or null, not {describe_json(spec)}")
+    steps = spec.get("pretokenizers") if spec.get("type") == "Sequence" else [spec]
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise ForeignModelError("'pre_tokenizer.pretokenizers' must be a list of objects")
+    pattern, byte_level = None, False
+    for step in steps:
+        kind = step.get("type")
+        if kind == "Split":
+            if step.get("behavior") != "Isolated" or step.get("invert"):
+                raise ForeignModelError("only Split with behavior Isolated is supported")
+            pattern = _split_pattern(step.get("pattern"))
+        elif kind == "ByteLevel":
+            byte_level = True
+            if step.get("add_prefix_space"):
+                raise ForeignModelError("ByteLevel with add_prefix_space changes the text; not supported")
+            if step.get("use_regex", True):
+                if pattern is not None:
+                    raise ForeignModelError("two split patterns (Split and ByteLevel's own) are not supported")
+                pattern = HF_BYTELEVEL_PATTERN
+        else:
+            raise ForeignModelError(f"pre-tokenizer {short(kind)} is not supported (Split, ByteLevel are)")
+    return pattern, byte_level
+
+
+def _split_pattern(pat) -> str:
+    if isinstance(pat, dict) and is_text(pat.get("Regex")):
+        return pat["Regex"]
+    if isinstance(pat, dict) and is_text(pat.get("String")):
+        return regex.escape(pat["String"])
+    raise ForeignModelError(f"a Split pattern must be {{\"Regex\": ...}} or {{\"String\": ...}}, not {short(pat)}")
+
+
+# -- export ----------------------------------------------------------------------------------
+def _names(tok: Tokenizer) -> list[str]:
+    """Each ordinary token's name in an HF vocabulary: byte-level symbols, or the text itself."""
+    if tok.units.is_bytes:
+        to_char = bytes_to_unicode()
+        return ["".join(to_char[b] for b in t) for t in tok.ranked_tokens]
+    return list(tok.ranked_tokens)
+
+
+def check_hf_specials(tok: Tokenizer) -> None:
+    """HF gives one id per string: a special token named like an ordinary token would take that
+    token's id (tested against `tokenizers`), so the export is refused."""
+    names = {name: z for z, name in enumerate(_names(tok))}
+    extra = [] if tok.units.is_bytes or tok.unk_token in tok.special_tokens else [UNK]
+    for s in list(tok.special_tokens) + extra:
+        z = names.get(s)
+        if z is not None:
+            kind = "byte-level name" if tok.units.is_bytes else "text"
+            raise ExportError(
+                f"HF cannot hold the special token {s!r}: it is also the {kind} of token "
+                f"{tok.to_outside([z])[0]} ({tok.rank_text(z)!r}), and HF gives one id per string; "
+                "rename the special token")
+
+
+def check_hf(tok: Tokenizer) -> None:
+    if tok.pre_tokenizer.rewrites:
+        raise ExportError("the hf export of BPE writes a Split pattern; metaspace rewrites the text first "
+                          "(a Unigram model with metaspace exports to hf)")
+    check_hf_specials(tok)
+    check_hf_pattern(tok.pre_tokenizer)
+
+
+def hf_notes(tok: Tokenizer) -> list[str]:
+    notes = []
+    if not tok.units.is_bytes and tok.unk_token not in tok.special_tokens:
+        notes.append(f"added {UNK} as id {tok.vocab_size} for characters outside the vocabulary")
+    if tok.roles.bos or tok.roles.eos:
+        notes.append("encode(add_special_tokens=True) adds " +
+                     " and ".join(f"{r.upper()} {t}" for r, t in tok.roles.items() if r in ("bos", "eos")))
+    return notes
+
+
+def _added(content: str, tid: int) -> dict:
+    return {"id": tid, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": True}
+
+
+def to_hf(tok: Tokenizer) -> dict:
+    ids = list(tok.ids) if tok.ids is not None else list(range(tok.vocab_size))
+    names = _names(tok)
+    vocab = {name: ids[i] for i, name in enumerate(names)}
+    added = []
+    for s, sid in tok.special_ids.items():
+        vocab[s] = sid
+        added.append(_added(s, sid))
+    unk = tok.roles.unk
+    if not tok.units.is_bytes:
+        unk = tok.unk_token
+        if unk not in vocab:
+            uid = max(ids) + 1
+            vocab[UNK] = uid
+            added.append(_added(UNK, uid))
+    pretoks = []
+    if tok.pre_tokenizer.pattern is not None:
+        pretoks.append({"type": "Split", "pattern": {"Regex": hf_pattern(tok.pre_tokenizer.pattern)},
+                        "behavior": "Isolated", "invert": False})
+    if tok.units.is_bytes:
+        pretoks.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False})
+        decoder = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    else:
+        decoder = {"type": "Fuse"}
+    normalizer = {"type": tok.normalizer.upper()} if tok.normalizer != "none" else None
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": padding_of(tok),
+        "added_tokens": added,
+        "normalizer": normalizer,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": pretoks} if pretoks else None,
+        "post_processor": post_processor_of(tok),
+        "decoder": decoder,
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": unk, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+            "vocab": vocab,
+            "merges": [[names[a], names[b]] for a, b in tok.merges],
+        },
+    }
+
+
+def write_hf(tok: Tokenizer, out: Path) -> list[str]:
+    """Write the file; `export.check` (which runs `check_hf`) must have accepted the model."""
+    notes = hf_notes(tok)
+    write_atomic(out, json.dumps(to_hf(tok), ensure_ascii=False, indent=1).encode("utf-8"))
+    return notes + [f"wrote {out}"]

@@ -1,0 +1,152 @@
+"""The model kinds this tool has, one `Kind` record each: the one place a kind's name is
+compared (tests/test_architecture.py checks that no other module does).
+
+A record gathers what its package provides (learner, model, model file) with what the
+formats provide for it (foreign exports) and how a session's `Settings` become its training
+config. A kind that is not trained (a fixed vocabulary) has no config, learner or history.
+"""
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tokworkbench.core.bpe import modelfile as bpe_file
+from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
+from tokworkbench.core.errors import ModelFileError, TrainingError
+from tokworkbench.core.files.historycsv import write_history_csv, write_rounds_csv
+from tokworkbench.core.fixed import modelfile as fixed_file
+from tokworkbench.core.formats import hf_unigram
+from tokworkbench.core.formats.bpe_export import FORMATS as BPE_FORMATS, check_bpe, write_bpe
+from tokworkbench.core.files.limits import short
+from tokworkbench.core.models.kind import Kind
+from tokworkbench.core.models.protocol import Learner, Model
+from tokworkbench.core.unigram import modelfile as unigram_file
+from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+
+if TYPE_CHECKING:
+    from tokworkbench.core.session.settings import Settings
+
+
+# -- BPE ---------------------------------------------------------------------------------------
+def _bpe_config(s: "Settings") -> TrainConfig:
+    return TrainConfig(s.units, s.normalizer, s.pre_tokenizer(), s.tie_break, s.special_tokens)
+
+
+def _bpe_history_csv(learner: Learner, path: Path) -> Path:
+    return write_history_csv(path, list(learner.history), learner.token_bytes, learner.initial_tokens)
+
+
+def _bpe_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
+    """Undo everything; the next steps make `model`'s merges on this corpus."""
+    if kind_of(model) is not BPE:
+        raise TrainingError(f"replay pairs like with like: a {kind_of(model).noun} cannot replay on a BPE "
+                            "session (a BPE model's merges can)")
+    if not (model.units.is_bytes and s.units.is_bytes):
+        raise TrainingError("replay works with byte-level tokenizers on byte units")
+    while learner.undo() is not None:
+        pass
+    learner.replay(list(model.merges))
+    return learner
+
+
+# -- Unigram -----------------------------------------------------------------------------------
+def _unigram_config(s: "Settings") -> UnigramConfig:
+    if s.special_tokens:
+        raise TrainingError(f"a Unigram model's one special token is <unk> (id 0): special tokens such as "
+                            f"{s.special_tokens[0]!r} need BPE")
+    return UnigramConfig(s.normalizer, s.pre_tokenizer(), s.algorithm, s.seed_size, s.prune_fraction,
+                         s.shrinking_factor, s.sub_iterations, s.max_piece_length)
+
+
+def unigram_sizes(chars: int) -> tuple[int, int]:
+    """A seed size and a target that a Unigram can train to on a corpus of `chars` distinct
+    characters: it keeps every character, so the seed holds about twice as many pieces (room for
+    substrings beside them) and the target half as many again, each rounded up to hundreds."""
+    def hundreds(n: int) -> int:
+        return -(-n // 100) * 100
+
+    return hundreds(2 * chars), hundreds(3 * chars // 2)
+
+
+def _unigram_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
+    """Each of `names` too small for a corpus of `chars` distinct characters, raised."""
+    seed, target = unigram_sizes(chars)
+    changes = {}
+    if "seed_size" in names and s.algorithm == "course" and s.seed_size < chars:
+        changes["seed_size"] = seed
+    if "target" in names and s.target < chars:
+        changes["target"] = max(target, chars)
+    return changes
+
+
+def _unigram_history_csv(learner: Learner, path: Path) -> Path:
+    return write_rounds_csv(path, learner.history_rows(len(learner.history) + 1), learner.initial_tokens)
+
+
+def _unigram_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
+    """A learner whose seed is `model`'s vocabulary: round 0 is that model on this corpus."""
+    if kind_of(model) is not UNIGRAM:
+        raise TrainingError(f"replay pairs like with like: a {kind_of(model).noun} cannot replay on a Unigram "
+                            "session (a Unigram model's vocabulary can)")
+    config = _unigram_config(s)
+    own = model.text_normalizer
+    if own is not None:  # SentencePiece's/HF's, which no session setting reproduces
+        raise TrainingError(f"this Unigram model has its own normalizer ({own.label}); a session normalizes "
+                            "with none, nfc or nfkc, so the replay would segment other text")
+    if (model.normalizer, model.pre_tokenizer) != (config.normalizer, config.pre_tokenizer):
+        raise TrainingError(f"this Unigram model normalizes with {model.normalizer} and splits with "
+                            f"{model.pre_tokenizer.name}; set the session to the same to replay it")
+    replayed = UnigramLearner([], config, keep_layout=True, counted=learner.chunk_table,
+                              vocabulary=[model.pieces[i] for i in model.matched_ids()])
+    replayed.steps_for_vocab(max(s.target, replayed.base_size))
+    return replayed
+
+
+def _unigram_check_export(model: Model, fmt: str) -> list[str]:
+    hf_unigram.check_hf(model)
+    return []
+
+
+def _unigram_write_export(model: Model, fmt: str, out: Path) -> list[str]:
+    return hf_unigram.write_hf(model, out)
+
+
+# -- the registry ------------------------------------------------------------------------------
+BPE = Kind("bpe", "BPE", "BPE model", "merge", bpe_file.to_json, bpe_file.from_json,
+           exports=BPE_FORMATS, check_export=check_bpe, write_export=write_bpe,
+           config=_bpe_config, learner=Trainer, options=("units", "tie_break"),
+           history_csv=_bpe_history_csv, replay=_bpe_replay)
+UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_json, unigram_file.from_json,
+               exports=("hf",), export_refusal="a Unigram model has scored pieces and no merges",
+               check_export=_unigram_check_export, write_export=_unigram_write_export,
+               config=_unigram_config, learner=UnigramLearner,
+               options=("algorithm", "seed_size", "prune_fraction", "shrinking_factor", "sub_iterations",
+                        "max_piece_length"),
+               own_tokens=("<unk>",), takes_special_tokens=False, stops_at_target=True, fit=_unigram_fit,
+               history_csv=_unigram_history_csv, replay=_unigram_replay,
+               default_units="char", default_split="metaspace")
+FIXED = Kind("fixed", "fixed vocabulary", "fixed vocabulary", "", fixed_file.to_json, fixed_file.from_json,
+             export_refusal="no other format segments a fixed vocabulary the same way")
+
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (BPE, UNIGRAM, FIXED)}
+TRAINABLE: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.trainable)
+
+
+def kind_named(name: object, error: type = TrainingError) -> Kind:
+    """The kind called `name`; `error` (a TokWorkbenchError class) naming the choices if none is."""
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise error(f"unknown model kind {short(name)}; this tool has {', '.join(KINDS)}")
+    return kind
+
+
+def trainable_kind(name: object) -> Kind:
+    kind = kind_named(name)
+    if not kind.trainable:
+        raise TrainingError(f"a {kind.noun} is not trained; choose {' or '.join(TRAINABLE)}")
+    return kind
+
+
+def kind_of(thing: Model | Learner) -> Kind:
+    """The record of a model's or learner's kind."""
+    return kind_named(thing.kind, ModelFileError)
