@@ -39,7 +39,7 @@ def main():
     text = Path(args.text or corpus).read_text(encoding="utf-8")
     t0 = time.perf_counter()
     tok = train([text], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), tie_break="lexmin"),
-                vocab_size=args.vocab_size).tokenizer()
+                vocab_size=args.vocab_size).model()
     print(f"trained {len(tok.merges)} merges on {corpus.name} in {time.perf_counter() - t0:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         export(tok, "tiktoken", Path(tmp) / "m.tiktoken")

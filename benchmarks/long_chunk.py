@@ -110,9 +110,9 @@ def main():
 
     t0 = time.perf_counter()
     paragraphs = [p for p in text[2_000_000:3_000_000].split("\n\n") if p]
-    none = train(paragraphs, TrainConfig(pre_tokenizer=pre_tokenizer("none")), vocab_size=args.vocab_size).tokenizer()
+    none = train(paragraphs, TrainConfig(pre_tokenizer=pre_tokenizer("none")), vocab_size=args.vocab_size).model()
     gpt4 = train([text[:3_000_000]], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")),
-                 vocab_size=args.vocab_size).tokenizer()
+                 vocab_size=args.vocab_size).model()
     print(f"trained a none and a gpt4 model ({args.vocab_size} tokens) in {time.perf_counter() - t0:.1f} s\n")
 
     rows = []
@@ -141,14 +141,14 @@ def main():
         # -- model files with long tokens ------------------------------------------------------
         files = []
         t = time.perf_counter()
-        many_a = train(["a" * 5_000_000], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")), merges=25).tokenizer()
+        many_a = train(["a" * 5_000_000], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")), merges=25).model()
         trained = time.perf_counter() - t
         s, _ = best_of(1, lambda: export(many_a, "tiktoken", tmp / "a.tiktoken"))
         longest = max(map(len, many_a.ranked_tokens))
         files.append(["tiktoken export, 5M 'a', 25 merges", f"{longest:,}", f"{s:.3f}", "", ""])
         print(f"\n(training on 5M 'a' with 25 merges took {trained:.2f} s)")
 
-        a16 = train(["a" * 16384], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")), merges=14).tokenizer()
+        a16 = train(["a" * 16384], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")), merges=14).model()
         export(a16, "tiktoken", tmp / "a16.tiktoken")
         ours_s, loaded = best_of(args.repeat, lambda: load_any(tmp / "a16.tiktoken"))
         assert loaded.merges == a16.merges

@@ -140,7 +140,7 @@ def child_phases(paths, vocab, split, tie, out):
         phases["merges"] = time.perf_counter() - t
         peaks["merges"] = hwm()
         t = time.perf_counter()
-        tok, summary = trainer.tokenizer(), trainer.corpus_summary()
+        tok, summary = trainer.model(), trainer.corpus_summary()
         del trainer  # as the CLI does before writing
         modelfile.save(tok, out, summary)
         phases["write"] = time.perf_counter() - t

@@ -75,7 +75,7 @@ def main():
     print(f"HF tokenizers     : {hf_time:7.2f} s  (vocab {hf.get_vocab_size()})")
     print(f"ratio ours / HF   : {total / hf_time:7.2f}x  (lower is better; 1.00x = as fast)")
     text_sample = [d.text for d in iter_documents(paths)][0][:200_000]
-    ours_n = len(ours.tokenizer().encode_ordinary(text_sample))
+    ours_n = len(ours.model().encode_ordinary(text_sample))
     hf_n = len(hf.encode(text_sample).ids)
     print(f"tokens on first 200k chars: ours {ours_n:,}, HF {hf_n:,}")
 

@@ -323,7 +323,7 @@ async def test_replay_another_tokenizers_merges_on_this_corpus(tmp_path):
     other = Trainer(["zzz qqq zzz qqq " * 20], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
     list(other.run(merges=5))
     path = tmp_path / "other.json"
-    modelfile.save(other.tokenizer(), path)
+    modelfile.save(other.model(), path)
     app = WorkbenchApp()
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)

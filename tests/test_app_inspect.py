@@ -45,7 +45,7 @@ def ranks() -> dict[bytes, int]:
     then 344 merges of our own at even ranks, with a gap before them."""
     t = Trainer(samples(), TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
     list(t.run(vocab_size=600))
-    tokens = list(t.tokenizer().ranked_tokens)
+    tokens = list(t.model().ranked_tokens)
     out = {bytes([b]): r for r, b in enumerate(bytes_to_unicode())}
     out.update({tok: 300 + 2 * k for k, tok in enumerate(tokens[256:])})
     return out

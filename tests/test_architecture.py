@@ -1,5 +1,6 @@
 """The layout keeps its promises: a core without UI imports, modules that keep out of each
-other's underscore names, and a protocol the BPE kind really implements."""
+other's underscore names, kinds that implement the protocols, a kind's name compared only in its
+registry, no model probed with getattr, and no import cycle."""
 
 import ast
 import pkgutil
@@ -84,3 +85,213 @@ def test_every_exception_class_lives_in_errors_py():
                 if any(b.endswith(("Error", "Exception")) for b in bases):
                     elsewhere.append(f"{path.relative_to(PACKAGE)}: {node.name}")
     assert elsewhere == []
+
+
+# -- kinds are found through their registry --------------------------------------------------
+KIND_TABLES = {"core/registry/kinds.py", "app/kind_views.py"}  # the registry, the app's presentation table
+
+
+def kind_names() -> set[str]:
+    from tokworkbench.core.registry.kinds import KINDS
+
+    return set(KINDS)
+
+
+def _names_a_kind(node: ast.AST, names: set[str]) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in names
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_a_kind(e, names) for e in node.elts)
+    return False
+
+
+def kind_comparisons(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines that compare something with a kind's name (`== "unigram"`, `in ("bpe", …)`), or build
+    a set of kind names to compare with later (`frozenset({"bpe"})`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(_names_a_kind(x, names) for x in [node.left, *node.comparators]):
+            found.append(node.lineno)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set")
+              and node.args and _names_a_kind(node.args[0], names)):
+            found.append(node.lineno)
+    return found
+
+
+def test_a_kind_name_is_compared_only_in_the_registry_and_the_presentation_table():
+    names = kind_names()
+    offences = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        if where in KIND_TABLES:
+            continue
+        for line in kind_comparisons(ast.parse(path.read_text(encoding="utf-8")), names):
+            offences.append(f"{where}:{line}")
+    assert offences == []
+
+
+def test_the_kind_comparison_check_finds_what_it_looks_for():
+    names = {"bpe", "unigram"}
+    code = ('a == "unigram"\nif kind != "bpe": pass\nb = x in ("bpe", "z")\nK = frozenset({"bpe"})\n'
+            'ok = kind == "other"\nname = "bpe"\n')
+    assert kind_comparisons(ast.parse(code), names) == [1, 2, 3, 4]
+
+
+# -- no probing of models and learners --------------------------------------------------------
+# getattr/hasattr with a literal name where the object is not ours to type: the os module's flags,
+# an exception's optional fields, Textual's objects.
+ALLOWED_PROBES = {
+    ("core/text/corpus.py", "O_CLOEXEC"),  # not on every platform
+    ("core/text/pretokenize.py", "pos"),  # regex.error has it only for some errors
+    ("core/files/atomic.py", "restored"),  # set on the exception where a rollback ran
+    ("app/dialogs/base.py", "handed_on"),  # a Textual key event we re-posted carries it
+    ("app/widgets/steady_input.py", "HOLDS_KEYS_AFTER_ENTER"),  # any Textual screen may hold it
+}
+
+
+def probes(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and (node.func.id == "hasattr" or len(node.args) == 3)):
+            found.append((node.lineno, node.args[1].value))
+    return found
+
+
+def test_no_model_or_learner_is_probed_with_getattr():
+    """What only some kinds can do is a capability protocol (models/protocol.py) checked with
+    isinstance: a probe with a default hides a missing member until a view draws nothing."""
+    offences = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        for line, name in probes(ast.parse(path.read_text(encoding="utf-8"))):
+            if (where, name) not in ALLOWED_PROBES:
+                offences.append(f"{where}:{line} {name}")
+    assert offences == []
+
+
+# -- no import cycles -------------------------------------------------------------------------
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(node: ast.If) -> bool:
+    return ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def imported_modules(tree: ast.AST, modules: set[str]) -> set[str]:
+    """Every module of ours this one imports, at its top or inside a function (a lazy import is
+    still a dependency), except under `if TYPE_CHECKING:` (annotations only)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _type_checking(child):
+                for other in child.orelse:
+                    visit(other)
+                continue
+            if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                for alias in child.names:
+                    full = f"{child.module}.{alias.name}"
+                    found.add(full if full in modules else child.module)
+            elif isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names)
+            visit(child)
+
+    visit(tree)
+    return found & modules
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {m: imported_modules(ast.parse(p.read_text(encoding="utf-8")), set(paths)) - {m}
+            for m, p in paths.items()}
+
+
+def test_no_import_cycle():
+    assert import_cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The layers, top to bottom: a module may import from its own layer and those below, never above.
+LAYERS = [
+    ("tokworkbench.app", "tokworkbench.cli", "tokworkbench.serve", "tokworkbench.serve_guard",
+     "tokworkbench.__main__", "tokworkbench.engines"),
+    ("tokworkbench.core.session", "tokworkbench.core.batching"),
+    ("tokworkbench.core.registry",),
+    ("tokworkbench.core.formats",),
+    ("tokworkbench.core.bpe", "tokworkbench.core.unigram", "tokworkbench.core.fixed"),
+    ("tokworkbench.core.files", "tokworkbench.core.models", "tokworkbench.core.inspection", "tokworkbench.core.text",
+     "tokworkbench.core.compat", "tokworkbench.core.transfer", "tokworkbench.core.curve", "tokworkbench.core.heap",
+     "tokworkbench.core.bytelevel", "tokworkbench.core.units", "tokworkbench.core.orphans",
+     "tokworkbench.core.errors"),
+]
+KIND_PACKAGES = LAYERS[4]
+
+
+def layer_of(module: str) -> int | None:
+    for depth, names in enumerate(LAYERS):
+        if any(module == n or module.startswith(n + ".") for n in names):
+            return depth
+    return None
+
+
+def test_each_module_imports_only_from_its_layer_and_below():
+    """app/cli → session → registry → foreign formats → the kinds → contracts, text, files."""
+    graph = import_graph()
+    unplaced = sorted(m for m in graph if layer_of(m) is None and m not in ("tokworkbench", "tokworkbench.core"))
+    assert unplaced == []
+    upward = [f"{m} -> {d}" for m, deps in sorted(graph.items()) for d in sorted(deps)
+              if layer_of(m) is not None and layer_of(d) is not None and layer_of(d) < layer_of(m)]
+    assert upward == []
+
+
+def test_the_kind_packages_are_independent_of_each_other():
+    graph = import_graph()
+
+    def package(module: str) -> str | None:
+        return next((p for p in KIND_PACKAGES if module == p or module.startswith(p + ".")), None)
+
+    crossing = [f"{m} -> {d}" for m, deps in sorted(graph.items()) for d in sorted(deps)
+                if package(m) and package(d) and package(m) != package(d)]
+    assert crossing == []

@@ -73,7 +73,7 @@ def test_custom_regex_keeps_text_between_matches():
 def test_vocab_sizes_that_make_no_sense(size):
     t = Trainer(["hello"], TrainConfig(special_tokens=("<a>", "<b>")))
     with pytest.raises(TrainingError, match="below the base vocabulary"):
-        t.merges_for_vocab(size)
+        t.steps_for_vocab(size)
 
 
 def test_settings_that_make_no_sense():
@@ -93,7 +93,7 @@ def test_settings_that_make_no_sense():
 
 
 def test_ids_out_of_range_and_strict_decoding():
-    tok = Trainer(["héllo"], TrainConfig()).tokenizer()
+    tok = Trainer(["héllo"], TrainConfig()).model()
     with pytest.raises(DecodeError, match=r"id 256 at position 1 is out of range.*0\.\.255"):
         tok.decode([104, 256])
     with pytest.raises(DecodeError, match="-1"):
@@ -104,7 +104,7 @@ def test_ids_out_of_range_and_strict_decoding():
 
 
 def test_special_tokens_follow_tiktoken_rule():
-    tok = Trainer(["hello world"], TrainConfig(special_tokens=("<|endoftext|>",))).tokenizer()
+    tok = Trainer(["hello world"], TrainConfig(special_tokens=("<|endoftext|>",))).model()
     eot = tok.special_ids["<|endoftext|>"]
     assert eot == 256
     with pytest.raises(EncodeError, match="special token '<\\|endoftext\\|>' at offset 5"):
@@ -124,7 +124,7 @@ def test_corrupt_and_foreign_model_files(tmp_path):
     p.write_text(json.dumps({"model": {"type": "BPE"}}), encoding="utf-8")
     with pytest.raises(ModelFileError, match="not a tokworkbench model"):
         modelfile.load(p)
-    good = modelfile.to_json(Trainer(["abab"], TrainConfig()).tokenizer())
+    good = modelfile.to_json(Trainer(["abab"], TrainConfig()).model())
     for field, value, msg in [
         ("version", 99, "version 99"),
         ("merges", [[0, 999]], "merge 0"),
@@ -143,7 +143,7 @@ def test_corrupt_and_foreign_model_files(tmp_path):
 def test_model_file_round_trip_and_atomic_write(tmp_path):
     t = Trainer(["low lower lowest", "new newer"], TrainConfig(units="char", special_tokens=("<unk>", "<pad>")))
     list(t.run(merges=5))
-    tok = t.tokenizer()
+    tok = t.model()
     p = tmp_path / "m.json"
     modelfile.save(tok, p)
     assert modelfile.load(p) == tok
@@ -204,6 +204,6 @@ def test_a_special_token_in_the_text_is_named_where_it_first_occurs():
 
     trainer = Trainer(["hi there"], TrainConfig(special_tokens=("<s>", "</s>")))
     with pytest.raises(EncodeError, match="special token '<s>' at offset 0"):
-        trainer.tokenizer().encode("<s>hi</s>")
+        trainer.model().encode("<s>hi</s>")
     with pytest.raises(EncodeError, match="special token '</s>' at offset 2"):
-        trainer.tokenizer().encode("hi</s><s>")
+        trainer.model().encode("hi</s><s>")

@@ -59,7 +59,7 @@ def _reference_bpe(ids, merges, base):
 def test_equals_the_tokenizers_own_loop_on_trained_models(texts, chunks):
     t = Trainer(texts, TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
     list(t.run(merges=40))
-    tok = t.tokenizer()
+    tok = t.model()
     table = MergeTable.of(tok.merges, tok.base_size)
     assert bpe_many(chunks, table) == [tok.apply_merges(list(c)) for c in chunks]
 
@@ -69,6 +69,6 @@ def test_large_text_encodes_as_chunk_by_chunk():
     text = " ".join(f"w{i % 997}x{i % 13}é" for i in range(5000))
     t = Trainer([text[:20000]], TrainConfig(pre_tokenizer=pre_tokenizer("gpt2")))
     list(t.run(merges=200))
-    tok = t.tokenizer()
+    tok = t.model()
     expected = [i for c in tok.pre_tokenizer.split(text) for i in tok.apply_merges(list(c.encode()))]
     assert tok.encode_ordinary(text) == expected

@@ -70,7 +70,7 @@ def test_it_grows_past_its_first_table():
 @pytest.fixture(scope="module")
 def models():
     text = "The quick brown fox's den. 中文字符 and Ελληνικά, 12345 \n\n  spaces\t\ttabs don't WON'T " * 40
-    return {p: train([text], TrainConfig(pre_tokenizer=pre_tokenizer(p)), vocab_size=400).tokenizer()
+    return {p: train([text], TrainConfig(pre_tokenizer=pre_tokenizer(p)), vocab_size=400).model()
             for p in ("gpt4", "o200k")}
 
 
@@ -96,7 +96,7 @@ def test_a_lone_surrogate_is_an_error_naming_its_offset(models, preset):
 def test_long_texts_encode_right_when_every_hash_collides(models, preset, monkeypatch):
     monkeypatch.setattr(ChunkStore, "_hashes", lambda self, chars, bounds, lens, offset:
                         np.zeros(len(lens), dtype=np.uint64))
-    tok = train(["some text 中文 don't"], TrainConfig(pre_tokenizer=pre_tokenizer(preset)), vocab_size=300).tokenizer()
+    tok = train(["some text 中文 don't"], TrainConfig(pre_tokenizer=pre_tokenizer(preset)), vocab_size=300).model()
     text = "The quick brown fox's den. 中文字符 and Ελληνικά, 12345 \n\n  spaces " * 60
     expected = [t for chunk in tok.pre_tokenizer.split(text) for t in tok.apply_merges(list(chunk.encode()))]
     assert tok.encode_normalized(text) == tok.to_outside(expected)

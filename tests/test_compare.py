@@ -40,7 +40,7 @@ def test_segmentation_does_not_enter_the_fingerprint_but_roles_do():
     moving a role changes it."""
     t = Trainer(["aaab"], TrainConfig(special_tokens=("<s>", "</s>")))
     list(t.run(merges=2))
-    tok = t.tokenizer()
+    tok = t.model()
     same = replace(tok, tie_break="lexmax")
     assert fingerprint(same) == fingerprint(tok)
     assert fingerprint(with_roles(tok, Roles(bos="<s>"))) != fingerprint(tok)

@@ -31,7 +31,7 @@ def ranks() -> dict[bytes, int]:
     t = Trainer(texts, TrainConfig(units="byte", normalizer="none", pre_tokenizer=pre_tokenizer("gpt4"),
                                    tie_break="first"))
     list(t.run(vocab_size=700))
-    tokens = list(t.tokenizer().ranked_tokens)
+    tokens = list(t.model().ranked_tokens)
     singles = [bytes([b]) for b in bytes_to_unicode()]
     return {tok: r for r, tok in enumerate(singles + tokens[256:])}
 

@@ -17,7 +17,7 @@ from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import CountFileError, OutputError, TrainingError
 from tokworkbench.core.files.countfile import from_bytes, read_counts, write_counts
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
-from tokworkbench.core.text.pretokenize import PRESETS
+from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.files.atomic import TMP_TAG
 from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
@@ -35,7 +35,7 @@ def one_line_error(argv, capsys, match):
 def trained(merges: int):
     t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), special_tokens=("<|eot|>",)))
     list(t.run(merges=merges))
-    return t.tokenizer()
+    return t.model()
 
 
 # -- item 5: a tiktoken pair is replaced whole or not at all -----------------------------------------

@@ -39,7 +39,7 @@ def trained(specials=(), pattern=None, merges=20):
     pre = pre_tokenizer("custom", pattern) if pattern else pre_tokenizer("gpt2")
     t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre, special_tokens=specials))
     list(t.run(merges=merges))
-    return t.tokenizer()
+    return t.model()
 
 
 # -- HF ignore_merges ----------------------------------------------------------------------------

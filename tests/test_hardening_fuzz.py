@@ -31,7 +31,7 @@ FUZZ = settings(max_examples=120, deadline=None, derandomize=True,
 def _model(units: str):
     t = Trainer([TEXT], TrainConfig(units=units, pre_tokenizer=pre_tokenizer("gpt4"), special_tokens=("<|eot|>",)))
     list(t.run(merges=12))
-    return t.tokenizer()
+    return t.model()
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ def originals(tmp_path_factory):
     def bpe(units):
         t = Trainer([TEXT], TrainConfig(units=units, pre_tokenizer=pre_tokenizer("gpt4"), special_tokens=("<|eot|>",)))
         list(t.run(merges=12))
-        return t.tokenizer()
+        return t.model()
 
     byte, char = bpe("byte"), bpe("char")
     modelfile.save(byte, root / "byte.json")

@@ -34,7 +34,7 @@ def model(tmp_path):
     t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
     list(t.run(merges=5))
     path = tmp_path / "m.json"
-    modelfile.save(t.tokenizer(), path)
+    modelfile.save(t.model(), path)
     return path
 
 

@@ -23,7 +23,7 @@ TEXT = "the cat sat on the mat with the hat " * 30
 def tok():
     t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), special_tokens=("<|eot|>",)))
     list(t.run(merges=12))
-    return t.tokenizer()
+    return t.model()
 
 
 @pytest.fixture
@@ -203,7 +203,7 @@ def test_a_bare_tiktoken_file_advises_split_on_every_command(files, capsys):
 def other_model():
     t = Trainer(["zz qq zz qq zzz qqq " * 20], TrainConfig(pre_tokenizer=pre_tokenizer("gpt2")))
     list(t.run(merges=4))
-    return t.tokenizer()
+    return t.model()
 
 
 def test_ranks_and_companion_of_two_exports_do_not_load(files, capsys):
@@ -266,7 +266,7 @@ def test_minbpe_files_are_checked(tmp_path, capsys, content, match):
 
 # -- tokens too long to build --------------------------------------------------------------------
 def doubling_model_json(merges: int) -> dict:
-    doc = modelfile.to_json(Trainer(["ab"], TrainConfig()).tokenizer())
+    doc = modelfile.to_json(Trainer(["ab"], TrainConfig()).model())
     doc.update(merges=[[97, 97]] + [[256 + i, 256 + i] for i in range(merges - 1)], history=[])
     return doc
 
@@ -316,7 +316,7 @@ def test_a_lone_surrogate_from_the_api_fails_the_save_with_our_error(tmp_path):
     t = Trainer(["abc abc"], TrainConfig(special_tokens=("\udcff",)))
     list(t.run(merges=1))
     with pytest.raises(ModelFileError, match="lone surrogate"):
-        modelfile.save(t.tokenizer(), tmp_path / "m.json")
+        modelfile.save(t.model(), tmp_path / "m.json")
     assert list(tmp_path.iterdir()) == []
 
 

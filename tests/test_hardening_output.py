@@ -39,7 +39,7 @@ def model(tmp_path):
     t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), special_tokens=("<|eot|>",)))
     list(t.run(merges=10))
     path = tmp_path / "m.json"
-    modelfile.save(t.tokenizer(), path)
+    modelfile.save(t.model(), path)
     return path
 
 

@@ -34,7 +34,7 @@ def model(tmp_path_factory):
     special token further on, read back as outside ids through an id map."""
     t = Trainer(samples(), TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
     list(t.run(vocab_size=700))
-    tokens = list(t.tokenizer().ranked_tokens)
+    tokens = list(t.model().ranked_tokens)
     ranks = {bytes([b]): r for r, b in enumerate(bytes_to_unicode())}
     ranks.update({tok: 400 + k for k, tok in enumerate(tokens[256:])})
     path = tmp_path_factory.mktemp("ranks") / "r.tiktoken"

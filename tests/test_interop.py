@@ -44,7 +44,7 @@ def trained(texts, split, tie, units="byte", vocab=900, specials=("<|endoftext|>
     t = Trainer(texts, TrainConfig(units=units, normalizer=normalizer, pre_tokenizer=pre_tokenizer(split),
                                    tie_break=tie, special_tokens=specials))
     list(t.run(vocab_size=vocab))
-    return t.tokenizer()
+    return t.model()
 
 
 @pytest.mark.parametrize("split", ["gpt2", "gpt4", "o200k"])

@@ -203,7 +203,7 @@ def long_text():
 
 
 def test_a_200k_character_chunk_encodes_as_the_definition_says(long_text):
-    tok = train([long_text[:20_000]], TrainConfig(pre_tokenizer=pre_tokenizer("none")), merges=40).tokenizer()
+    tok = train([long_text[:20_000]], TrainConfig(pre_tokenizer=pre_tokenizer("none")), merges=40).model()
     ids = tok.encode(long_text)
     assert ids == reference_merge(list(long_text.encode()), list(tok.merges), 256)
     assert tok.decode(ids) == long_text
@@ -212,7 +212,7 @@ def test_a_200k_character_chunk_encodes_as_the_definition_says(long_text):
 def test_a_200k_byte_token_splits_as_tiktoken_splits_it(long_text):
     """tiktoken itself is the reference here: the plain definition is quadratic."""
     tiktoken = pytest.importorskip("tiktoken")
-    tok = train([long_text[:20_000]], TrainConfig(pre_tokenizer=pre_tokenizer("none")), merges=40).tokenizer()
+    tok = train([long_text[:20_000]], TrainConfig(pre_tokenizer=pre_tokenizer("none")), merges=40).model()
     ranks = {t: r for r, t in enumerate(tok.ranked_tokens)}
     enc = tiktoken.Encoding(name="whole", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
     data = long_text.encode()

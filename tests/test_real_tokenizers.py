@@ -66,7 +66,7 @@ def ranked_tokens() -> list[bytes]:
     t = Trainer(samples(), TrainConfig(units="byte", normalizer="none", pre_tokenizer=pre_tokenizer("gpt4"),
                                        tie_break="first"))
     list(t.run(vocab_size=1200))
-    return list(t.tokenizer().ranked_tokens)
+    return list(t.model().ranked_tokens)
 
 
 def gpt2_order(tokens: list[bytes]) -> dict[bytes, int]:

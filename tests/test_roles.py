@@ -27,7 +27,7 @@ TEXT = "我喜欢机器学习。 low lower lowest, newer wider!"
 def bpe(units="byte", roles=ROLES, merges=30):
     t = Trainer([TEXT] * 3, TrainConfig(units=units, special_tokens=SPECIALS))
     list(t.run(merges=merges))
-    return with_roles(t.tokenizer(), roles)
+    return with_roles(t.model(), roles)
 
 
 def fixed(roles=ROLES):

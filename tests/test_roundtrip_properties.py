@@ -15,7 +15,7 @@ def byte_models():
         t = Trainer(texts if split != "none" else [x[:3000] for x in texts],
                     TrainConfig(pre_tokenizer=pre_tokenizer(split), special_tokens=("<|endoftext|>",)))
         list(t.run(merges=300))
-        models[split] = t.tokenizer()
+        models[split] = t.model()
     return models
 
 
@@ -49,7 +49,7 @@ def test_decode_of_byte_ids_matches_python_replace(byte_models, data):
 def test_char_units_lossless_on_their_corpus(texts, merges):
     t = Trainer(texts, TrainConfig(units="char", pre_tokenizer=pre_tokenizer("gpt4")))
     list(t.run(merges=merges))
-    tok = t.tokenizer()
+    tok = t.model()
     for text in texts:
         assert tok.decode(tok.encode(text)) == text
 
@@ -57,10 +57,10 @@ def test_char_units_lossless_on_their_corpus(texts, merges):
 @settings(max_examples=100, deadline=None)
 @given(text=st.text(alphabet="abc ", min_size=1), unseen=st.characters(blacklist_characters="abc "))
 def test_char_units_unseen_characters(text, unseen):
-    plain = Trainer([text], TrainConfig(units="char")).tokenizer()
+    plain = Trainer([text], TrainConfig(units="char")).model()
     with pytest.raises(EncodeError, match=f"U\\+{ord(unseen):04X}"):
         plain.encode(text + unseen)
-    with_unk = Trainer([text], TrainConfig(units="char", special_tokens=("<unk>",))).tokenizer()
+    with_unk = Trainer([text], TrainConfig(units="char", special_tokens=("<unk>",))).model()
     ids = with_unk.encode(text + unseen + text)
     assert with_unk.special_ids["<unk>"] in ids
     assert with_unk.decode(ids) == text + "<unk>" + text
@@ -78,7 +78,7 @@ def test_rank_order_encoding_equals_training_order():
     texts = ["hello hello world, wonderful world 12345 12345"]
     t = Trainer(texts, TrainConfig(pre_tokenizer=pre_tokenizer("gpt2")))
     list(t.run(merges=20))
-    tok = t.tokenizer()
+    tok = t.model()
     encoded = tok.encode(texts[0])
     assert encoded == [i for c in pre_tokenizer("gpt2").split(texts[0]) for i in t.chunk_ids(c)]
 

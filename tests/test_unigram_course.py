@@ -181,9 +181,9 @@ def test_settings_build_a_unigram_learner():
 
 
 def test_bad_settings_are_one_clear_error():
-    with pytest.raises(TrainingError, match="seed-size 5 is below"):
+    with pytest.raises(TrainingError, match="seed size 5 is below"):
         UnigramLearner(COURSE, UnigramConfig(seed_size=5))
-    with pytest.raises(TrainingError, match="prune-fraction"):
+    with pytest.raises(TrainingError, match="prune fraction"):
         UnigramConfig(prune_fraction=1.5)
 
 

@@ -125,7 +125,7 @@ def test_em_bad_sizes(texts):
     learner = UnigramLearner(texts[:1], UnigramConfig(algorithm="em", seed_size=1000))
     with pytest.raises(TrainingError, match="distinct characters"):
         learner.steps_for_vocab(3)
-    with pytest.raises(TrainingError, match="sub-iterations"):
+    with pytest.raises(TrainingError, match="sub iterations"):
         UnigramConfig(algorithm="em", sub_iterations=0)
 
 

@@ -280,7 +280,7 @@ def test_bpe_trains_and_decodes_with_metaspace(tmp_path, units, capsys):
 
     text = (SAMPLES / "03_udhr_article1.txt").read_text(encoding="utf-8")
     trainer = train([text], TrainConfig(units=units, pre_tokenizer=META), merges=50)
-    tok = trainer.tokenizer()
+    tok = trainer.model()
     assert tok.decode(tok.encode("All human beings")) == "All human beings"
     assert tok.decode(tok.encode(text)) == (text[1:] if text.startswith(" ") else text)
     with pytest.raises(ExportError, match="metaspace"):

@@ -114,7 +114,7 @@ def test_replay_refuses_a_bpe_model_on_a_unigram_session():
     from tokworkbench.core.bpe.trainer import TrainConfig, train
     from tokworkbench.core.errors import TrainingError
 
-    bpe = train(["abc abc"], TrainConfig(), merges=2).tokenizer()
+    bpe = train(["abc abc"], TrainConfig(), merges=2).model()
     session = Session.open([str(SAMPLES / "03_udhr_article1.txt")],
                            Settings(kind="unigram", split="metaspace", seed_size=600))
     with pytest.raises(TrainingError, match="like with like"):

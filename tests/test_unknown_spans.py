@@ -30,8 +30,8 @@ def test_a_char_unit_bpe_unk_covers_one_character():
     trainer = Trainer(["aab aab"], TrainConfig(units="char", pre_tokenizer=pre_tokenizer("none"),
                                                special_tokens=("<unk>",)))
     list(trainer.run(merges=2))
-    rt = round_trip(trainer.tokenizer(), "aabzaab")
-    unk = trainer.tokenizer().special_ids["<unk>"]
+    rt = round_trip(trainer.model(), "aabzaab")
+    unk = trainer.model().special_ids["<unk>"]
     assert unk in rt.ids and _tiling(rt)
     assert [rt.normalized[s.start:s.end] for s in rt.spans if s.token == unk] == ["z"]
 

@@ -20,7 +20,7 @@ def test_example1_char_lexmax():
         "th", "the", " the", " the the", "s the the", "me", "is the the", " theme"]
     assert [r.count for r in records] == [9, 9, 8, 3, 2, 2, 2, 2]
     assert t.total_tokens == 18 and t.vocab_size == 20
-    tok = t.tokenizer()
+    tok = t.model()
     assert len(tok.encode(EX1)) == 18
     for text in (EX1, "the theory theme"):
         assert tok.decode(tok.encode(text)) == text
@@ -32,7 +32,7 @@ def test_example2_bytes_lexmin():
     r1, r2 = t.run(merges=2)
     assert (r1.pair, r1.new_id, r1.replacements, r1.length) == ((0x41, 0x49), 256, 2, 29)
     assert (r2.pair, r2.new_id, r2.replacements, r2.length) == ((0x96, 0x9C), 257, 2, 27)
-    tok = t.tokenizer()
+    tok = t.model()
     ids = tok.encode(EX2)
     assert len(ids) == 27 and tok.decode(ids) == EX2
 

@@ -40,7 +40,7 @@ from tokworkbench.core.bpe.gcpause import collector_paused
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES
 from tokworkbench.core.registry.load import model_inputs, open_model
 from tokworkbench.core.formats.presets import is_preset, preset_named, preset_ranks
-from tokworkbench.core.errors import ModelFileError
+from tokworkbench.core.errors import ModelFileError, SettingError
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.pretokenize import parse_split
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
@@ -257,7 +257,9 @@ def _terminated(signum, frame) -> None:
 def _advice(exc: TokWorkbenchError, args) -> str:
     """The core's message, plus the flag that helps where this command has one."""
     text = str(exc)
-    if isinstance(exc, InvalidUtf8Error) and getattr(args, "replace_invalid", None) is False:
+    if isinstance(exc, SettingError):
+        text = exc.worded("--" + exc.setting.replace("_", "-"))
+    elif isinstance(exc, InvalidUtf8Error) and getattr(args, "replace_invalid", None) is False:
         text += ", or load it with U+FFFD in place of bad bytes (--replace-invalid)"
     elif isinstance(exc, NeedsPatternError) and hasattr(args, "split"):
         text += " with --split"
@@ -463,7 +465,7 @@ def _train_from_counts(args) -> int:
     with collector_paused():
         trainer = Trainer([], config, counted=counted)
         require_text(trainer.chars)
-        todo = trainer.merges_for_vocab(args.vocab_size) if args.vocab_size is not None else args.merges
+        todo = trainer.steps_for_vocab(args.vocab_size) if args.vocab_size is not None else args.merges
         for _ in trainer.run(vocab_size=args.vocab_size, merges=args.merges):
             if progress:
                 progress.update(len(trainer.merges), todo)
@@ -479,11 +481,11 @@ def _finish_training(args, trainer, report: Skipped, started: float, progress) -
         progress.close()
     for line in report.lines():
         print(f"{PROG}: {line}", file=sys.stderr)
-    wanted = trainer.merges_for_vocab(args.vocab_size) + len(trainer.merges) if args.vocab_size else args.merges
+    wanted = trainer.steps_for_vocab(args.vocab_size) + len(trainer.merges) if args.vocab_size else args.merges
     done = len(trainer.merges)
     if done < wanted:
         print(f"{PROG}: stopped after {done} merges: no pair is left to merge", file=sys.stderr)
-    tok = with_roles(trainer.tokenizer(), roles_from(args))
+    tok = with_roles(trainer.model(), roles_from(args))
     _note_hf_collisions(tok)
     summary = trainer.corpus_summary()
     result = (f"trained {done} merges, vocabulary {trainer.vocab_size}, {trainer.initial_tokens:,} -> "

@@ -15,7 +15,8 @@ from tokworkbench.core.errors import (
     TokWorkbenchError,
     TrainingError,
 )
-from tokworkbench.core.text.pretokenize import PRESETS, PreTokenizer, pre_tokenizer
+from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
+from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.bpe.trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.models.protocol import MergeRanked
 from tokworkbench.core.models.roles import encode_content, roles_of
 
 FINGERPRINT_VERSION = 1
@@ -27,8 +28,9 @@ SHOW_DIFFERENCES = 10
 
 def model_ids(model) -> list[int]:
     """Every outside id of `model`, ascending (an imported model may number its own way)."""
-    ids = getattr(model, "ids", None)
-    return sorted(ids) if ids is not None else list(range(model.vocab_size))
+    if isinstance(model, MergeRanked) and model.ids is not None:
+        return sorted(model.ids)
+    return list(range(model.vocab_size))
 
 
 def id_table(model) -> dict[int, bytes]:

@@ -17,6 +17,20 @@ class TrainingError(TokWorkbenchError):
     """A training request makes no sense (vocabulary size, settings)."""
 
 
+class SettingError(TrainingError):
+    """One setting's value makes no sense. The message names the setting in words ("seed size 5
+    is below …"); `setting` is its Settings field and `value` what was given, so the CLI can say
+    its own flag (`--seed-size 5 is below …`) and the settings dialog can show it under its field."""
+
+    def __init__(self, setting: str, value, problem: str):
+        self.setting, self.value, self.problem = setting, value, problem
+        super().__init__(f"{setting.replace('_', ' ')} {value!r} {problem}")
+
+    def worded(self, name: str) -> str:
+        """The message with the setting called `name` (a flag, a field's label)."""
+        return f"{name} {self.value!r} {self.problem}"
+
+
 class EncodeError(TokWorkbenchError):
     """Text cannot be encoded: unseen character without <unk>, or a disallowed special token."""
 

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Label, Select
 
 from tokworkbench.core.formats.presets import ALIASES, PRESETS as ENCODINGS, is_preset
-from tokworkbench.core.text.pretokenize import PRESETS
+from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.app.dialogs.base import Dialog
 from tokworkbench.app.widgets.steady_input import SteadyInput
 

@@ -13,7 +13,7 @@ from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.models.roles import ROLES, Roles
 from tokworkbench.core.session.settings import CUSTOM, FIT, Settings
 from tokworkbench.core.text.normalize import NORMALIZERS
-from tokworkbench.core.text.pretokenize import PRESETS
+from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.units import Units
 from tokworkbench.app.labels import train_command
 from tokworkbench.app.dialogs.base import Dialog

@@ -208,14 +208,8 @@ class Trainer:
     # -- the learner protocol (models/protocol.py), in BPE's own words above --------------
     kind = "bpe"
 
-    def next_step(self) -> Pair | None:
-        return self.next_pair()
-
     def step_text(self, pair: Pair) -> str:
         return self.token_text(pair[0]) + self.token_text(pair[1])
-
-    def steps_for_vocab(self, vocab_size: int) -> int:
-        return self.merges_for_vocab(vocab_size)
 
     def next_rows(self, k: int, query: str = "") -> tuple[list[PairRow], int]:
         """The k best pairs (those whose merged token matches `query`, if given), and how many
@@ -263,9 +257,6 @@ class Trainer:
             end -= 1
         return counts[:end]
 
-    def model(self, with_history: bool = True) -> Tokenizer:
-        return self.tokenizer(with_history)
-
     def model_key(self) -> tuple:
         return tuple(self.merges)
 
@@ -277,7 +268,7 @@ class Trainer:
         return {"documents": self.documents, "chars": self.chars, "bytes": self.bytes,
                 "tokens_before": self.initial_tokens}
 
-    def tokenizer(self, with_history: bool = True) -> Tokenizer:
+    def model(self, with_history: bool = True) -> Tokenizer:
         """A frozen snapshot for encoding, decoding and saving. Views that only encode can leave
         the training history out (it is what makes a snapshot slow to pickle late in a run)."""
         return Tokenizer.with_tokens(
@@ -293,7 +284,7 @@ class Trainer:
         )
 
     # -- training --------------------------------------------------------------------------
-    def merges_for_vocab(self, vocab_size: int) -> int:
+    def steps_for_vocab(self, vocab_size: int) -> int:
         """Merges still needed to reach `vocab_size` (specials included); explains nonsense sizes."""
         floor = self.base_size + len(self.config.special_tokens)
         if vocab_size < floor:
@@ -324,7 +315,7 @@ class Trainer:
         """Replayed merges still to come."""
         return max(0, len(self._replay) - len(self.merges))
 
-    def next_pair(self) -> Pair | None:
+    def next_step(self) -> Pair | None:
         """The pair `step` will merge: the next replayed merge, else the best by count."""
         if self.replaying:
             return self._replay[len(self.merges)]
@@ -332,7 +323,7 @@ class Trainer:
 
     def step(self) -> MergeRecord | None:
         """Merge the best pair (or the next replayed one); None when no pair is left."""
-        best = self.next_pair()
+        best = self.next_step()
         if best is None:
             return None
         a, b = best
@@ -386,7 +377,7 @@ class Trainer:
             raise TrainingError("give exactly one of a vocabulary size or a number of merges")
         if merges is not None and merges < 0:
             raise TrainingError(f"number of merges must be positive, not {merges}")
-        todo = self.merges_for_vocab(vocab_size) if vocab_size is not None else merges
+        todo = self.steps_for_vocab(vocab_size) if vocab_size is not None else merges
         for _ in range(todo):
             record = self.step()
             if record is None:
@@ -572,7 +563,7 @@ def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = No
     with collector_paused():
         trainer = Trainer(texts, config, counted=count() if count is not None else None)
         require_text(trainer.chars)
-        todo = trainer.merges_for_vocab(vocab_size) if vocab_size is not None else merges
+        todo = trainer.steps_for_vocab(vocab_size) if vocab_size is not None else merges
         for record in trainer.run(vocab_size=vocab_size, merges=merges):
             if on_step is not None:
                 on_step(len(trainer.merges), todo)

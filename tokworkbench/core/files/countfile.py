@@ -33,7 +33,8 @@ from tokworkbench.core.errors import CountFileError, PatternError
 from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, units_total
 from tokworkbench.core.text.corpus import describe_size, read_regular
 from tokworkbench.core.text.normalize import NORMALIZERS
-from tokworkbench.core.text.pretokenize import PRESETS, PreTokenizer, from_pattern
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern
+from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.files.atomic import write_atomic
 
 FORMAT = "tokworkbench-counts"

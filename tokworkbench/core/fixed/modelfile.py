@@ -82,7 +82,7 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> FixedVocab:
         raise ModelFileError("a fixed vocabulary needs 'tokens': a non-empty list of non-empty strings")
     longest = max(range(len(tokens)), key=lambda i: len(tokens[i]))
     if len(tokens[longest].encode("utf-8", "surrogatepass")) > max_token_bytes:
-        raise ModelFileError(f"token {longest} is longer than {max_token_bytes:,} bytes (--max-token-bytes)")
+        raise ModelFileError(f"token {longest} is longer than {max_token_bytes:,} bytes (the longest a loader accepts)")
     specials = doc.get("special_tokens", {})
     if not isinstance(specials, dict) or not all(is_count(i) and i < len(tokens) and tokens[i] == s
                                                  for s, i in specials.items()):

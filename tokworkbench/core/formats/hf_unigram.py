@@ -13,7 +13,8 @@ from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, short
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.text.pretokenize import METASPACE, PreTokenizer, from_pattern, pre_tokenizer
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_tokenizer
+from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.unigram import spnormalize
 from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.spnormalize import META
@@ -29,7 +30,7 @@ def to_hf(model: UnigramModel) -> dict:
     pre = model.pre_tokenizer
     if pre.rewrites:
         pre_tok, decoder = dict(METASPACE_HF), dict(METASPACE_HF)
-        if getattr(model.text_normalizer, "whitespace_split", False):
+        if isinstance(model.text_normalizer, spnormalize.HfNormalizer) and model.text_normalizer.whitespace_split:
             pre_tok = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, pre_tok]}
     elif pre.pattern is not None:
         pre_tok = {"type": "Split", "pattern": {"Regex": hf_pattern(pre.pattern)}, "behavior": "Isolated",
@@ -63,7 +64,7 @@ def check_hf(model: UnigramModel) -> None:
                           "HF has no such piece (its added tokens match otherwise), so its ids would differ")
     if not model.pre_tokenizer.rewrites:
         check_hf_pattern(model.pre_tokenizer)
-    if getattr(model.text_normalizer, "kind", "") == "sentencepiece":
+    if isinstance(model.text_normalizer, spnormalize.SpNormalizer):
         why = model.text_normalizer.hf_difference()
         if why is not None:
             raise ExportError(f"{why}; HF's ids would differ (keep it as a .model or a tokworkbench model file)")

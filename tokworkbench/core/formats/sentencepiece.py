@@ -11,7 +11,8 @@ from tokworkbench.core.errors import ForeignModelError, ModelFileError
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, short
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.charsmap import read_charsmap
-from tokworkbench.core.text.pretokenize import METASPACE, pre_tokenizer
+from tokworkbench.core.text.pretokenize import pre_tokenizer
+from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.unigram import spnormalize
 from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.spnormalize import META

@@ -7,6 +7,8 @@ is marked `cut` and belongs, for drawing, to the token that holds its first byte
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from tokworkbench.core.models.protocol import CharLengths
+
 
 @dataclass(frozen=True)
 class TokenSpan:
@@ -71,8 +73,8 @@ def text_spans(tokenizer, text: str) -> tuple[str, list[TokenSpan]]:
         pieces.append((pos, chunk, ids))
         normalized_parts.append(chunk)
         pos += len(chunk)
-    return "".join(normalized_parts), chunk_spans(pieces, tokenizer.token,
-                                                  char_lengths=getattr(tokenizer, "char_lengths", None))
+    lengths = tokenizer.char_lengths if isinstance(tokenizer, CharLengths) else None
+    return "".join(normalized_parts), chunk_spans(pieces, tokenizer.token, char_lengths=lengths)
 
 
 def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> list[TokenSpan]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tokworkbench.core.errors import DecodeError
+from tokworkbench.core.models.protocol import MergeRanked
 from tokworkbench.core.units import Units
 from tokworkbench.core.inspection.escape import render_bytes
 
@@ -65,9 +66,10 @@ class Vocab:
     """A model's vocabulary as columns (inside order). Build with `vocab_of(model)`."""
 
     def __init__(self, model):
-        tokens = list(getattr(model, "ranked_tokens", ()))
-        merges = getattr(model, "merges", ())
-        base = getattr(model, "base_size", len(tokens))
+        ranked = isinstance(model, MergeRanked)
+        tokens = list(model.ranked_tokens) if ranked else []
+        merges = model.merges if ranked else ()
+        base = model.base_size if ranked else 0
         specials = list(model.special_ids.items())
         plain: list[int] | None = None  # the ids of `tokens` when they are not 0..n-1 inside ids
         if not tokens:  # a model without rank tables (Unigram, fixed): ask it id by id, ids kept
@@ -77,10 +79,8 @@ class Vocab:
         n = len(tokens)
         self.model = model
         self.data: list[bytes] = [Units.to_bytes(t) for t in tokens] + [s.encode("utf-8") for s, _ in specials]
-        to_outside = getattr(model, "to_outside", None)
-        inside = list(range(n))
         if plain is None:
-            plain = to_outside(inside) if to_outside else inside
+            plain = model.to_outside(list(range(n)))
         self.ids = np.asarray(plain + [i for _, i in specials], dtype=np.int64)
         self.lengths = np.fromiter(map(len, self.data), dtype=np.int64, count=len(self.data))
         self.special = np.zeros(len(self.data), dtype=bool)

@@ -2,8 +2,12 @@
 
 A kind has two halves. The *learner* is training state that changes a step at a time and can be
 undone exactly; the *model* is what a learner (or a file) freezes: it encodes and decodes. BPE is
-the first kind (bpe/trainer.py's `Trainer`, models/tokenizer.py's `Tokenizer`); Unigram and
-fixed vocabularies implement the same two protocols. Every id here is an outside id.
+the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram and fixed
+vocabularies implement the same two protocols. Every id here is an outside id.
+
+What only some kinds can do is a small capability protocol below (`MergeRanked`, `Scored`,
+`HasLattice`, `OwnDisplay`, `CharLengths`, `Replaying`, `Transferable`), checked with
+`isinstance`: a view asks whether a model has merges, never which kind it is.
 
 Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
 are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets them by having
@@ -11,12 +15,14 @@ are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets 
 """
 
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from tokworkbench.core.inspection.segments import TokenSpan
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.units import Units
 from tokworkbench.core.models.roles import Roles
+
+if TYPE_CHECKING:  # the views' span type; segments.py asks these protocols in turn
+    from tokworkbench.core.inspection.segments import TokenSpan
 
 
 @runtime_checkable
@@ -111,7 +117,7 @@ class Learner(Protocol):
     def model_key(self) -> Any:
         """Equal keys mean equal models (what 'saved' compares)."""
 
-    def window(self, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:
+    def window(self, doc: int, start: int, end: int) -> tuple[int, str, list["TokenSpan"], int]:
         """Where the window starts (clamped to the document), the normalized text of document
         `doc` from there, its token spans (offsets from that start), and the document's length;
         empty when the learner keeps no layout."""
@@ -119,3 +125,91 @@ class Learner(Protocol):
     def training_state(self) -> dict: ...
 
     def restore_state(self, state: dict) -> None: ...
+
+
+# -- what some kinds can do ------------------------------------------------------------------
+@runtime_checkable
+class MergeRanked(Protocol):
+    """A model built by merges in rank order (BPE, tiktoken ranks): rank `base_size + r` is
+    merge r, and `to_outside` gives the ids a file of its own numbered them with."""
+
+    merges: Sequence[tuple[int, int]]
+    ids: Any  # the outside ids in rank order, or None when they are the ranks themselves
+    tie_break: str  # the rule its trainer broke equal counts with
+
+    @property
+    def base_size(self) -> int: ...
+
+    @property
+    def ranked_tokens(self) -> list: ...
+
+    def rank_text(self, rank_id: int) -> str: ...
+
+    def to_outside(self, ids: list[int]) -> list[int]: ...
+
+
+@runtime_checkable
+class Scored(Protocol):
+    """A model of scored pieces (Unigram): `pieces[i]` is (text, log probability)."""
+
+    pieces: Sequence[tuple[str, float]]
+    history: Sequence[Any]  # the rounds its file records
+
+    @property
+    def base_size(self) -> int:
+        """The pieces no round may prune (every character, the specials)."""
+
+    def matched_ids(self) -> list[int]:
+        """The pieces Viterbi matches (the specials are matched otherwise)."""
+
+
+@runtime_checkable
+class HasLattice(Protocol):
+    """A model that picks a segmentation from a lattice of candidate pieces."""
+
+    start_cost: float
+
+    def lattice(self, word: str) -> Any: ...
+
+
+@runtime_checkable
+class OwnDisplay(Protocol):
+    """A model with a normalizer of its own (SentencePiece's, HF's) whose text is shown as the
+    model sees it (metaspace's ▁ in place of spaces), and chunked without normalizing twice."""
+
+    text_normalizer: Any  # None when the model normalizes with one of ours
+    normalizer_label: str
+
+    def display_text(self, text: str) -> str: ...
+
+    def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]: ...
+
+
+@runtime_checkable
+class CharLengths(Protocol):
+    """A model where an id need not cover its token's characters (an unknown-character token
+    covers the one or the run it stands for): views ask how many each id of a chunk covers."""
+
+    def char_lengths(self, chunk: str, ids: list[int]) -> list[int]: ...
+
+
+@runtime_checkable
+class Replaying(Protocol):
+    """A learner whose next steps can replay another model's merges."""
+
+    @property
+    def replaying(self) -> int:
+        """Replayed steps still to come."""
+
+    @property
+    def replay_total(self) -> int: ...
+
+
+@runtime_checkable
+class Transferable(Protocol):
+    """A learner whose state is large arrays: the training child sends them back through
+    shared memory of this size, and the parent takes them over with `own_arrays`."""
+
+    def state_nbytes(self) -> int: ...
+
+    def own_arrays(self) -> None: ...

@@ -88,8 +88,8 @@ NO_ROLES = Roles()
 
 
 def roles_of(model) -> Roles:
-    """A model's roles (a model from before roles has none)."""
-    return getattr(model, "roles", None) or NO_ROLES
+    """A model's roles (every model has them: `Model.roles`, NO_ROLES when it gives none)."""
+    return model.roles
 
 
 def with_roles(model, roles: "Roles | dict | None"):

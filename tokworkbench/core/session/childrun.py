@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
+from tokworkbench.core.models.protocol import Transferable
 from tokworkbench.core.session.session import FinishReason, RunFinished, RunProgress, Session
 from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.text.parallel import can_fork
@@ -98,8 +99,7 @@ def _with_after_cancel(finished: RunFinished, at_cancel: int | None) -> RunFinis
 def _state_nbytes(learner) -> int:
     """The learner's own estimate of its state's arrays; 0 (no shared memory) for a learner
     whose state is small."""
-    estimate = getattr(learner, "state_nbytes", None)
-    return estimate() if estimate is not None else 0
+    return learner.state_nbytes() if isinstance(learner, Transferable) else 0
 
 
 def _run_here(session, view, cancelled, on_progress) -> RunFinished:
@@ -115,9 +115,8 @@ def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None
     gc.disable()  # this process only trains, then exits: see bpe/gcpause.py
     session.lock = threading.Lock()  # the parent held its own while forking
     try:
-        own_arrays = getattr(session.learner, "own_arrays", None)
-        if own_arrays is not None:
-            own_arrays()  # they may be the last run's shared memory, which the parent reads
+        if isinstance(session.learner, Transferable):
+            session.learner.own_arrays()  # they may be the last run's shared memory, which the parent reads
         touching = None
         if arena is not None:  # the pages the state will be copied into, touched beside the first steps
             touching = threading.Thread(target=arena.prefault, args=(nbytes,), daemon=True)

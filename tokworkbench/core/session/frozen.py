@@ -23,9 +23,10 @@ from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.inspection.vocab import count_tokens
 from tokworkbench.core.inspection.segments import TokenSpan, chunk_spans
 from tokworkbench.core.session.settings import CUSTOM, Settings
+from tokworkbench.core.unigram.rows import PieceRow
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import safe_cut
-from tokworkbench.core.models.protocol import Model
+from tokworkbench.core.models.protocol import CharLengths, MergeRanked, Model, OwnDisplay, Scored
 
 REACH = (256, 4096)  # characters looked at beyond a window's edge for a safe cut, short first
 
@@ -36,8 +37,9 @@ class MergeHistory(Sequence):
 
     def __init__(self, model: Model):
         self._model = model
-        self._merges = getattr(model, "merges", ())
-        self._base = getattr(model, "base_size", 0)
+        ranked = isinstance(model, MergeRanked)
+        self._merges = model.merges if ranked else ()
+        self._base = model.base_size if ranked else 0
 
     def __len__(self) -> int:
         return len(self._merges)
@@ -60,7 +62,7 @@ class FrozenLearner:
         self.kind = model.kind
         self.texts = list(texts)
         self.history = MergeHistory(model)
-        self.base_size = getattr(model, "base_size", model.vocab_size)
+        self.base_size = model.base_size if isinstance(model, (MergeRanked, Scored)) else model.vocab_size
         unit_bytes = model.units.is_bytes
         self.initial_tokens = sum(len(t.encode("utf-8")) if unit_bytes else len(t) for t in self.texts)
         self.total_tokens = 0  # unknown until `measure` has encoded the corpus
@@ -102,11 +104,9 @@ class FrozenLearner:
     def next_rows(self, k: int, query: str = "") -> tuple[list, int]:
         """BPE: nothing is next. Unigram: its pieces, likeliest first, as the piece table shows
         them (no frequencies or loss increases: there is no training corpus behind them)."""
-        pieces = getattr(self.frozen, "pieces", None)
-        if pieces is None:
+        if not isinstance(self.frozen, Scored):
             return [], 0
-        from tokworkbench.core.unigram.rows import PieceRow
-
+        pieces = self.frozen.pieces
         order = sorted(self.frozen.matched_ids(), key=lambda i: -pieces[i][1])  # specials: see the vocabulary
         if query:
             order = [i for i in order if query in pieces[i][0]]
@@ -123,17 +123,17 @@ class FrozenLearner:
     def history_rows(self, k: int) -> list:
         """The last k merges in rank order, as the history table shows them (no counts); for
         Unigram, the rounds its file records."""
-        if self.kind == "unigram":
+        if isinstance(self.frozen, Scored):
             return list(self.frozen.history[-k:]) if k else []
         return self.history_page(max(0, len(self.history) - k), None)[0]
 
     def history_page(self, start: int, stop: int | None) -> tuple[list, int]:
         """Rows start:stop of the merges in rank order (or of the Unigram file's rounds), each
         made when asked for, and how many there are."""
-        if self.kind == "unigram":
+        if isinstance(self.frozen, Scored):
             rounds = self.frozen.history
             return list(rounds[start:stop]), len(rounds)
-        text = getattr(self.frozen, "rank_text", None)
+        text = self.frozen.rank_text if isinstance(self.frozen, MergeRanked) else None
         base = self.base_size
         rows = []
         first = range(len(self.history))[start:stop]
@@ -148,7 +148,7 @@ class FrozenLearner:
     def token_lengths(self) -> list[int]:
         """Vocabulary tokens of each length in base units (specials left out, as training does)."""
         if self._lengths is None:
-            tokens = getattr(self.frozen, "ranked_tokens", None)
+            tokens = self.frozen.ranked_tokens if isinstance(self.frozen, MergeRanked) else None
             if tokens is None:
                 special = set(self.frozen.special_ids.values())
                 tokens = [self.frozen.token(i) for i in range(self.vocab_size) if i not in special]
@@ -173,8 +173,8 @@ class FrozenLearner:
         """Document `doc` normalized as the model normalizes (once per document)."""
         text = self._normalized.get(doc)
         if text is None:
-            own = getattr(self.frozen, "display_text", None)  # Unigram: its own normalizer, metaspace's ▁ shown
-            text = own(self.texts[doc]) if own else normalize(self.texts[doc], self.frozen.normalizer)
+            own = isinstance(self.frozen, OwnDisplay)  # its own normalizer, metaspace's ▁ shown
+            text = self.frozen.display_text(self.texts[doc]) if own else normalize(self.texts[doc], self.frozen.normalizer)
             self._normalized[doc] = text
         return text
 
@@ -196,11 +196,11 @@ class FrozenLearner:
         end = min(len(full), start + size)
         lo, hi = self.encoded_range(full, start, end)
         pieces, pos = [], lo
-        chunks = getattr(self.frozen, "display_chunks", self.frozen.encode_chunks)  # Unigram: not normalized twice
+        chunks = self.frozen.display_chunks if isinstance(self.frozen, OwnDisplay) else self.frozen.encode_chunks  # not normalized twice
         for chunk, ids in chunks(full[lo:hi]):
             pieces.append((pos - start, chunk, ids))
             pos += len(chunk)
-        lengths = getattr(self.frozen, "char_lengths", None)  # a fused <unk> covers its characters
+        lengths = self.frozen.char_lengths if isinstance(self.frozen, CharLengths) else None  # a fused <unk> covers its characters
         spans = [s for s in chunk_spans(pieces, self.frozen.token, char_lengths=lengths)
                  if s.end > 0 and s.start < end - start]
         return start, full[start:end], spans, len(full)
@@ -240,7 +240,7 @@ def inspect_settings(model: Model) -> Settings:
     the target is its vocabulary (there is nothing to train towards)."""
     pre = model.pre_tokenizer
     split, pattern = (pre.name, None) if pre.is_preset_pattern or pre.pattern is None else (CUSTOM, pre.pattern)
-    tie = getattr(model, "tie_break", "first")
+    tie = model.tie_break if isinstance(model, MergeRanked) else "first"
     return Settings(units=model.units, normalizer=model.normalizer, split=split, pattern=pattern,
                     tie_break=tie if tie in TIE_BREAKS else "first", target=model.vocab_size,
                     special_tokens=tuple(model.special_tokens))

@@ -16,7 +16,7 @@ from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import check, check_export_outputs, export
 from tokworkbench.core.session.frozen import FrozenLearner, inspect_settings
-from tokworkbench.core.models.protocol import Learner, Model
+from tokworkbench.core.models.protocol import Learner, Model, Replaying
 from tokworkbench.core.models.roles import Roles, with_roles
 from tokworkbench.core.registry.kinds import kind_of
 from tokworkbench.core.session.settings import CUSTOM, Settings
@@ -155,8 +155,9 @@ class Session:
 
     def snapshot(self, view: View = View()) -> Snapshot:
         with self.lock:
-            return take_snapshot(self.learner, view, self.settings.target, self._replaying(),
-                                 getattr(self.learner, "replay_total", 0))
+            total = self.learner.replay_total if isinstance(self.learner, Replaying) else 0
+            return take_snapshot(self.learner, view, self.settings.target, self._replaying(), total,
+                                 self.settings.roles)
 
     def history_page(self, start: int, stop: int) -> tuple[list, int]:
         """Rows start:stop of the whole history table, and how many it has (the table shows a
@@ -176,7 +177,7 @@ class Session:
         self.settings = self.settings.with_(roles=roles)
 
     def _replaying(self) -> int:
-        return getattr(self.learner, "replaying", 0)
+        return self.learner.replaying if isinstance(self.learner, Replaying) else 0
 
     # -- stepping --------------------------------------------------------------------------
     def step(self):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from tokworkbench.core.inspection.segments import TokenSpan, pair_occurrences, whole_run
 from tokworkbench.core.models.protocol import Learner, Model
+from tokworkbench.core.models.roles import NO_ROLES, Roles, with_roles
 from tokworkbench.core.units import Units
 
 NEXT_ROWS = 400
@@ -70,10 +71,12 @@ class Snapshot:
 
 
 def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
-                  replay_total: int = 0) -> Snapshot:
+                  replay_total: int = 0, roles: Roles = NO_ROLES) -> Snapshot:
+    """What the views draw. The model carries `roles` (the session's settings: the learner knows
+    none, they change no training), so the encode, batch and compare views see them."""
     nxt = learner.next_step()
     start, text, spans, length = learner.window(view.doc, view.start, view.start + view.size)
-    model = learner.model(with_history=False)
+    model = with_roles(learner.model(with_history=False), roles)
     rows, rows_in_all = learner.next_rows(NEXT_ROWS, view.row_filter)
     history, history_length = learner.history_page(-HISTORY_ROWS, None)
     return Snapshot(

@@ -26,6 +26,8 @@ from functools import lru_cache
 import numpy as np
 import regex
 
+from tokworkbench.core.text.patterns import PRESETS
+
 FAST_FROM = 2048  # characters; below this `regex` alone is quicker
 FAST_PRESETS = ("gpt4", "o200k")
 
@@ -77,8 +79,6 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The text's code points and the offset where each chunk starts (the first is 0), for
     the preset `name` ("gpt4" or "o200k"); None for a short text, where `regex` is quicker.
     Lets an encoder find its chunks without making a str of each."""
-    from tokworkbench.core.text.pretokenize import PRESETS
-
     if not max(FAST_FROM, 1) <= len(text) < 1 << 31:  # offsets are int32 in places
         return None
     scan = _Scan(text, _KIND_GPT4 if name == "gpt4" else _KIND_O200K)
@@ -88,8 +88,6 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _split_with(name: str, text: str) -> list[str]:
-    from tokworkbench.core.text.pretokenize import PRESETS
-
     found = chunk_starts(name, text)
     if found is None:
         return _findall(PRESETS[name], text)

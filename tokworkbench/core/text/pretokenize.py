@@ -21,36 +21,8 @@ import regex
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.errors import PatternError, PatternTimeoutError
 from tokworkbench.core.text.fastsplit import split_gpt4, split_o200k
+from tokworkbench.core.text.patterns import META, METASPACE, METASPACE_PATTERN, PRESETS
 
-GPT2_PATTERN = (
-    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-)
-GPT4_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-
-# Metaspace (SentencePiece's and HF's `Metaspace(replacement="▁", prepend_scheme="always",
-# split=True)`) is not a regex over the text: it first rewrites it (every space becomes ▁, and a
-# ▁ is put in front unless the text already starts with one), then cuts before each ▁. Its
-# "pattern" is that cut, over the rewritten text; chunks therefore join to the rewritten text.
-METASPACE = "metaspace"
-META = "\u2581"
-METASPACE_PATTERN = f"{META}[^{META}]*|[^{META}]+"
-
-PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN,
-           METASPACE: METASPACE_PATTERN}
 FAST_SPLITS = {"gpt4": split_gpt4, "o200k": split_o200k}  # the same chunks as findall, in numpy
 REGEX_MARKER = "regex:"
 PATTERN_TIMEOUT = 5.0  # seconds a custom pattern may search without finding a match

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.errors import SettingError
 from tokworkbench.core.unigram.viterbi import Vocab, best_costs, best_costs_indexed, segment
 
 COURSE_START_COST = 1.0
@@ -34,8 +34,8 @@ COURSE_START_COST = 1.0
 def check_seed_size(seed_size: int, chars: int) -> None:
     """Both algorithms' seed holds every character: a smaller seed size is refused, not raised."""
     if seed_size < chars:
-        raise TrainingError(f"--seed-size {seed_size} is below the number of distinct characters ({chars}); "
-                            "the seed holds every character")
+        raise SettingError("seed_size", seed_size, f"is below the number of distinct characters ({chars}); "
+                           "the seed holds every character")
 
 
 def seed_course(words: list[str], freqs: list[int], seed_size: int,

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from tokworkbench.core.curve import compression_curve
-from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.errors import SettingError, TrainingError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
@@ -70,15 +70,15 @@ class UnigramConfig:
         if self.algorithm not in ALGORITHMS:
             raise TrainingError(f"unknown Unigram algorithm {self.algorithm!r}; choose course or em")
         if not (isinstance(self.seed_size, int) and self.seed_size >= 1):
-            raise TrainingError(f"--seed-size {self.seed_size!r} makes no sense; give a positive number")
+            raise SettingError("seed_size", self.seed_size, "makes no sense; give a positive number")
         if not 0 < self.prune_fraction < 1:
-            raise TrainingError(f"--prune-fraction {self.prune_fraction} must be between 0 and 1")
+            raise SettingError("prune_fraction", self.prune_fraction, "must be between 0 and 1")
         if not 0 < self.shrinking_factor < 1:
-            raise TrainingError(f"--shrinking-factor {self.shrinking_factor} must be between 0 and 1")
+            raise SettingError("shrinking_factor", self.shrinking_factor, "must be between 0 and 1")
         if not (isinstance(self.sub_iterations, int) and self.sub_iterations >= 1):
-            raise TrainingError(f"--sub-iterations {self.sub_iterations!r} must be at least 1")
+            raise SettingError("sub_iterations", self.sub_iterations, "must be at least 1")
         if not (isinstance(self.max_piece_length, int) and self.max_piece_length >= 1):
-            raise TrainingError(f"--max-piece-length {self.max_piece_length!r} must be at least 1")
+            raise SettingError("max_piece_length", self.max_piece_length, "must be at least 1")
 
 
 class UnigramLearner:

@@ -25,7 +25,8 @@ import regex
 
 from tokworkbench.core.errors import DecodeError
 from tokworkbench.core.text.normalize import normalize
-from tokworkbench.core.text.pretokenize import METASPACE_PATTERN, PreTokenizer
+from tokworkbench.core.text.pretokenize import PreTokenizer
+from tokworkbench.core.text.patterns import METASPACE_PATTERN
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.units import Units
@@ -64,7 +65,6 @@ class UnigramModel:
     kind = "unigram"
     units = Units.CHAR
     tie_break = "viterbi"  # what `inspect` prints where BPE names its tie rule
-    merges = ()  # no merges: replay and the BPE-only exports ask
 
     # -- vocabulary ------------------------------------------------------------------------
     @property

@@ -130,7 +130,7 @@ def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tup
             raise error(f"piece {i} ({short(text)}) has the score {short(score)}; scores must be finite numbers")
         size = len(text.encode("utf-8"))
         if size > max_token_bytes:
-            raise error(f"piece {i} is {size:,} bytes long; the limit is {max_token_bytes:,} (--max-token-bytes)")
+            raise error(f"piece {i} is {size:,} bytes long; the limit is {max_token_bytes:,} (the longest a loader accepts)")
         total += size
         if text in seen:
             raise error(f"pieces {seen[text]} and {i} are both {short(text)}; each piece must be distinct")

@@ -10,7 +10,7 @@ import heapq
 import math
 import random
 
-from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.errors import SettingError
 from tokworkbench.core.unigram.model import UnigramModel
 
 MAX_ALPHA = 1e6  # beyond it a path's weight -alpha × cost leaves the floats (1e308 gave NaN weights)
@@ -20,8 +20,8 @@ def check_alpha(alpha: float) -> None:
     """A smoothing the sampler can compute: positive and at most MAX_ALPHA (where p^alpha is
     already the best path but for exact ties)."""
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 < alpha <= MAX_ALPHA):
-        raise TrainingError(f"--alpha {alpha} must be a positive number of at most {MAX_ALPHA:g} (larger ones "
-                            "overflow; the best path is encode without --sample)")
+        raise SettingError("alpha", alpha, f"must be a positive number of at most {MAX_ALPHA:g} (larger ones "
+                           "overflow; the best path is the plain encoding, not a sample)")
 
 
 def unigram_nbest(model: UnigramModel, text: str, k: int) -> list[tuple[list[int], float]]:
