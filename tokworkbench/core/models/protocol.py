@@ -15,7 +15,7 @@ are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets 
 """
 
 from collections.abc import Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.units import Units
@@ -61,12 +61,20 @@ class Model(Protocol):
     def token_text(self, tid: int) -> str: ...
 
 
+Next = TypeVar("Next", covariant=True)  # what the next step will do: BPE's pair, Unigram's pieces to prune
+Record = TypeVar("Record", covariant=True)  # one step made: bpe/trainer.py's MergeRecord, unigram/rows.py's RoundRow
+Row = TypeVar("Row", covariant=True)  # a row of the live table of what comes next: PairRow, PieceRow
+HistoryRow = TypeVar("HistoryRow", covariant=True)  # a row of the history table: MergeRow, RoundRow
+
+
 @runtime_checkable
-class Learner(Protocol):
-    """Training state, stepped and undone one step at a time (a merge, a pruning round)."""
+class Learner(Protocol[Next, Record, Row, HistoryRow]):
+    """Training state, stepped and undone one step at a time (a merge, a pruning round).
+    Each kind says its step types: BPE's Trainer is a Learner[Pair, MergeRecord, PairRow,
+    MergeRow], Unigram's a Learner[tuple[str, ...], RoundRow, PieceRow, RoundRow]."""
 
     kind: str
-    history: Sequence[Any]
+    history: Sequence[Record]
     initial_tokens: int
     total_tokens: int
     base_size: int
@@ -77,31 +85,31 @@ class Learner(Protocol):
     @property
     def compression(self) -> float: ...
 
-    def next_step(self) -> Any | None:
+    def next_step(self) -> Next | None:
         """What `step` will do (a pair for BPE), or None when nothing is left to do."""
 
     def step_text(self, next_step: Any) -> str:
         """What that step makes, as text (the merged token)."""
 
-    def step(self) -> Any | None:
+    def step(self) -> Record | None:
         """One step; its record, or None when nothing is left to do."""
 
-    def undo(self) -> Any | None:
+    def undo(self) -> Record | None:
         """Exactly the state before the last step; its record, or None."""
 
-    def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[Any]: ...
+    def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[Record]: ...
 
     def steps_for_vocab(self, vocab_size: int) -> int:
         """Steps still needed to reach `vocab_size`; a clear error for a size that makes no sense."""
 
-    def next_rows(self, k: int, query: str = "") -> tuple[list, int]:
+    def next_rows(self, k: int, query: str = "") -> tuple[list[Row], int]:
         """What the next step will do, best first (the BPE pair table, the Unigram piece
         table), only rows matching `query` if given; and how many rows there are in all."""
 
-    def history_rows(self, k: int) -> list:
+    def history_rows(self, k: int) -> list[HistoryRow]:
         """The newest k steps, oldest first, as the history table shows them."""
 
-    def history_page(self, start: int, stop: int | None) -> tuple[list, int]:
+    def history_page(self, start: int, stop: int | None) -> tuple[list[HistoryRow], int]:
         """Rows `start:stop` (a slice: negative counts from the end) of the whole history
         table, oldest first, and how many rows the table has: the table is a virtual list that
         asks only for the rows on screen."""
