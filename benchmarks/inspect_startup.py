@@ -9,7 +9,7 @@ It prints the CPU seconds of this process too: on a machine shared with other wo
 grows with the load, the CPU time much less, and the load averages are printed beside it.
 
 The first run after a new ranks file recovers its merges and keeps them in the derived cache
-(core/formats/derivedcache.py); later runs read them from there. To time a cold cache, point
+(core/files/derivedcache.py); later runs read them from there. To time a cold cache, point
 XDG_CACHE_HOME at an empty folder.
 """
 import time  # noqa: E402

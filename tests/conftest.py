@@ -15,7 +15,7 @@ os.environ["COLORTERM"] = "truecolor"
 os.environ.pop("NO_COLOR", None)
 
 # Loading a big ranks file keeps its recovered merges under $XDG_CACHE_HOME/tokworkbench/
-# (formats/derivedcache.py): tests, and the command lines they start, write to a folder of
+# (files/derivedcache.py): tests, and the command lines they start, write to a folder of
 # their own, never to the real home's cache.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tokworkbench-test-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)

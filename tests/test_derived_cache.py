@@ -1,4 +1,4 @@
-"""The derived cache (core/formats/derivedcache.py): a ranks file's recovered merges kept between
+"""The derived cache (core/files/derivedcache.py): a ranks file's recovered merges kept between
 runs. A cached load must equal a fresh one, and a cache that is damaged, stale or another file's
 must be ignored and rebuilt, never trusted."""
 

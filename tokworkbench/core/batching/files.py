@@ -44,7 +44,7 @@ def npz_arrays(batch: Batch) -> dict[str, np.ndarray]:
 
 
 def save_npz(batch: Batch, path: str | Path) -> Path:
-    """Write the batch as NPZ through a temp file (see formats/atomic.py); OutputError if not."""
+    """Write the batch as NPZ through a temp file (see files/atomic.py); OutputError if not."""
     buf = io.BytesIO()
     np.savez(buf, **npz_arrays(batch))
     return write_atomic(path, buf.getvalue())

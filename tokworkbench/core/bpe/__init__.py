@@ -1,1 +1,1 @@
-"""The BPE engine: the incremental trainer, its flat chunk store, tie-breaks, and encoding by rank."""
+"""The BPE kind: the incremental trainer, its model and model file, tie-breaks, and encoding by rank."""

@@ -18,7 +18,7 @@ before anything is inflated (at most `MAX_INFLATION` times the file, where real 
 Why npz and not Parquet: the core depends on numpy and regex only, and `train --from-counts`
 must work on a plain install; numpy writes and reads this with no new dependency, deflates the
 chunk bytes, and any numpy (or a zip tool plus the documented .npy header) can read it.
-What a file is comes from its content, never its name; writes go through `formats/atomic.py`.
+What a file is comes from its content, never its name; writes go through `files/atomic.py`.
 """
 
 import io

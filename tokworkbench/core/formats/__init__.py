@@ -1,1 +1,1 @@
-"""Files: our model format, Hugging Face, tiktoken and minbpe, and the atomic writes under them."""
+"""Other libraries' files: Hugging Face tokenizer.json (BPE, Unigram), SentencePiece, tiktoken, minbpe, and the presets."""

@@ -1,1 +1,1 @@
-"""Trained models: what encodes and decodes, and the map to the ids the outside world uses."""
+"""The contracts every kind shares: the Learner and Model protocols, the capabilities, the Kind record, roles."""

@@ -99,7 +99,7 @@ class Session:
     @classmethod
     def inspect(cls, corpus: Corpus, model: Model, source: str) -> "Session":
         """A session that shows `model`, frozen, on `corpus`: nothing is counted or encoded up
-        front (models/frozen.py), and every training verb has nothing to do."""
+        front (session/frozen.py), and every training verb has nothing to do."""
         learner = FrozenLearner(model, [d.text for d in corpus.documents], source)
         session = cls(corpus, inspect_settings(model), learner=learner)
         session.inspected = source
