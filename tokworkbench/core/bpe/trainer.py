@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, count_chunks, units_total
 from tokworkbench.core.text.corpus import require_text
 from tokworkbench.core.curve import compression_curve
@@ -373,12 +374,7 @@ class Trainer:
 
     def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[MergeRecord]:
         """Steps until the vocabulary (or merge count) target; stop by not asking for the next."""
-        if (vocab_size is None) == (merges is None):
-            raise TrainingError("give exactly one of a vocabulary size or a number of merges")
-        if merges is not None and merges < 0:
-            raise TrainingError(f"number of merges must be positive, not {merges}")
-        todo = self.steps_for_vocab(vocab_size) if vocab_size is not None else merges
-        for _ in range(todo):
+        for _ in range(steps_to_make(self, vocab_size, merges, "merges")):
             record = self.step()
             if record is None:
                 return

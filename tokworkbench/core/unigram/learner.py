@@ -29,6 +29,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import SettingError, TrainingError
 from tokworkbench.core.inspection.escape import quote
@@ -322,12 +323,7 @@ class UnigramLearner:
 
     def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[RoundRow]:
         """Rounds until the vocabulary is at most `vocab_size`, or `merges` rounds."""
-        if (vocab_size is None) == (merges is None):
-            raise TrainingError("give exactly one of a vocabulary size or a number of rounds")
-        if merges is not None and merges < 0:
-            raise TrainingError(f"number of rounds must be positive, not {merges}")
-        todo = self.steps_for_vocab(vocab_size) if vocab_size is not None else merges
-        for _ in range(todo):
+        for _ in range(steps_to_make(self, vocab_size, merges, "rounds")):
             if vocab_size is not None and self.vocab_size <= vocab_size:
                 return
             row = self.step()
