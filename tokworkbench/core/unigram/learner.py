@@ -64,7 +64,6 @@ class UnigramConfig:
 
     units = Units.CHAR
     special_tokens = (UNK,)
-    tie_break = "viterbi"
 
     def __post_init__(self):
         check_normalizer(self.normalizer)

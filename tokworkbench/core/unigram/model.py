@@ -64,7 +64,6 @@ class UnigramModel:
 
     kind = "unigram"
     units = Units.CHAR
-    tie_break = "viterbi"  # what `inspect` prints where BPE names its tie rule
 
     # -- vocabulary ------------------------------------------------------------------------
     @property
