@@ -122,9 +122,9 @@ def test_specials_that_do_not_collide_still_export_exactly(tmp_path):
 def test_a_special_from_the_shell_that_is_not_utf8(tmp_path, capsys, monkeypatch):
     corpus = tmp_path / "c.txt"
     corpus.write_text(TEXT, encoding="utf-8")
-    import tokworkbench.cli as cli
+    from tokworkbench.core.session.settings import Settings
 
-    monkeypatch.setattr(cli, "train", lambda *a, **k: pytest.fail("trained before refusing the special token"))
+    monkeypatch.setattr(Settings, "learner", lambda *a, **k: pytest.fail("trained before refusing the special token"))
     one_line_error(["train", corpus, "--merges", "2", "--special", os.fsdecode(b"\xff"), "-o", tmp_path / "m.json"],
                    capsys, "special token 1 is not valid UTF-8 text (byte 0xff at offset 0)")
 

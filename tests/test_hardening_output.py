@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tokworkbench import cli
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import OutputError
@@ -62,7 +62,7 @@ def no_training(monkeypatch):
     """Make training fail loudly: a refused output must be refused before it starts."""
     def boom(*args, **kwargs):
         raise AssertionError("training ran before the output was checked")
-    monkeypatch.setattr(cli, "train", boom)
+    monkeypatch.setattr(Settings, "learner", boom)
 
 
 # -- devices, FIFOs, folders ---------------------------------------------------------------------

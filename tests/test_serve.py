@@ -30,7 +30,8 @@ from pathlib import Path
 import pytest
 
 from tokworkbench.cli import app_settings, build_parser, main
-from tokworkbench.serve import MAX_SESSIONS, NEEDS_EXTRA, app_command, is_loopback, origin_ok, token_ok
+from tokworkbench.cli.serve import app_command
+from tokworkbench.serve import MAX_SESSIONS, NEEDS_EXTRA, is_loopback, origin_ok, token_ok
 
 SERVER_START_SECONDS = 20  # until the page answers
 APP_DRAW_SECONDS = 45  # until the browser's session has drawn the app

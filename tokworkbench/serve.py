@@ -2,8 +2,8 @@
 `serve`), for a machine where no full-screen terminal can run.
 
 textual-serve starts one `python -m tokworkbench app ...` per browser session, with the settings
-given to `serve`. A session is the workbench running as the user who started `serve`, with its
-open and save dialogs, so the door is locked (serve_guard.py does it in aiohttp):
+given to `serve` (cli/serve.py writes that command line, from the options `app` reads). A
+session is the workbench running as the user who started `serve`, with its open and save dialogs, so the door is locked (serve_guard.py does it in aiohttp):
 - a random token, printed once in the URL (as Jupyter does), is needed for the page and for
   every websocket upgrade, and compared in constant time;
 - a websocket whose Origin is not the page's own is refused, so no other web page in the
@@ -19,41 +19,13 @@ import hmac
 import ipaddress
 import os
 import secrets
-import shlex
 import sys
 from urllib.parse import urlsplit
 
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.models.roles import ROLES
 
 NEEDS_EXTRA = "serve needs the optional extra: pip install 'tokworkbench[serve]'"
 TITLE = "tokworkbench"
-
-
-def app_command(args) -> str:
-    """The shell command that opens the workbench on `args`' paths and settings.
-
-    Each option is written as --name=VALUE, so a value that begins with a dash (a special token)
-    still reads as that option's value; the paths come first, since --special takes every word
-    after it, and a path that begins with a dash is written ./-path.
-    """
-    words = [sys.executable, "-m", "tokworkbench", "app"]
-    words += [f"./{p}" if p.startswith("-") else p for p in args.paths]
-    words += [f"--units={args.units}", f"--normalize={args.normalize}", f"--tie-break={args.tie_break}"]
-    words += [f"--target={args.target}"] if args.target is not None else []  # unset: fitted to the corpus
-    words += [f"--split={args.split}"] if args.split else []  # unset: gpt4, or a -m model's own
-    words += [f"--inspect={args.model}"] if args.model else []
-    if getattr(args, "model_kind", "bpe") != "bpe":  # the Unigram options only mean something then
-        words += [f"--model={args.model_kind}", f"--algorithm={args.algorithm}",
-                  f"--prune-fraction={args.prune_fraction}", f"--shrinking-factor={args.shrinking_factor}",
-                  f"--sub-iterations={args.sub_iterations}", f"--max-piece-length={args.max_piece_length}"]
-        words += [f"--seed-size={args.seed_size}"] if args.seed_size is not None else []
-    words += [f"--{role}={getattr(args, role)}" for role in ROLES if getattr(args, role, None) is not None]
-    if len(args.special) == 1:
-        words.append(f"--special={args.special[0]}")
-    elif args.special:  # the command line took them as one list, so they read back as one
-        words += ["--special", *args.special]
-    return shlex.join(words)
 
 
 def default_public_url(host: str, port: int) -> str:

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from tokworkbench.core.compat import compare
 from tokworkbench.core.text.corpus import read_document
-from tokworkbench.commands.common import add_model_options, emit, load
+from tokworkbench.cli.options import MODEL_FLAGS, emit, load, model_options
 
 ERROR_STATUS = 2  # the CLI's status for an error here; 1 is the answer "incompatible"
+
+FLAGS = MODEL_FLAGS  # the flags the error hints may name (options.HINTS)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -21,7 +23,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("b", metavar="B", help="a model file or a preset name")
     p.add_argument("-f", "--file", metavar="FILE", help="also count the tokens each gives on this UTF-8 text")
     p.add_argument("--show", type=int, default=10, metavar="N", help="list the first N differing ids (default: 10)")
-    add_model_options(p)
+    model_options(p, specials=False)
     return p
 
 

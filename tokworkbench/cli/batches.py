@@ -14,7 +14,9 @@ from tokworkbench.core.files.atomic import check_output, write_atomic
 from tokworkbench.core.registry.load import model_inputs
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.text.corpus import Skipped, iter_documents, list_files
-from tokworkbench.commands.common import add_model_options, emit, emit_json, load
+from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, load, model_options
+
+FLAGS = MODEL_FLAGS  # the flags the error hints may name (options.HINTS)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -39,7 +41,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--stream", action="store_true",
                    help="--format text: list the whole document stream too, every id of every document")
     p.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of standard output")
-    add_model_options(p)
+    model_options(p, specials=False)
     return p
 
 

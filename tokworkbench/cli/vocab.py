@@ -14,7 +14,9 @@ from tokworkbench.core.fixed.modelfile import parse_tokens
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.text.corpus import read_document
-from tokworkbench.commands.common import add_role_options, emit, roles_from
+from tokworkbench.cli.options import emit, role_options, roles_from
+
+FLAGS = frozenset()  # the flags the error hints may name (options.HINTS)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -24,7 +26,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                        "backslash as \\\\). Text is segmented longest match first; a character no token "
                        "matches becomes the --unk token.")
     p.add_argument("tokens", metavar="TOKENS.txt")
-    add_role_options(p)
+    role_options(p)
     p.add_argument("--special", nargs="+", default=[], metavar="TOKEN",
                    help="other tokens of the list that are special (no role)")
     p.add_argument("-o", "--output", required=True, metavar="MODEL.json")

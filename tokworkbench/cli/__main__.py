@@ -1,0 +1,5 @@
+import sys
+
+from tokworkbench.cli import main
+
+sys.exit(main())
