@@ -3,7 +3,9 @@
 
 textual-serve starts one `python -m tokworkbench app ...` per browser session, with the settings
 given to `serve` (cli/serve.py writes that command line, from the options `app` reads). A
-session is the workbench running as the user who started `serve`, with its open and save dialogs, so the door is locked (serve_guard.py does it in aiohttp):
+session is the workbench running as the user who started `serve`, with its open and save
+dialogs, so the door is locked. This module holds the rules; serve_guard.py applies them in
+aiohttp, and cli/serve.py starts the server:
 - a random token, printed once in the URL (as Jupyter does), is needed for the page and for
   every websocket upgrade, and compared in constant time;
 - a websocket whose Origin is not the page's own is refused, so no other web page in the
@@ -17,9 +19,7 @@ textual_serve (and through it aiohttp and rich) is imported only when a server i
 
 import hmac
 import ipaddress
-import os
 import secrets
-import sys
 from urllib.parse import urlsplit
 
 from tokworkbench.core.errors import TokWorkbenchError
@@ -99,28 +99,3 @@ def check_host(host: str, allow_insecure: bool) -> None:
 def page_url(public_url: str, token: str) -> str:
     """The one URL printed for the user: the page, with the token."""
     return f"{public_url.rstrip('/')}/?token={token}"
-
-
-def serve(command: str, host: str, port: int, url: str | None = None, allow_insecure: bool = False,
-          max_sessions: int = MAX_SESSIONS, token: str | None = None) -> int:
-    """Serve `command` to browsers on host:port until interrupted (Ctrl+C or SIGTERM)."""
-    if not 0 < port < 65536:
-        raise TokWorkbenchError(f"--port {port} is not a TCP port (1 to 65535)")
-    if max_sessions < 1:
-        raise TokWorkbenchError(f"--max-sessions {max_sessions} lets no one in; give 1 or more")
-    check_host(host, allow_insecure)
-    try:
-        from tokworkbench.serve_guard import GuardedServer
-    except ModuleNotFoundError:  # textual-serve, or a package it needs, is not installed
-        raise TokWorkbenchError(NEEDS_EXTRA) from None
-    if not is_loopback(host):
-        print(f"tokworkbench: warning: listening on {host or 'every address'}: other machines can reach this "
-              "port, and the token crosses the network in clear", file=sys.stderr, flush=True)
-    server = GuardedServer(command, token=token or new_token(), max_sessions=max_sessions, host=host, port=port,
-                           title=TITLE, public_url=url or default_public_url(host, port))
-    try:
-        server.serve()
-    except OSError as exc:  # the address is taken, or not one of this machine's, or no address at all
-        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
-        raise TokWorkbenchError(f"cannot serve on {host}:{port}: {reason}") from None
-    return 0

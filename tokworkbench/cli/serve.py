@@ -3,12 +3,14 @@ session running `app` with these settings: the command line for it is written he
 same option definitions `app` reads."""
 
 import argparse
+import os
 import shlex
 import sys
 
 from tokworkbench import serve as server
 from tokworkbench.cli.app import app_model, app_settings, workbench_options
 from tokworkbench.cli.options import SETTING_FLAGS, dest_of
+from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.models.roles import ROLES
 from tokworkbench.core.registry.kinds import kind_named
 
@@ -44,8 +46,8 @@ def run(args) -> int:
     """The workbench in a browser: checked here as `app` checks it, then each session runs `app`."""
     app_settings(args)  # a bad flag is one line now, not a broken page in every session
     app_model(args)
-    return server.serve(app_command(args), args.host, args.port, args.public_url,
-                        allow_insecure=args.allow_insecure_host, max_sessions=args.max_sessions)
+    return serve_page(app_command(args), args.host, args.port, args.public_url,
+                      allow_insecure=args.allow_insecure_host, max_sessions=args.max_sessions)
 
 
 def app_command(args) -> str:
@@ -71,3 +73,28 @@ def app_command(args) -> str:
     elif args.special:  # the command line took them as one list, so they read back as one
         words += [SETTING_FLAGS["special_tokens"], *args.special]
     return shlex.join(words)
+
+
+def serve_page(command: str, host: str, port: int, url: str | None = None, allow_insecure: bool = False,
+          max_sessions: int = server.MAX_SESSIONS, token: str | None = None) -> int:
+    """Serve `command` to browsers on host:port until interrupted (Ctrl+C or SIGTERM)."""
+    if not 0 < port < 65536:
+        raise TokWorkbenchError(f"--port {port} is not a TCP port (1 to 65535)")
+    if max_sessions < 1:
+        raise TokWorkbenchError(f"--max-sessions {max_sessions} lets no one in; give 1 or more")
+    server.check_host(host, allow_insecure)
+    try:
+        from tokworkbench.serve_guard import GuardedServer
+    except ModuleNotFoundError:  # textual-serve, or a package it needs, is not installed
+        raise TokWorkbenchError(server.NEEDS_EXTRA) from None
+    if not server.is_loopback(host):
+        print(f"tokworkbench: warning: listening on {host or 'every address'}: other machines can reach this "
+              "port, and the token crosses the network in clear", file=sys.stderr, flush=True)
+    guarded = GuardedServer(command, token=token or server.new_token(), max_sessions=max_sessions, host=host, port=port,
+                           title=server.TITLE, public_url=url or server.default_public_url(host, port))
+    try:
+        guarded.serve()
+    except OSError as exc:  # the address is taken, or not one of this machine's, or no address at all
+        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
+        raise TokWorkbenchError(f"cannot serve on {host}:{port}: {reason}") from None
+    return 0
