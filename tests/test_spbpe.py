@@ -177,3 +177,29 @@ def test_real_files_give_sentencepieces_ids(path):
     for start in range(0, ours.vocab_size, 997):
         ids = list(range(start, min(start + 12, ours.vocab_size))) + [3, 200, 140, 1, 0, 2]
         assert ours.decode(ids) == sp.decode(ids)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_the_views_chunks_cover_the_shown_text_with_the_same_ids(trained, text):
+    """What the corpus view draws: the shown (normalized) text cut into chunks whose ids are
+    encode's and whose characters the ids cover exactly (a byte piece's character on its last
+    byte, a fused unknown over its run)."""
+    for name, (_, ours, _) in trained.items():
+        shown = ours.display_text(text)
+        chunks = ours.display_chunks(shown)
+        assert "".join(c for c, _ in chunks) == shown
+        assert [t for _, ids in chunks for t in ids] == ours.encode_ordinary(text)
+        for chunk, ids in chunks:
+            assert sum(ours.char_lengths(chunk, ids)) == len(chunk) or not ids, (name, chunk)
+
+
+def test_it_pickles_without_its_cache_and_allows_specials_by_the_shared_rule(trained):
+    import pickle
+
+    sp, ours, _ = trained["byte_fallback"]
+    ours.encode_ordinary("warm the cache")
+    again = pickle.loads(pickle.dumps(ours))
+    assert again == ours and again.encode_ordinary("the cache") == sp.encode("the cache")
+    bos = ours.special_ids["<s>"]
+    assert ours.encode("<s>hi", allowed_special="all") == [bos] + sp.encode("hi")
