@@ -69,6 +69,7 @@ class SpBpeModel:
 
     def __post_init__(self):
         object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_id_cache", {})
 
     def identity(self) -> tuple:
         return (self.pieces, self.scores, self.types, self.text_normalizer.to_json(), self.add_dummy_prefix,
@@ -86,6 +87,7 @@ class SpBpeModel:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.__dict__["_cache"] = {}
+        self.__dict__["_id_cache"] = {}
 
     # -- vocabulary ------------------------------------------------------------------------
     @property
@@ -183,8 +185,21 @@ class SpBpeModel:
                                     lambda part, _: self.encode_ordinary(part))
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """`SentencePieceProcessor.encode(text)`'s ids."""
-        return [tid for _, ids in self.display_chunks(self.normalize_text(text)) for tid in ids]
+        """`SentencePieceProcessor.encode(text)`'s ids (`display_chunks`'s, without the chunks)."""
+        out: list[int] = []
+        cache = self._id_cache
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        unk, fuse = self.unk_id, not self.byte_fallback
+        for chunk in self._chunks(self.normalize_text(text)):
+            ids = cache.get(chunk)
+            if ids is None:
+                ids = cache[chunk] = [tid for tid, _ in self._word(chunk)]
+            if fuse and out and out[-1] == unk and ids[0] == unk:
+                out += ids[1:]
+            else:
+                out += ids
+        return out
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         return self.display_chunks(self.normalize_text(text))
@@ -215,6 +230,8 @@ class SpBpeModel:
     def _chunks(self, normalized: str) -> list[str]:
         """The normalized text cut where no merge can cross: at each USER_DEFINED piece (it
         never merges) and, when the pieces allow it, before each ▁ that follows a character."""
+        if self._user is None and self._splits_at_meta:
+            return _WORD_START.split(normalized) if normalized else []
         parts: list[str] = []
         pos = 0
         if self._user is not None:
