@@ -1,6 +1,7 @@
 """SentencePiece's BPE (Llama 2, Mistral, Gemma) read from its `.model` file gives sentencepiece's
 own ids and decoded text: models trained here with byte_fallback and without, user-defined
-pieces, the nmt_nfkc, nmt_nfkc_cf and identity rules, the dummy prefix on and off, compared on
+pieces, the nmt_nfkc, nmt_nfkc_cf and identity rules, the dummy prefix on and off, pieces that
+span words and whitespace-only pieces, compared on
 held-out multilingual text and on arbitrary text (emoji, CJK, control characters, runs of
 spaces); and Mistral's real tokenizer.model files (v1, v2, v3, v7) when they are on this machine:
 set TOKWORKBENCH_REAL_SPBPE to a folder holding them (`pip download --no-deps mistral-common`
@@ -36,6 +37,10 @@ CONFIGS = {
     "identity": dict(byte_fallback=False, normalization_rule_name="identity", user_defined_symbols=["xy"]),
     "no_dummy_prefix": dict(byte_fallback=True, add_dummy_prefix=False, remove_extra_whitespaces=False),
     "nfkc_cf": dict(byte_fallback=False, normalization_rule_name="nmt_nfkc_cf", add_dummy_prefix=False),
+    # pieces with ▁ inside (no word cut is safe: whole segments are merged at once)
+    "across_words": dict(byte_fallback=True, split_by_whitespace=False),
+    "whitespace_pieces": dict(byte_fallback=False, allow_whitespace_only_pieces=True, remove_extra_whitespaces=False,
+                              user_defined_symbols=["▁▁x", "q▁"]),
 }
 # what text is drawn from: spaces and ▁, tabs, NUL, a zero-width space (nmt_nfkc drops it),
 # full-width and compatibility forms, the user-defined pieces, emoji, CJK, the unknown surface
@@ -99,6 +104,11 @@ def test_arbitrary_ids_decode_as_sentencepiece_decodes_them(trained, data):
         # byte pieces (3..258 with byte_fallback) and the first pieces most often: that is where decoding varies
         ids = data.draw(st.lists(st.one_of(st.integers(0, 300), st.integers(0, n - 1)), max_size=10))
         assert ours.decode(ids) == sp.decode(ids), (name, ids)
+
+
+def test_pieces_with_meta_inside_turn_the_word_cut_off(trained):
+    assert trained["byte_fallback"][1]._splits_at_meta
+    assert not trained["across_words"][1]._splits_at_meta and not trained["whitespace_pieces"][1]._splits_at_meta
 
 
 def test_unknown_characters_become_bytes_or_one_fused_unk(trained):
