@@ -16,6 +16,8 @@ from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import FORMATS, check
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, kind_named, kind_of, trainable_kind
 from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.spbpe.model import CONTROL, NORMAL, UNKNOWN, SpBpeModel
+from tokworkbench.core.text.spnormalize import SpNormalizer
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 
@@ -31,7 +33,12 @@ def models():
     for _ in unigram.run(vocab_size=50):
         pass
     fixed = FixedVocab(("<unk>", "low", "er", "l", "o", "w", " "), Roles(unk="<unk>"))
-    return {"bpe": (bpe, bpe.model()), "unigram": (unigram, unigram.model()), "fixed": (None, fixed)}
+    spbpe = SpBpeModel(("<unk>", "<s>", "l", "o", "w", "▁", "e", "r", "lo", "low", "▁low", "er"),
+                       (0.0, 0.0, -5.0, -5.0, -5.0, -5.0, -5.0, -5.0, -1.0, -2.0, -3.0, -1.5),
+                       (UNKNOWN, CONTROL) + (NORMAL,) * 10, SpNormalizer(None, "identity", False),
+                       roles=Roles(bos="<s>", unk="<unk>"))
+    return {"bpe": (bpe, bpe.model()), "unigram": (unigram, unigram.model()), "fixed": (None, fixed),
+            "spbpe": (None, spbpe)}
 
 
 def test_every_kind_has_a_complete_record(models):
@@ -64,7 +71,7 @@ def test_every_kind_round_trips_through_the_one_envelope(models, tmp_path):
 
 
 def test_a_file_of_an_unknown_kind_or_version_is_refused_naming_it(tmp_path):
-    with pytest.raises(ModelFileError, match=r"unknown model kind 'wordpiece'; this tool has bpe, unigram, fixed"):
+    with pytest.raises(ModelFileError, match=r"unknown model kind 'wordpiece'; this tool has bpe, unigram, fixed, spbpe"):
         modelfile.from_json({"format": FORMAT, "version": VERSION, "model": "wordpiece"})
     with pytest.raises(ModelFileError, match="model file version 9 is not supported"):
         modelfile.from_json({"format": FORMAT, "version": 9, "model": "bpe"})
@@ -79,6 +86,9 @@ def test_capabilities_are_claimed_by_the_kinds_that_have_them(models):
     assert isinstance(unigram, Scored) and isinstance(unigram, HasLattice) and isinstance(unigram, OwnDisplay)
     assert isinstance(unigram, CharLengths) and not isinstance(unigram, MergeRanked)
     assert not isinstance(fixed, (MergeRanked, Scored, HasLattice, OwnDisplay))
+    spbpe = models["spbpe"][1]
+    assert isinstance(spbpe, OwnDisplay) and isinstance(spbpe, CharLengths)
+    assert not isinstance(spbpe, (MergeRanked, Scored, HasLattice))
     assert isinstance(bpe_learner, Replaying) and isinstance(bpe_learner, Transferable)
     assert not isinstance(unigram_learner, Replaying)
 

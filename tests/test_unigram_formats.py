@@ -221,7 +221,7 @@ def test_sentencepiece_whitespace_rules_without_a_map(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"model_type": 2}, "BPE, not Unigram"),
+    ({"model_type": 3}, "is WORD; this tool reads Unigram and BPE models"),
 ])
 def test_sentencepiece_models_we_cannot_reproduce(tmp_path, kwargs, message):
     path = tmp_path / "sp.model"

@@ -15,9 +15,9 @@ from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, pa
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_tokenizer
 from tokworkbench.core.text.patterns import METASPACE
-from tokworkbench.core.unigram import spnormalize
+from tokworkbench.core.text import spnormalize
 from tokworkbench.core.unigram.model import UnigramModel
-from tokworkbench.core.unigram.spnormalize import META
+from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram.modelfile import check_pieces, check_scores
 
 # -- Hugging Face tokenizer.json -------------------------------------------------------------

@@ -3,19 +3,22 @@
 The few fields needed (pieces and their types, the trainer's model type and special ids, the
 normalizer) are read below, so no protobuf library is needed. Its UNKNOWN and CONTROL pieces are
 the special pieces, with the roles its trainer_spec gives them (unk_id, bos_id, eos_id, pad_id).
+A Unigram model becomes a UnigramModel, a BPE model (model_type 2) an SpBpeModel (core/spbpe/).
 """
 
 import struct
 
-from tokworkbench.core.errors import ForeignModelError, ModelFileError
+from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, short
 from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.spbpe.model import UNK_SURFACE, SpBpeModel
+from tokworkbench.core.spbpe.modelfile import checked_model
 from tokworkbench.core.text.charsmap import read_charsmap
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.patterns import METASPACE
-from tokworkbench.core.unigram import spnormalize
+from tokworkbench.core.text import spnormalize
 from tokworkbench.core.unigram.model import UnigramModel
-from tokworkbench.core.unigram.spnormalize import META
+from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram.modelfile import check_pieces, check_scores
 
 # -- SentencePiece .model --------------------------------------------------------------------
@@ -38,7 +41,7 @@ SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER, SP_UNUSED, SP_BYTE = 1, 2, 3, 4, 5, 
 SP_ROLE_IDS = {"unk": (40, 0), "bos": (41, 1), "eos": (42, 2), "pad": (43, -1)}  # trainer_spec field, default
 
 
-def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
+def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel | SpBpeModel:
     """The pieces of a SentencePiece ModelProto. Accepted: a Unigram model with any normalizer
     (its precompiled charsmap and whitespace rules become the model's own, spnormalize.py), a
     dummy prefix, escaped whitespace, one UNKNOWN piece, and NORMAL, CONTROL and USER_DEFINED
@@ -50,6 +53,7 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
     pieces: list[tuple[str, float]] = []
     kinds: list[int] = []
     trainer, normalizer = _Fields([], "trainer_spec"), _Fields([], "normalizer_spec")
+    denormalizer = _Fields([], "denormalizer_spec")
     try:
         for number, wire, value in fields:
             if number in (1, 2, 3) and wire != 2:
@@ -69,10 +73,14 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
                 trainer = _Fields(_message_wire(value), "trainer_spec")
             elif number == 3:
                 normalizer = _Fields(_message_wire(value), "normalizer_spec")
+            elif number == 5 and wire == 2:
+                denormalizer = _Fields(_message_wire(value), "denormalizer_spec")
     except (IndexError, struct.error, ValueError) as exc:
         raise ForeignModelError(f"not a SentencePiece model: a piece cannot be read ({exc})") from None
     if not pieces:
         raise ForeignModelError("not a SentencePiece model: it holds no pieces")
+    if trainer.int32(3, "model_type", 1) == 2:
+        return _bpe_model(pieces, kinds, trainer, normalizer, denormalizer, max_token_bytes)
     _check_sp_spec(trainer, normalizer)
     unknown = [i for i, k in enumerate(kinds) if k == SP_UNKNOWN]
     if len(unknown) != 1:
@@ -99,6 +107,47 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
                         text_normalizer=_sp_normalizer(normalizer, tuple(pieces[i][0] for i in user)))
 
 
+def _bpe_model(pieces: list[tuple[str, float]], kinds: list[int], trainer: "_Fields", norm: "_Fields",
+               denorm: "_Fields", max_token_bytes: int) -> SpBpeModel:
+    """A BPE ModelProto as SentencePiece encodes it (spbpe/model.py); refused, naming it, is
+    each setting whose ids or text that model would not reproduce."""
+    if trainer.flag(24, "treat_whitespace_as_suffix", False):
+        raise ForeignModelError("this SentencePiece model puts ▁ at the end of pieces (treat_whitespace_as_suffix); "
+                                "that is not supported")
+    if not norm.flag(5, "escape_whitespaces", True):
+        raise ForeignModelError("this SentencePiece model does not escape whitespace as ▁ (escape_whitespaces); "
+                                "that is not supported")
+    if denorm.data(2, "precompiled_charsmap"):
+        raise ForeignModelError("this SentencePiece model has a denormalizer (decoded text is mapped again); "
+                                "that is not supported")
+    unused = [i for i, k in enumerate(kinds) if k == SP_UNUSED]
+    if unused:
+        raise ForeignModelError(f"piece {unused[0]} ({short(pieces[unused[0]][0])}) is an unused piece: "
+                                "SentencePiece's BPE splits those again by the merges of the whole sentence, "
+                                "which is not supported")
+    known = (SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER, SP_BYTE)
+    odd = [i for i, k in enumerate(kinds) if k not in known]
+    if odd:
+        raise ForeignModelError(f"piece {odd[0]} ({short(pieces[odd[0]][0])}) is of type {kinds[odd[0]]}, "
+                                "which SentencePiece does not have")
+    byte_fallback = trainer.flag(35, "byte_fallback", False)
+    user = tuple(p for (p, _), k in zip(pieces, kinds) if k == SP_USER)
+    normalizer = _sp_normalizer(norm, user) or spnormalize.SpNormalizer(None, "identity", False, user)
+    roles = {}
+    for role, (number, default) in SP_ROLE_IDS.items():
+        tid = trainer.int32(number, f"{role}_id", default)
+        if 0 <= tid < len(pieces) and kinds[tid] in ((SP_UNKNOWN,) if role == "unk" else (SP_CONTROL,)):
+            roles[role] = pieces[tid][0]
+    surface = trainer.data(44, "unk_surface").decode("utf-8", "replace") if 44 in trainer else UNK_SURFACE
+    try:
+        role_set = Roles.of(roles)
+    except TokWorkbenchError as exc:
+        raise ForeignModelError(f"this SentencePiece model's roles: {exc}") from None
+    return checked_model([p for p, _ in pieces], [s for _, s in pieces], kinds, normalizer,
+                         norm.flag(3, "add_dummy_prefix", True), byte_fallback, role_set, surface,
+                         max_token_bytes, ForeignModelError)
+
+
 def _sp_normalizer(norm: "_Fields", user: tuple[str, ...]):
     """SentencePiece's normalizer_spec as ours: its charsmap and whitespace rules; None for
     the identity rule without whitespace collapsing (metaspace alone is then exact)."""
@@ -120,7 +169,8 @@ def _check_sp_spec(trainer: "_Fields", norm: "_Fields") -> None:
     model_type = trainer.int32(3, "model_type", 1)
     if model_type != 1:
         names = {2: "BPE", 3: "WORD", 4: "CHAR"}
-        raise ForeignModelError(f"this SentencePiece model is {names.get(model_type, model_type)}, not Unigram")
+        raise ForeignModelError(f"this SentencePiece model is {names.get(model_type, model_type)}; this tool reads "
+                                "Unigram and BPE models")
     if trainer.flag(35, "byte_fallback", False):
         raise ForeignModelError("this SentencePiece model has byte_fallback (unknown characters become bytes); "
                                 "that is not supported")

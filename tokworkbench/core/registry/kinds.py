@@ -20,6 +20,7 @@ from tokworkbench.core.formats.bpe_export import FORMATS as BPE_FORMATS, check_b
 from tokworkbench.core.files.limits import short
 from tokworkbench.core.models.kind import Kind
 from tokworkbench.core.models.protocol import Learner, Model
+from tokworkbench.core.spbpe import modelfile as spbpe_file
 from tokworkbench.core.unigram import modelfile as unigram_file
 from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
 
@@ -111,6 +112,13 @@ def _unigram_write_export(model: Model, fmt: str, out: Path) -> list[str]:
     return hf_unigram.write_hf(model, out)
 
 
+# -- SentencePiece BPE --------------------------------------------------------------------------
+def _spbpe_describe(model: Model) -> list[str]:
+    return [f"normalizer: {model.normalizer_label}",
+            f"byte fallback: {'yes' if model.byte_fallback else 'no (unknown characters become unk)'}",
+            f"dummy prefix: {'yes' if model.add_dummy_prefix else 'no'}"]
+
+
 # -- the registry ------------------------------------------------------------------------------
 BPE = Kind("bpe", "BPE", "BPE model", "merge", bpe_file.to_json, bpe_file.from_json,
            exports=BPE_FORMATS, check_export=check_bpe, write_export=write_bpe,
@@ -127,8 +135,12 @@ UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_j
                default_units="char", default_split="metaspace")
 FIXED = Kind("fixed", "fixed vocabulary", "fixed vocabulary", "", fixed_file.to_json, fixed_file.from_json,
              export_refusal="no other format segments a fixed vocabulary the same way")
+SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "", spbpe_file.to_json,
+             spbpe_file.from_json,
+             export_refusal="its pieces merge by score (SentencePiece's rule), not by a merge list in rank order",
+             describe=_spbpe_describe)
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (BPE, UNIGRAM, FIXED)}
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (BPE, UNIGRAM, FIXED, SPBPE)}
 TRAINABLE: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.trainable)
 
 

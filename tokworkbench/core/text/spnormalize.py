@@ -1,4 +1,4 @@
-"""A Unigram model's own normalizer: what SentencePiece and HF apply before the pieces.
+"""An imported model's own normalizer: what SentencePiece and HF apply before the pieces.
 
 Not one of the session's named normalizers (none/nfc/nfkc): it belongs to an imported model and
 travels with it (our model file keeps it; an HF export writes it back as HF does).
