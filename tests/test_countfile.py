@@ -156,3 +156,20 @@ def test_the_count_line_says_one_document_in_the_singular(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("one small file\n", encoding="utf-8")
     assert main(["count", str(tmp_path / "a.txt"), "-o", str(tmp_path / "c.npz")]) == 0
     assert " in 1 document (15 chars)" in capsys.readouterr().out
+
+
+def test_a_metaspace_count_file_opens_as_metaspace_not_as_a_custom_pattern(tmp_path):
+    """Metaspace rewrites the text before it cuts: taken for its cut pattern alone (a custom
+    split), the session would count other chunks than the file holds."""
+    from tokworkbench.core.files.countfile import write_counts
+    from tokworkbench.core.session.session import Session
+    from tokworkbench.core.session.settings import Settings
+    from tokworkbench.core.text.chunks import count_chunks
+    from tokworkbench.core.text.pretokenize import pre_tokenizer
+
+    pre = pre_tokenizer("metaspace")
+    path = tmp_path / "c.counts"
+    write_counts(path, count_chunks(["hello world", "hello there"], "none", pre), "none", pre)
+    session = Session.from_counts(path, Settings(kind="unigram", seed_size=40, target=30))
+    assert (session.settings.split, session.settings.pattern) == ("metaspace", None)
+    assert session.settings.pre_tokenizer() == pre

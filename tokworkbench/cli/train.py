@@ -16,7 +16,7 @@ from tokworkbench.core.formats.hf_bpe import check_hf_specials
 from tokworkbench.core.models.roles import with_roles
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.kinds import BPE, UNIGRAM, kind_named
-from tokworkbench.core.session.settings import CUSTOM
+from tokworkbench.core.session.settings import CUSTOM, Settings
 from tokworkbench.core.text.blocks import count_files
 from tokworkbench.core.text.corpus import Skipped, iter_documents, list_files, require_text
 from tokworkbench.core.text.pretokenize import parse_split
@@ -116,8 +116,7 @@ def _counted_settings(args, normalizer: str, pre) -> dict:
     if args.normalize is not None and args.normalize != normalizer:
         raise CountFileError(f"--normalize {args.normalize} conflicts with {args.from_counts}, which was counted "
                              f"with --normalize {normalizer}; leave --normalize out")
-    custom = pre.name == CUSTOM
-    return {"normalizer": normalizer, "split": CUSTOM if custom else pre.name, "pattern": pre.pattern if custom else None}
+    return {"normalizer": normalizer, **Settings.split_of(pre)}
 
 
 def _note_hf_collisions(model) -> None:

@@ -22,7 +22,7 @@ from tokworkbench.core.bpe.trainer import MergeRecord, MergeRow
 from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.inspection.vocab import count_tokens
 from tokworkbench.core.inspection.segments import TokenSpan, chunk_spans
-from tokworkbench.core.session.settings import CUSTOM, Settings
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.unigram.rows import PieceRow
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import safe_cut
@@ -239,9 +239,8 @@ def inspect_settings(model: Model) -> Settings:
     """The settings a session shows for a loaded model: its own units, normalizer and split;
     the target is its vocabulary (there is nothing to train towards)."""
     pre = model.pre_tokenizer
-    split, pattern = (pre.name, None) if pre.is_preset_pattern or pre.pattern is None else (CUSTOM, pre.pattern)
     tie = model.tie_break if isinstance(model, MergeRanked) else "first"
-    return Settings(units=model.units, normalizer=model.normalizer, split=split, pattern=pattern,
+    return Settings(units=model.units, normalizer=model.normalizer, **Settings.split_of(pre),
                     tie_break=tie if tie in TIE_BREAKS else "first", target=model.vocab_size,
                     special_tokens=tuple(model.special_tokens))
 

@@ -19,7 +19,7 @@ from tokworkbench.core.session.frozen import FrozenLearner, inspect_settings
 from tokworkbench.core.models.protocol import Learner, Model, Replaying
 from tokworkbench.core.models.roles import Roles, with_roles
 from tokworkbench.core.registry.kinds import kind_of
-from tokworkbench.core.session.settings import CUSTOM, Settings
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.session.snapshot import Snapshot, View, take_snapshot
 from tokworkbench.core.text.chunks import ChunkCounts
 from tokworkbench.core.text.corpus import Corpus, CorpusStats, load_corpus, require_text
@@ -121,8 +121,7 @@ class Session:
         pre-tokenizer (the settings take them from it); there are no documents to draw."""
         counts, normalizer, pre = read_counts(path)
         require_text(counts.chars)
-        split = pre.name if pre.is_preset_pattern or pre.pattern is None else CUSTOM
-        settings = settings.with_(normalizer=normalizer, split=split, pattern=pre.pattern if split == CUSTOM else None)
+        settings = settings.with_(normalizer=normalizer, **Settings.split_of(pre))
         session = cls(Corpus([]), settings, progress, counts=counts, counts_source=Path(path).name)
         session.count_file = str(path)
         return session

@@ -37,6 +37,13 @@ class Settings:
         object.__setattr__(self, "units", Units.named(self.units))
         object.__setattr__(self, "roles", Roles.of(self.roles))
 
+    @staticmethod
+    def split_of(pre: PreTokenizer) -> dict:
+        """The `split` and `pattern` settings that name `pre`: a preset (metaspace included) by
+        its name, anything else as a custom pattern."""
+        custom = pre.name == CUSTOM
+        return {"split": CUSTOM if custom else pre.name, "pattern": pre.pattern if custom else None}
+
     def pre_tokenizer(self) -> PreTokenizer:
         """The split these settings name; PatternError for a bad custom pattern."""
         return pre_tokenizer(CUSTOM, self.pattern or "") if self.split == CUSTOM else pre_tokenizer(self.split)
