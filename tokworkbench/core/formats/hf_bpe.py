@@ -287,6 +287,10 @@ def check_hf_specials(tok: Tokenizer) -> None:
 
 
 def check_hf(tok: Tokenizer) -> None:
+    if tok.join == "ranks" or any(tok.whole_tokens) and not tok.whole_chunk:
+        raise ExportError("this model joins by tiktoken's rule over its ranks (tokens no merge makes, or "
+                          "merges of later-ranked parts); the hf export writes one merge per token, which "
+                          "would encode differently: export to tiktoken")
     if tok.pre_tokenizer.rewrites:
         raise ExportError("the hf export of BPE writes a Split pattern; metaspace rewrites the text first "
                           "(a Unigram model with metaspace exports to hf)")
@@ -345,9 +349,11 @@ def to_hf(tok: Tokenizer) -> dict:
         "decoder": decoder,
         "model": {
             "type": "BPE", "dropout": None, "unk_token": unk, "continuing_subword_prefix": None,
-            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            "ignore_merges": tok.whole_chunk,
             "vocab": vocab,
-            "merges": [[names[a], names[b]] for a, b in tok.merges],
+            "merges": [[names[a], names[b]] for a, b, _ in tok.pairs] if tok.join == "pairs"
+            else [[names[a], names[b]] for a, b in tok.merges],
         },
     }
 
