@@ -295,3 +295,18 @@ def test_real_tekken():
     assert ours.vocab_size == size
     for text in _sample_texts():
         assert ours.encode_ordinary(text) == [t + n for t in theirs.encode_ordinary(text)]
+
+
+def test_ranks_lines_are_read_as_tiktoken_reads_them(ranks, tmp_path):
+    """`load_tiktoken_bpe`: bytes.splitlines, bytes.split, base64.b64decode (skips characters
+    outside the alphabet), int() (a '+', underscores); the ids follow."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    lines = _ranks_file({t: r for t, r in ranks.items() if t not in WHOLE_ONLY}).decode().splitlines()
+    lines[300] = lines[300].replace(" ", " +", 1)
+    lines[301] = lines[301].replace(" ", "\t", 1) + "\r"
+    head, rank = lines[302].split()
+    lines[302] = f"{head[:1]}!{head[1:]} {rank[:1]}_{rank[1:]}" if len(rank) > 1 else lines[302]
+    path = tmp_path / "odd.tiktoken"
+    path.write_bytes(("\n".join(lines) + "\n").encode())
+    assert parse_ranks(path.read_bytes()) == load_tiktoken_bpe(str(path))

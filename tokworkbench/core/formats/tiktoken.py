@@ -63,23 +63,22 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[byte
     fast = _parse_clean(raw, max_token_bytes)
     if fast is not None:
         return fast
-    try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise ForeignModelError(NOT_A_MODEL) from None
+    if not raw.isascii():
+        raise ForeignModelError(NOT_A_MODEL)
     ranks: dict[bytes, int] = {}
     line_of: dict[int, int] = {}  # rank -> line
     b64decode = base64.b64decode
-    for n, line in enumerate(text.splitlines(), 1):
-        fields = line.split()
+    for n, line in enumerate(raw.splitlines(), 1):  # lines and fields split as tiktoken splits bytes
+        fields = [f.decode("ascii") for f in line.split()]
         if not fields:
             continue
         try:
             if len(fields) != 2:
                 raise ForeignModelError(f"line {n} is not 'BASE64 RANK'")
             b64, rank_text = fields
-            if not (rank_text.isascii() and rank_text.isdigit()):
-                raise ForeignModelError(f"line {n}: the rank {rank_text[:20]!r} is not a number")
+            rank_text = _rank_digits(rank_text)
+            if rank_text is None:
+                raise ForeignModelError(f"line {n}: the rank {fields[1][:20]!r} is not a number")
             try:
                 data = b64decode(b64)
             except (ValueError, binascii.Error):
@@ -99,6 +98,17 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[byte
         ranks[data] = rank
         line_of[rank] = n
     return ranks
+
+
+def _rank_digits(text: str) -> str | None:
+    """The digits of a rank as Python's `int` reads it (tiktoken calls `int(rank)`): a '+' and
+    underscores between digits are allowed; a negative rank tiktoken cannot hold (u32) either."""
+    if text.startswith("+"):
+        text = text[1:]
+    if not text or text[0] == "_" or text[-1] == "_" or "__" in text:
+        return None
+    digits = text.replace("_", "")
+    return digits if digits.isascii() and digits.isdigit() else None
 
 
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
