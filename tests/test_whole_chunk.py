@@ -27,6 +27,7 @@ from tokworkbench.core.errors import ExportError, ForeignModelError
 from tokworkbench.core.formats.hf_common import hf_pattern
 from tokworkbench.core.formats.presets import PRESETS, preset_ranks
 from tokworkbench.core.formats.tiktoken import parse_ranks, tiktoken_encoding
+from tokworkbench.core.inspection.vocab import vocab_of
 from tokworkbench.core.models.protocol import WholeOnly
 from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
@@ -84,6 +85,11 @@ def test_whole_only_tokens_are_kept_and_said_so(ours, ranks):
     assert not ours.is_whole_only(ranks[b"kqj"])  # it has parents: 'kq' (ranked after it) + 'j'
     assert not ours.is_whole_only(ranks[b" the"])
     assert ours.vocab_size == len(ranks)
+    vocab = vocab_of(ours)
+    shown = vocab.info(vocab.row_of(ranks[b"qzx"]))
+    assert shown.whole_only and shown.parents is None and shown.data == b"qzx"
+    later = vocab.info(vocab.row_of(ranks[b"kqj"]))
+    assert not later.whole_only and later.parents == (ranks[b"kq"], ranks[b"j"])
 
 
 @settings(max_examples=300, deadline=None)
