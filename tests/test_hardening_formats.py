@@ -13,7 +13,7 @@ from tokenizers import Tokenizer as HFTokenizer
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bytelevel import bytes_to_unicode
-from tokworkbench.core.errors import ExportError, ForeignModelError, PatternTimeoutError, WorkerError
+from tokworkbench.core.errors import ExportError, PatternTimeoutError, WorkerError
 from tokworkbench.core.registry.export import check, export
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.formats.hf_bpe import to_hf
@@ -58,13 +58,15 @@ def abc_tokenizer_json(ignore_merges: bool) -> dict:
     }
 
 
-def test_ignore_merges_that_changes_the_ids_is_refused():
+def test_ignore_merges_that_changes_the_ids_is_read_as_hf_reads_it():
     doc = abc_tokenizer_json(True)
     hf = HFTokenizer.from_str(json.dumps(doc))
     assert hf.encode("abc").ids == [258]  # HF looks the whole chunk up
     assert from_hf(abc_tokenizer_json(False)).encode("abc") == [97, 256]  # the merges alone
-    with pytest.raises(ForeignModelError, match=r"ignore_merges is true.*token 258 \('abc'\)"):
-        from_hf(doc)
+    ours = from_hf(doc)
+    assert ours.whole_chunk
+    for text in ("abc", "abcd abc", "xabc", "ab c"):
+        assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids
 
 
 def test_ignore_merges_that_changes_nothing_is_read_and_encodes_like_hf(tmp_path):

@@ -469,3 +469,49 @@ def _every_other_of_runs(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.n
     index = np.arange(len(P))
     take = (index - np.maximum.accumulate(np.where(linked, 0, index))) % 2 == 0
     return P[take], Q[take]
+
+
+def merge_by_pairs(ids: list[int], table: dict[int, tuple[int, int]]) -> list[int]:
+    """HF's rule (tokenizers' `Word::merge_all`): join the adjacent pair of lowest priority,
+    leftmost on a tie, where `table[a << 32 | b]` is (priority, made id). Unlike `merge_ids`, a
+    pair's parts may be made by lower-priority entries and two pairs may make the same id (HF
+    files converted from tiktoken ranks hold every split of a token). A heap of (priority,
+    position, made) over a linked list; an entry counts only while the pair at its position
+    still makes its id, HF's own check (the pair's span is then the same, so it is the same pair)."""
+    n = len(ids)
+    if n < 2:
+        return ids
+    get = table.get
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    heap = []
+    for i in range(n - 1):
+        m = get(ids[i] << 32 | ids[i + 1])
+        if m is not None:
+            heap.append((m[0], i, m[1]))
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        _, i, z = pop(heap)
+        j = nxt[i]
+        if not alive[i] or j >= n:
+            continue
+        m = get(ids[i] << 32 | ids[j])
+        if m is None or m[1] != z:
+            continue
+        ids[i] = z
+        alive[j] = False
+        k = nxt[i] = nxt[j]
+        if k < n:
+            prv[k] = i
+        p = prv[i]
+        if p >= 0:
+            m = get(ids[p] << 32 | z)
+            if m is not None:
+                push(heap, (m[0], p, m[1]))
+        if k < n:
+            m = get(z << 32 | ids[k])
+            if m is not None:
+                push(heap, (m[0], i, m[1]))
+    return [t for t, keep in zip(ids, alive) if keep]

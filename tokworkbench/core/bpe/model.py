@@ -20,7 +20,7 @@ import numpy as np
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_flat, bpe_many
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
-from tokworkbench.core.bpe.encode import merge_ids
+from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_by_pairs, merge_ids
 from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError
 from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.text.normalize import normalize
@@ -32,9 +32,10 @@ from tokworkbench.core.models.idmap import IdMap
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 
 UNK = "<unk>"
+JOINS = ("merges", "ranks", "pairs")
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
-_DERIVED = ("ranked_tokens", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array",
+_DERIVED = ("ranked_tokens", "_inside_of", "_byte_ranks", "_pair_table", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array",
             "_chunk_store")
 
 
@@ -53,10 +54,26 @@ class Tokenizer:
     """Outside ids when the model's file numbers tokens its own way; None: outside = inside."""
     roles: Roles = NO_ROLES
     """What some special tokens are for (bos, eos, pad, unk): each names one of `special_tokens`."""
+    whole_tokens: tuple = ()
+    """Tokens no merge makes (inside ids right after the merges'): a chunk reaches one only by
+    being it whole (tiktoken's lookup, HF's ignore_merges), or through `join`'s own rule."""
+    whole_chunk: bool = False
+    """Look each chunk up whole among the ordinary tokens before joining anything (tiktoken
+    always does; HF with ignore_merges). Set only where it changes ids: where every token is
+    what the joins make of its own bytes, the lookup finds what the joins would."""
+    join: str = "merges"
+    """How a chunk's units are joined. "merges": merge r (making base + r) by rank, each joining
+    ids made before it. "ranks": tiktoken's rule, the adjacent pair whose joined bytes have the
+    lowest outside id (ranks files whose ranks no merge list reproduces). "pairs": HF's rule
+    over `pairs`, by position in that list, whose parts may be made later in it."""
+    pairs: tuple[tuple[int, int, int], ...] = ()
+    """join "pairs": (left, right, made) inside ids, in priority order (HF's merges list)."""
 
     kind = "bpe"
 
     def __post_init__(self):
+        if self.join not in JOINS:
+            raise ValueError(f"join {self.join!r} is not one of {', '.join(JOINS)}")
         object.__setattr__(self, "units", Units.named(self.units))
         if self.ids is not None and not isinstance(self.ids, IdMap):
             object.__setattr__(self, "ids", IdMap.of(self.ids))
@@ -77,7 +94,7 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
-        return self.base_size + len(self.merges) + len(self.special_tokens)
+        return self.base_size + len(self.merges) + len(self.whole_tokens) + len(self.special_tokens)
 
     @property
     def special_ids(self) -> dict[str, int]:
@@ -91,7 +108,7 @@ class Tokenizer:
 
     @property
     def _special_inside(self) -> dict[str, int]:
-        first = self.base_size + len(self.merges)
+        first = self.base_size + len(self.merges) + len(self.whole_tokens)
         return {s: first + i for i, s in enumerate(self.special_tokens)}
 
     def _outside_one(self, inside: int) -> int:
@@ -116,12 +133,27 @@ class Tokenizer:
     def ranked_tokens(self) -> list:
         """Base and merged tokens in rank (inside id) order: bytes, or str for char units."""
         tokens = self.units.base_tokens(self.base)
-        for a, b in self.merges:
-            tokens.append(tokens[a] + tokens[b])
+        try:
+            for a, b in self.merges:
+                tokens.append(tokens[a] + tokens[b])
+        except IndexError:  # a part made later (join "pairs"): build the rest part first
+            return _tokens_in_any_order(tokens[: self.base_size], self.merges, self.whole_tokens)
+        tokens.extend(self.whole_tokens)
         return tokens
 
+    @property
+    def ordinary_size(self) -> int:
+        """Base, merged and whole-only tokens: every id but the specials'."""
+        return self.base_size + len(self.merges) + len(self.whole_tokens)
+
+    def is_whole_only(self, tid: int) -> bool:
+        """Whether the token of outside id `tid` has no merge parents: no merge makes it, and a
+        chunk reaches it only by being it whole (what the vocabulary and history views say)."""
+        inside = self.to_inside([tid])[0]
+        return self.base_size + len(self.merges) <= inside < self.ordinary_size
+
     def _token_inside(self, inside: int):
-        n = len(self.merges) + self.base_size
+        n = self.ordinary_size
         return self.ranked_tokens[inside] if inside < n else self.units.token(self.special_tokens[inside - n])
 
     def token(self, tid: int):
@@ -163,8 +195,35 @@ class Tokenizer:
         return self._encode_serial(text, offset)
 
     def apply_merges(self, units: list[int]) -> list[int]:
-        """The inside ids BPE makes of a run of base units (one chunk's bytes or characters)."""
+        """The inside ids BPE makes of a run of base units (one chunk's bytes or characters), by
+        the model's `join` (no whole-chunk lookup: `_encode_chunk` does that)."""
+        if self.join == "ranks":
+            inside = self._inside_of
+            return [inside[p] for p in lowest_rank_parts(self._byte_ranks, bytes(units))]
+        if self.join == "pairs":
+            return merge_by_pairs(list(units), self._pair_table)
         return merge_ids(list(units), self._ranks.get, len(self.merges), self.base_size)
+
+    @property
+    def _plain(self) -> bool:
+        """Encoded by the merges alone, so the batch paths (numpy over many chunks) apply."""
+        return self.join == "merges" and not self.whole_chunk
+
+    @cached_property
+    def _inside_of(self) -> dict:
+        """Each ordinary token (bytes, or str for char units) and its inside id."""
+        return {t: i for i, t in enumerate(self.ranked_tokens)}
+
+    @cached_property
+    def _byte_ranks(self) -> dict[bytes, int]:
+        """join "ranks": each ordinary token's bytes and its rank (outside id)."""
+        return dict(zip(self.ranked_tokens, self.to_outside(list(range(self.ordinary_size)))))
+
+    @cached_property
+    def _pair_table(self) -> dict[int, tuple[int, int]]:
+        """join "pairs": pair key -> (priority, made); of a pair given twice the later wins, as
+        in HF's table (collected into a map in list order)."""
+        return {a << 32 | b: (r, z) for r, (a, b, z) in enumerate(self.pairs)}
 
     def __getstate__(self):
         """Pickled (for worker processes) without the derived tables."""
@@ -203,7 +262,7 @@ class Tokenizer:
         """Outside ids. Each distinct chunk is encoded once (and cached, already as outside
         ids); the rest is C-speed lookups."""
         pre = self.pre_tokenizer
-        if self.units.is_bytes and pre.is_preset_pattern and pre.name in FAST_PRESETS:
+        if self._plain and self.units.is_bytes and pre.is_preset_pattern and pre.name in FAST_PRESETS:
             found = chunk_starts(pre.name, text)
             if found is not None:
                 return self._encode_by_offsets(text, offset, *found)
@@ -215,7 +274,7 @@ class Tokenizer:
             return list(chain.from_iterable(map(cache.get, chunks)))
         except TypeError:
             pass
-        if self.units.is_bytes and len(chunks) >= _BATCH_FROM:
+        if self._plain and self.units.is_bytes and len(chunks) >= _BATCH_FROM:
             self._encode_new_chunks_at_once(chunks, cache)
         try:
             return list(chain.from_iterable(map(cache.__getitem__, chunks)))
@@ -306,9 +365,18 @@ class Tokenizer:
     def _encode_chunk(self, chunk: str, offset: int) -> list[int]:
         if self.units.is_bytes:
             try:
-                return self.apply_merges(list(chunk.encode("utf-8")))
+                data = chunk.encode("utf-8")
             except UnicodeEncodeError as exc:
                 raise EncodeError(f"cannot encode lone surrogate at offset {offset + exc.start}") from None
+            if self.whole_chunk:
+                whole = self._inside_of.get(data)
+                if whole is not None:
+                    return [whole]
+            return self.apply_merges(list(data))
+        if self.whole_chunk:
+            whole = self._inside_of.get(chunk)
+            if whole is not None:
+                return [whole]
         return self._encode_chars(chunk, offset)
 
     def char_lengths(self, chunk: str, ids: list[int]) -> list[int]:
@@ -354,6 +422,29 @@ class Tokenizer:
             raise InvalidUtf8DecodeError(
                 f"the ids decode to bytes that are not valid UTF-8 at byte offset {exc.start}"
                 f" ({data[exc.start:exc.end].hex(' ')})") from None
+
+
+def _tokens_in_any_order(base: list, merges, whole: tuple) -> list:
+    """The tokens of merges whose parts may be made by later merges: in passes, each building
+    the tokens whose two parts are built (as many passes as the longest chain of parts made
+    later; a part's token is shorter than the merged one, so a loader that checked the bytes
+    leaves no cycle)."""
+    first = len(base)
+    tokens = base + [None] * len(merges) + list(whole)
+    pending = range(len(merges))
+    while pending:
+        still = []
+        for k in pending:
+            a, b = merges[k]
+            left, right = tokens[a], tokens[b]
+            if left is None or right is None:
+                still.append(k)
+            else:
+                tokens[first + k] = left + right
+        if len(still) == len(pending):
+            raise ValueError("the merges make a token out of itself")
+        pending = still
+    return tokens
 
 
 def _same_chunks(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, these: np.ndarray,

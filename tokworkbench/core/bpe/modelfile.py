@@ -5,9 +5,14 @@ them (as minbpe does), so a file cannot disagree with itself about what a token 
 checks every field and the length of every token (files/limits.py) before any token is built.
 Special-token roles are recorded as {"bos": "<s>", …}, each naming a special token. A file
 without a `"model"` field is BPE (the first files had none).
+
+A model read from tiktoken ranks or an HF file that its merges alone do not reproduce (see
+bpe/model.py: `join`, `whole_chunk`, `whole_tokens`, `pairs`) records those fields too; each
+is left out at its default, so other files read as before. Its merges may then name tokens
+made later: their lengths are added up in passes, and a cycle is an error.
 """
 
-from tokworkbench.core.bpe.model import Tokenizer
+from tokworkbench.core.bpe.model import JOINS, Tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 from tokworkbench.core.bpe.trainer import MergeRecord
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
@@ -39,7 +44,21 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
             for r in tok.history
         ],
         "corpus": corpus or {},
+        **_exact_fields(tok),
     }
+
+
+def _exact_fields(tok: Tokenizer) -> dict:
+    out: dict = {}
+    if tok.whole_tokens:
+        out["whole_tokens"] = [t.hex() if isinstance(t, bytes) else t for t in tok.whole_tokens]
+    if tok.whole_chunk:
+        out["whole_chunk"] = True
+    if tok.join != "merges":
+        out["join"] = tok.join
+    if tok.pairs:
+        out["pairs"] = [list(p) for p in tok.pairs]
+    return out
 
 
 def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
@@ -54,10 +73,20 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     pretok = read_pre_tokenizer(doc["pre_tokenizer"])
     base = _base(doc.get("base"), units)
     base_size = units.base_size(base)
-    merges = _merges(doc["merges"], base_size)
+    join = _one_of(doc.get("join", "merges"), JOINS, "join")
+    whole = _whole_tokens(doc.get("whole_tokens", []), units, max_token_bytes)
+    whole_chunk = doc.get("whole_chunk", False)
+    if not isinstance(whole_chunk, bool):
+        raise ModelFileError(f"'whole_chunk' must be true or false, not {short(whole_chunk)}")
     base_lengths = [1] * base_size if units.is_bytes else [len(c.encode("utf-8")) for c in base]
-    check_token_lengths(base_lengths, merges, max_token_bytes)
-    first = base_size + len(merges)
+    if join == "merges":
+        merges = _merges(doc["merges"], base_size)
+        check_token_lengths(base_lengths, merges, max_token_bytes)
+    else:
+        merges = _merges(doc["merges"], base_size, base_size + len(doc["merges"]) + len(whole))
+        _check_lengths_any_order(base_lengths, merges, [len(Units.to_bytes(t)) for t in whole], max_token_bytes)
+    pairs = _pairs(doc.get("pairs", []), base_size + len(merges) + len(whole)) if join == "pairs" else ()
+    first = base_size + len(merges) + len(whole)
     specials = doc["special_tokens"]
     if not isinstance(specials, dict) or not all(is_text(s) and s for s in specials):
         raise ModelFileError("'special_tokens' must map non-empty strings to ids")
@@ -70,7 +99,64 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         roles = Roles.of(doc.get("roles")).check(specials)
     except TokWorkbenchError as exc:
         raise ModelFileError(f"'roles': {exc}") from None
-    return Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids, roles)
+    tok = Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids, roles,
+                    whole, whole_chunk, join, pairs)
+    if pairs:
+        tokens = tok.ranked_tokens
+        for k, (a, b, z) in enumerate(pairs):
+            if tokens[a] + tokens[b] != tokens[z]:
+                raise ModelFileError(f"pair {k} joins {short(tokens[a])} and {short(tokens[b])} into "
+                                     f"{short(tokens[z])}, which is not their join")
+    return tok
+
+
+def _whole_tokens(whole, units: Units, max_token_bytes: int) -> tuple:
+    """Tokens no merge makes: hex bytes, or text for char units."""
+    if not isinstance(whole, list):
+        raise ModelFileError(f"'whole_tokens' must be a list, not {describe_json(whole)}")
+    out = []
+    for k, t in enumerate(whole):
+        try:
+            token = bytes.fromhex(t) if units.is_bytes else t
+        except (TypeError, ValueError):
+            token = None
+        if token is None or not (isinstance(token, bytes) or is_text(token)):
+            raise ModelFileError(f"whole-only token {k} is {short(t)}; it must be hex bytes (text for char units)")
+        if len(Units.to_bytes(token)) > max_token_bytes:
+            raise ModelFileError(f"whole-only token {k} is longer than {max_token_bytes} bytes")
+        out.append(token)
+    return tuple(out)
+
+
+def _check_lengths_any_order(base_lengths: list[int], merges, whole_lengths: list[int], max_token_bytes: int) -> None:
+    """`check_token_lengths` for merges whose parts may come later: lengths in passes."""
+    first = len(base_lengths)
+    lengths: list = base_lengths + [None] * len(merges) + whole_lengths
+    pending = range(len(merges))
+    while pending:
+        still = []
+        for k in pending:
+            a, b = merges[k]
+            if lengths[a] is None or lengths[b] is None:
+                still.append(k)
+                continue
+            n = lengths[first + k] = lengths[a] + lengths[b]
+            if n > max_token_bytes:
+                raise ModelFileError(f"merge {k} makes a token of {n:,} bytes; the limit is {max_token_bytes:,}")
+        if len(still) == len(pending):
+            raise ModelFileError(f"merge {still[0]} is made of itself (its parts' merges lead back to it)")
+        pending = still
+
+
+def _pairs(pairs, size: int) -> tuple[tuple[int, int, int], ...]:
+    if not isinstance(pairs, list):
+        raise ModelFileError(f"'pairs' must be a list of [left, right, made], not {describe_json(pairs)}")
+    out = []
+    for k, p in enumerate(pairs):
+        if not (isinstance(p, list) and len(p) == 3 and all(is_count(x) and x < size for x in p)):
+            raise ModelFileError(f"pair {k} is {short(p)}; it must be three ids below {size}")
+        out.append((p[0], p[1], p[2]))
+    return tuple(out)
 
 
 def _base(base, units: Units) -> tuple[str, ...] | None:
@@ -86,12 +172,13 @@ def _base(base, units: Units) -> tuple[str, ...] | None:
     return tuple(base)
 
 
-def _merges(merges, base_size: int) -> list[tuple[int, int]]:
+def _merges(merges, base_size: int, any_below: int | None = None) -> list[tuple[int, int]]:
+    """Merges in rank order, each of ids made before it, or (`any_below`) of any ordinary id."""
     if not isinstance(merges, list):
         raise ModelFileError(f"'merges' must be a list of [left_id, right_id], not {describe_json(merges)}")
     out = []
     for rank, m in enumerate(merges):
-        limit = base_size + rank
+        limit = any_below if any_below is not None else base_size + rank
         if not (isinstance(m, list) and len(m) == 2 and all(is_count(x) and x < limit for x in m)):
             raise ModelFileError(f"merge {rank} is {short(m)}; it must be two ids below {limit}")
         out.append((m[0], m[1]))

@@ -47,9 +47,10 @@ class DerivedMerges:
     """What `tiktoken.merges_from_ranks` recovers from a ranks file, and the longest token
     (so a lower --max-token-bytes still refuses the file as a fresh read would)."""
 
-    merges: list[tuple[int, int]]  # inside ids: byte b is b, merge k is 256 + k
+    merges: list[tuple[int, int]]  # inside ids: byte b is b, merge k is 256 + k, then the whole-only
     outside: list[int]  # the rank of each inside id
     longest: int  # bytes of the longest token
+    whole: tuple[bytes, ...] = ()  # the tokens no merge makes (their ranks end `outside`), rank order
 
 
 def cache_dir() -> Path:
@@ -110,7 +111,9 @@ def store(digest: str, derived: DerivedMerges) -> bool:
     """Keep `derived` for the ranks whose SHA-256 is `digest`; False if it could not be written."""
     pairs = np.array(derived.merges, dtype=np.int64).reshape(-1, 2)
     payload = _payload(pairs[:, 0], pairs[:, 1], np.array(derived.outside, dtype=np.int64))
+    payload += b"".join(len(t).to_bytes(4, "little") + t for t in derived.whole)
     header = {"ranks_sha256": digest, "merges": len(derived.merges), "longest": derived.longest,
+              "whole": len(derived.whole),
               "payload_sha256": hashlib.sha256(payload).hexdigest()}
     folder = open_folder(create=True)
     if folder is None:
@@ -151,23 +154,33 @@ def load(digest: str) -> DerivedMerges | None:
 
 
 def matches(kept: DerivedMerges, ranks: dict[bytes, int]) -> bool:
-    """Whether `kept` is what `ranks` define: the same ids (each single byte's rank, then every
-    longer token's rank in rank order) and merges whose two parts' bytes make the merged token.
-    A self-consistent file that swaps ids or joins other bytes fails here. In numpy over one
-    buffer of every token's bytes: a few ms for cl100k, against ~0.7 s to recover its merges."""
+    """Whether `kept` is what `ranks` define: the same ids (each single byte's rank, then the
+    merged tokens' ranks in rank order, then the whole-only tokens', in rank order, covering
+    every longer token) and merges whose two parts' bytes make the merged token. A
+    self-consistent file that swaps ids or joins other bytes fails here. In numpy over one
+    buffer of every token's bytes: a few ms for cl100k, against ~0.7 s to recover its merges.
+    (Which tokens are whole-only is not re-derived; a model with any encodes by the ranks
+    themselves, so that choice cannot change its ids.)"""
     singles = [ranks.get(bytes([b])) for b in range(256)]
+    n, w = len(kept.merges), len(kept.whole)
+    if None in singles or len(ranks) != 256 + n + w or len(kept.outside) != 256 + n + w:
+        return False
+    if kept.outside[:256] != singles or any(ranks.get(t) != r for t, r in zip(kept.whole, kept.outside[256 + n:])):
+        return False
     longer = [t for t in ranks if len(t) > 1]
-    if None in singles or len(longer) != len(kept.merges):
+    merged_set = set(kept.whole)
+    longer = [t for t in longer if t not in merged_set]
+    if len(longer) != n:
         return False
     rank = np.fromiter(map(ranks.__getitem__, longer), dtype=np.int64, count=len(longer))
     order = np.argsort(rank, kind="stable")
-    if kept.outside != singles + rank[order].tolist():
+    if kept.outside[256:256 + n] != rank[order].tolist():
         return False
-    tokens = [bytes([b]) for b in range(256)] + [longer[i] for i in order.tolist()]
+    tokens = [bytes([b]) for b in range(256)] + [longer[i] for i in order.tolist()] + list(kept.whole)
     size = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
     start = np.concatenate(([0], np.cumsum(size)[:-1]))
     buf = np.frombuffer(b"".join(tokens), dtype=np.uint8)
-    pairs = np.fromiter(chain.from_iterable(kept.merges), dtype=np.int64, count=2 * len(kept.merges)).reshape(-1, 2)
+    pairs = np.fromiter(chain.from_iterable(kept.merges), dtype=np.int64, count=2 * n).reshape(-1, 2)
     a, b, c = pairs[:, 0], pairs[:, 1], 256 + np.arange(len(pairs))
     if not np.array_equal(size[a] + size[b], size[c]):
         return False
@@ -187,21 +200,41 @@ def parse(data: bytes, digest: str) -> DerivedMerges | None:
         return None
     try:
         header = json.loads(data[len(MAGIC):end])
-        n, longest = int(header["merges"]), int(header["longest"])
-        if header["ranks_sha256"] != digest or n < 0 or longest < 1:
+        n, longest, w = int(header["merges"]), int(header["longest"]), int(header.get("whole", 0))
+        if header["ranks_sha256"] != digest or n < 0 or longest < 1 or w < 0:
             return None
         payload_digest = header["payload_sha256"]
     except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # 1e999; [[[[...
         return None
     payload = data[end + 1:]
-    if len(payload) != 8 * n + 8 * (256 + n) or hashlib.sha256(payload).hexdigest() != payload_digest:
+    whole_at = 8 * n + 8 * (256 + n + w)
+    if len(payload) < whole_at or hashlib.sha256(payload).hexdigest() != payload_digest:
         return None
     left = np.frombuffer(payload, dtype="<i4", count=n)
     right = np.frombuffer(payload, dtype="<i4", count=n, offset=4 * n)
-    outside = np.frombuffer(payload, dtype="<i8", count=256 + n, offset=8 * n)
-    made = 256 + np.arange(n)  # merge k joins tokens made before it
+    outside = np.frombuffer(payload, dtype="<i8", count=256 + n + w, offset=8 * n)
+    whole = _whole_tokens(payload[whole_at:], w)
+    if whole is None:
+        return None
+    # merge k joins tokens made before it, or (a ranks file with whole-only tokens) one of those
+    made = 256 + np.arange(n) if not w else np.full(n, 256 + n + w)
     if n and ((left < 0).any() or (right < 0).any() or (left >= made).any() or (right >= made).any()):
         return None
     if (outside < 0).any() or (outside > _MAX_RANK).any() or len(np.unique(outside)) != len(outside):
         return None  # ranks are distinct (sorted: a bincount would be as long as the largest rank)
-    return DerivedMerges(list(zip(left.tolist(), right.tolist())), outside.tolist(), longest)
+    return DerivedMerges(list(zip(left.tolist(), right.tolist())), outside.tolist(), longest, whole)
+
+
+def _whole_tokens(data: bytes, count: int) -> tuple[bytes, ...] | None:
+    """The whole-only tokens after the payload's arrays: each a <u4 length and its bytes."""
+    out, at = [], 0
+    for _ in range(count):
+        if at + 4 > len(data):
+            return None
+        size = int.from_bytes(data[at : at + 4], "little")
+        at += 4
+        if at + size > len(data):
+            return None
+        out.append(data[at : at + size])
+        at += size
+    return tuple(out) if at == len(data) else None

@@ -11,6 +11,7 @@ model's unk_token (hf_common.py). Reading a file takes them back from the same p
 """
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import regex
@@ -20,7 +21,7 @@ from tokworkbench.core.errors import ExportError, ForeignModelError
 from tokworkbench.core.bpe.model import UNK, Tokenizer
 from tokworkbench.core.text.pretokenize import from_pattern
 from tokworkbench.core.files.atomic import write_atomic
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text, short
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, check_token_length, check_token_lengths, describe_json, is_count, is_text, short
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
 
 HF_BYTELEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -56,13 +57,21 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         merged = {a + b for a, b in pairs}
         base_names = sorted(n for n in vocab if n not in merged and n not in added and len(n) == 1)
         units, base = "char", tuple(base_names)
-    inside, merges = _merges(pairs, base_names, vocab)
-    base_lengths = [1 if byte_level else len(n.encode("utf-8")) for n in base_names]
-    check_token_lengths(base_lengths, merges, max_token_bytes)
-    leftovers = [n for n in vocab if n not in inside and n not in added]
-    if leftovers:
+    plan = _merges(pairs, base_names, vocab, added)
+    inside, merges = plan.inside, plan.merges
+    if plan.general:
+        for n, z in inside.items():
+            size = 1 if byte_level and z < 256 else (len(n) if byte_level else len(n.encode("utf-8")))
+            check_token_length(vocab.get(n, z), size, max_token_bytes)
+    else:
+        base_lengths = [1 if byte_level else len(n.encode("utf-8")) for n in base_names]
+        check_token_lengths(base_lengths, merges, max_token_bytes)
+    whole = [n for n in vocab if n not in inside and n not in added]
+    if whole and not ignore_merges:
         raise ForeignModelError(
-            f"{len(leftovers)} vocabulary entries are neither base symbols nor merges (e.g. {short(leftovers[0])})")
+            f"{len(whole)} vocabulary entries are neither base symbols nor merges (e.g. {short(whole[0])})")
+    for n in whole:
+        inside[n] = len(inside)
     for s in specials:
         if s in inside:
             raise ForeignModelError(f"added token {short(s)} is also an ordinary token of the vocabulary; "
@@ -72,11 +81,37 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         raise ForeignModelError("two tokens share an id (an added token and a vocabulary entry)")
     pre = from_pattern(pattern, also_matches=hf_pattern)
     roles = read_roles(doc, model, set(specials))
-    tok = Tokenizer(units, normalizer, pre, "first", base, tuple(merges), tuple(specials), (), ids, roles)
-    if ignore_merges:
-        _check_ignore_merges(tok)
+    if byte_level:
+        from_char = {c: b for b, c in enumerate(base_names)}
+        made = [bytes(map(from_char.__getitem__, n)) for n in whole]
+    else:
+        made = list(whole)
+    fields = dict(units=units, normalizer=normalizer, pre_tokenizer=pre, tie_break="first", base=base,
+                  merges=tuple(merges), special_tokens=tuple(specials), ids=ids, roles=roles,
+                  whole_tokens=tuple(made))
+    if plan.general:
+        names = list(inside)
+        tokens = [bytes(map(from_char.__getitem__, n)) for n in names] if byte_level else names
+        tok = Tokenizer.with_tokens(tokens, **fields, join="pairs", whole_chunk=ignore_merges, pairs=plan.pairs)
+    else:
+        tok = Tokenizer(**fields)
+        if ignore_merges and (whole or not _merges_make_every_token(tok)):
+            tok = Tokenizer(**fields, whole_chunk=True)
     return tok
 
+
+@dataclass(frozen=True)
+class _MergePlan:
+    """The merges of a file in inside ids. `merges` holds one merge per merged token (the first
+    in the list that makes it), in that order; `general`: the list is not one merge per token
+    each joining tokens made before it (a file converted from tiktoken ranks holds every split
+    of a token, parts made later), so the model joins by HF's rule over `pairs` (every merge:
+    left, right, made) instead."""
+
+    inside: dict[str, int]
+    merges: list[tuple[int, int]]
+    pairs: tuple[tuple[int, int, int], ...]
+    general: bool
 
 
 def _vocab(vocab) -> dict[str, int]:
@@ -131,42 +166,50 @@ def _added_tokens(added, vocab: dict[str, int]) -> dict[str, int]:
     return out
 
 
-def _merges(pairs, base_names: list[str], vocab: dict[str, int]) -> tuple[dict[str, int], list[tuple[int, int]]]:
-    """Inside ids of every token by name, and the merges as inside id pairs."""
+def _merges(pairs, base_names: list[str], vocab: dict[str, int], added: dict[str, int]) -> _MergePlan:
     inside = {n: i for i, n in enumerate(base_names)}
-    merges = []
     for rank, (a, b) in enumerate(pairs):
         for part in (a, b):
             if part not in vocab and part not in inside:
                 raise ForeignModelError(f"merge {rank} ({short(a)} + {short(b)}) names {short(part)}, "
                                         "which is not in the vocabulary")
-        if a not in inside or b not in inside:
-            raise ForeignModelError(f"merge {rank} ({short(a)} + {short(b)}) uses a token that no earlier merge made")
         joined = a + b
-        if joined in inside:
-            raise ForeignModelError(
-                f"merge {short(a)} + {short(b)} makes a token that already exists; this tool keeps one id per string here")
         if joined not in vocab:
             raise ForeignModelError(f"merge {short(a)} + {short(b)} makes {short(joined)}, which is not in the vocabulary")
-        merges.append((inside[a], inside[b]))
-        inside[joined] = len(inside)
-    return inside, merges
+        if joined in added:
+            raise ForeignModelError(f"merge {short(a)} + {short(b)} makes {short(joined)}, an added token; "
+                                    "this tool keeps special tokens apart from the merges")
+    first_made: dict[str, tuple[str, str]] = {}
+    for a, b in pairs:
+        first_made.setdefault(a + b, (a, b))
+    first_made = {t: ab for t, ab in first_made.items() if t not in inside}  # a merge making a base symbol
+    for t in first_made:
+        inside[t] = len(inside)
+    for a, b in pairs:
+        for part in (a, b):
+            if part not in inside:
+                raise ForeignModelError(f"merge {short(a)} + {short(b)} uses {short(part)}, which is neither "
+                                        "a base symbol nor made by any merge")
+    merges = [(inside[a], inside[b]) for a, b in first_made.values()]
+    in_order = len(first_made) == len(pairs) and all(
+        max(ab) < len(base_names) + k for k, ab in enumerate(merges))
+    if in_order:
+        return _MergePlan(inside, merges, (), False)
+    table = tuple((inside[a], inside[b], inside[a + b]) for a, b in pairs)
+    return _MergePlan(inside, merges, table, True)
 
 
-def _check_ignore_merges(tok: Tokenizer) -> None:
-    """With `ignore_merges`, HF first looks a whole chunk up in the vocabulary. That changes
-    nothing when every token is what the merges make of its own bytes; otherwise this tool
-    cannot reproduce it, and says which token differs."""
+def _merges_make_every_token(tok: Tokenizer) -> bool:
+    """Whether each merged token is what the merges make of its own bytes. With
+    `ignore_merges`, HF first looks a whole chunk up in the vocabulary; where this holds, the
+    lookup finds what the merges would, and the model need not look."""
     index = {c: i for i, c in enumerate(tok.base or ())}
     for z in range(tok.base_size, tok.base_size + len(tok.merges)):
         token = tok.ranked_tokens[z]
         units = list(token) if tok.units.is_bytes else [index[c] for c in token]
-        made = tok.apply_merges(units)
-        if made != [z]:
-            raise ForeignModelError(
-                f"ignore_merges is true: HF looks a whole chunk up in the vocabulary before merging, and token "
-                f"{tok.to_outside([z])[0]} ({short(tok.rank_text(z))}) is not what the merges make of it "
-                f"(they make ids {tok.to_outside(made)}); this tool cannot reproduce that")
+        if tok.apply_merges(units) != [z]:
+            return False
+    return True
 
 
 def _normalizer(spec) -> str:
@@ -244,6 +287,10 @@ def check_hf_specials(tok: Tokenizer) -> None:
 
 
 def check_hf(tok: Tokenizer) -> None:
+    if tok.join == "ranks" or any(tok.whole_tokens) and not tok.whole_chunk:
+        raise ExportError("this model joins by tiktoken's rule over its ranks (tokens no merge makes, or "
+                          "merges of later-ranked parts); the hf export writes one merge per token, which "
+                          "would encode differently: export to tiktoken")
     if tok.pre_tokenizer.rewrites:
         raise ExportError("the hf export of BPE writes a Split pattern; metaspace rewrites the text first "
                           "(a Unigram model with metaspace exports to hf)")
@@ -302,9 +349,11 @@ def to_hf(tok: Tokenizer) -> dict:
         "decoder": decoder,
         "model": {
             "type": "BPE", "dropout": None, "unk_token": unk, "continuing_subword_prefix": None,
-            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            "ignore_merges": tok.whole_chunk,
             "vocab": vocab,
-            "merges": [[names[a], names[b]] for a, b in tok.merges],
+            "merges": [[names[a], names[b]] for a, b, _ in tok.pairs] if tok.join == "pairs"
+            else [[names[a], names[b]] for a, b in tok.merges],
         },
     }
 

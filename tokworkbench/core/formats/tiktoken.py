@@ -1,9 +1,13 @@
 """tiktoken ranks: one `BASE64 RANK` line per token, plus our companion JSON for the pattern and
 the special tokens (tiktoken keeps those in code, not in the ranks file).
 
-tiktoken encodes a chunk by joining, again and again, the adjacent pair whose bytes have the
-lowest rank. A ranks file therefore defines its merges: each token is the join of the two
-lower-ranked parts that this rule reaches, and that is how a model is recovered from it.
+tiktoken encodes a chunk by first looking it up whole in the ranks, and otherwise joining, again
+and again, the adjacent pair whose bytes have the lowest rank. A ranks file therefore defines its
+merges: each token is the join of the two lower-ranked parts that this rule reaches, and that is
+how a model is recovered from it. A token the rule cannot build from its bytes (Llama 3 has 588,
+e.g. ' việc') is still reached as a whole chunk: it has no merge parents, and is kept as a
+whole-only token (`Tokenizer.whole_tokens`); such a model encodes by tiktoken's rule itself
+(join "ranks", whole-chunk lookup first), since its merges alone would not give tiktoken's ids.
 
 The pair is two files, and no file system replaces two files at once. So the companion records
 the SHA-256 of the ranks file it belongs to, and loading checks it: a companion beside ranks of
@@ -28,6 +32,7 @@ from pathlib import Path
 from tokworkbench.core.bpe.encode import lowest_rank_parts as tiktoken_parts
 from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, NeedsPatternError
 from tokworkbench.core.models.idmap import IdMap
+from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, parse_split
 from tokworkbench.core.files import derivedcache
@@ -52,29 +57,30 @@ def ranks_digest(raw: bytes) -> str:
 
 def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[bytes, int]:
     """The tokens of a ranks file and their ranks. Ranks may come in any order and leave gaps
-    (tiktoken accepts both); a rank or a token given twice is an error naming both lines."""
+    (tiktoken accepts both); a rank or a token given twice is an error naming both lines. Each
+    token is read as tiktoken reads it, with `base64.b64decode`'s lenient rule: characters
+    outside the alphabet are skipped, and a lone '=' is the empty token (Whisper has one)."""
     fast = _parse_clean(raw, max_token_bytes)
     if fast is not None:
         return fast
-    try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise ForeignModelError(NOT_A_MODEL) from None
+    if not raw.isascii():
+        raise ForeignModelError(NOT_A_MODEL)
     ranks: dict[bytes, int] = {}
     line_of: dict[int, int] = {}  # rank -> line
     b64decode = base64.b64decode
-    for n, line in enumerate(text.splitlines(), 1):
-        fields = line.split()
+    for n, line in enumerate(raw.splitlines(), 1):  # lines and fields split as tiktoken splits bytes
+        fields = [f.decode("ascii") for f in line.split()]
         if not fields:
             continue
         try:
             if len(fields) != 2:
                 raise ForeignModelError(f"line {n} is not 'BASE64 RANK'")
             b64, rank_text = fields
-            if not (rank_text.isascii() and rank_text.isdigit()):
-                raise ForeignModelError(f"line {n}: the rank {rank_text[:20]!r} is not a number")
+            rank_text = _rank_digits(rank_text)
+            if rank_text is None:
+                raise ForeignModelError(f"line {n}: the rank {fields[1][:20]!r} is not a number")
             try:
-                data = b64decode(b64, validate=True)
+                data = b64decode(b64)
             except (ValueError, binascii.Error):
                 raise ForeignModelError(f"line {n}: {b64[:20]!r} is not base64") from None
         except ForeignModelError as exc:
@@ -82,8 +88,6 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[byte
                 raise
             raise ForeignModelError(f"{exc}; {NOT_A_MODEL}") from None
         rank = whole_number(rank_text, MAX_RANK, f"line {n}: the rank", ForeignModelError)
-        if not data:
-            raise ForeignModelError(f"line {n}: the token is empty")
         if len(data) > max_token_bytes:
             check_token_length(rank, len(data), max_token_bytes)
         if rank in line_of:
@@ -94,6 +98,17 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[byte
         ranks[data] = rank
         line_of[rank] = n
     return ranks
+
+
+def _rank_digits(text: str) -> str | None:
+    """The digits of a rank as Python's `int` reads it (tiktoken calls `int(rank)`): a '+' and
+    underscores between digits are allowed; a negative rank tiktoken cannot hold (u32) either."""
+    if text.startswith("+"):
+        text = text[1:]
+    if not text or text[0] == "_" or text[-1] == "_" or "__" in text:
+        return None
+    digits = text.replace("_", "")
+    return digits if digits.isascii() and digits.isdigit() else None
 
 
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -138,10 +153,28 @@ def _parse_clean(raw: bytes, max_token_bytes: int) -> dict[bytes, int] | None:
 
 
 def merges_from_ranks(ranks: dict[bytes, int], what: str) -> tuple[list[tuple[int, int]], list[int]]:
-    """Recover merges from a ranks table, as tiktoken's `_educational.recover_merges` does: each
-    token of two or more bytes must be what tiktoken's lowest-rank rule makes of its bytes with
-    only the lower ranks, two parts joined. Returns the merges (inside ids: byte b is b, merge k
-    is 256+k, merges in rank order) and the rank of each inside id (the outside ids).
+    """`recover_merges` for a file every token of which has merge parents (what our own exports
+    and the presets hold): a whole-only token is an error naming it."""
+    merges, outside, whole = recover_merges(ranks, what)
+    if whole:
+        data = next(t for t, r in ranks.items() if r == outside[256 + len(merges)])
+        parts = tiktoken_parts(_Below(ranks, ranks[data]), data)
+        shown = " + ".join(repr(p) for p in parts)
+        raise ForeignModelError(f"{what}: rank {ranks[data]} ({data!r}) is not two lower-ranked tokens joined "
+                                f"(the lowest-rank rule stops at {shown[:120]})")
+    return merges, outside
+
+
+def recover_merges(ranks: dict[bytes, int], what: str) -> tuple[list[tuple[int, int]], list[int], list[bytes]]:
+    """Recover merges from a ranks table, as tiktoken's `_educational.recover_merges` does: a
+    token's parents are the two parts tiktoken's lowest-rank rule makes of its bytes with only
+    the lower ranks. Where that ends in three or more parts, the rule over every other rank may
+    still end in two, one ranked after the token (Llama 3 has 90 such: a longer chunk reaches
+    them); where that fails too the token is whole-only (Llama 3's 588), reached only as a whole
+    chunk. Returns the merges (inside ids: byte b is b, merge k is 256+k, merges in rank order,
+    a part possibly made later), the rank of each inside id (the outside ids: the bytes, the
+    merged tokens, then the whole-only ones), and the whole-only tokens in rank order (the
+    empty token among them).
 
     The rule runs on every token at once in numpy (`_Recovery`); a token it cannot take (longer
     than `_BATCH_LONGEST`), or a table where two tokens' hashes collide, goes one token at a time."""
@@ -175,20 +208,42 @@ def merges_from_ranks(ranks: dict[bytes, int], what: str) -> tuple[list[tuple[in
                 rows = bucket[at : at + step]
                 ok, a, b = recovery.splits([tokens[i] for i in rows.tolist()], cut[rows], width)
                 left[rows[ok]], right[rows[ok]] = a[ok], b[ok]
+    whole_rows = []
     for i in np.flatnonzero(left < 0).tolist():
         r, data = merged_ranks[i], tokens[i]
         parts = tiktoken_parts(_Below(ranks, r), data)
-        if len(parts) != 2:
-            shown = " + ".join(repr(p) for p in parts)
-            raise ForeignModelError(f"{what}: rank {r} ({data!r}) is not two lower-ranked tokens joined "
-                                    f"(the lowest-rank rule stops at {shown[:120]})")
+        if len(parts) != 2:  # the rule may still reach it through a part ranked after it
+            parts = tiktoken_parts(_AllBut(ranks, data), data)
+            if len(parts) != 2:
+                whole_rows.append(i)
+                continue
         left[i], right[i] = ranks[parts[0]], ranks[parts[1]]
+    empty = ranks.get(b"")
+    whole: list[bytes] = []
+    if whole_rows or empty is not None:
+        keep = np.ones(n, dtype=bool)
+        keep[whole_rows] = False
+        pairs = sorted([(merged_ranks[i], tokens[i]) for i in whole_rows] + ([(empty, b"")] if empty is not None else []))
+        whole = [t for _, t in pairs]
+        left, right = left[keep], right[keep]
+        outside = singles + [r for r, k in zip(merged_ranks, keep.tolist()) if k] + [r for r, _ in pairs]
     by_rank = np.array(outside, dtype=np.int64)
     order = np.argsort(by_rank)
     sorted_ranks = by_rank[order]
     inside_left = order[np.searchsorted(sorted_ranks, left)].tolist()
     inside_right = order[np.searchsorted(sorted_ranks, right)].tolist()
-    return list(zip(inside_left, inside_right)), outside
+    return list(zip(inside_left, inside_right)), outside, whole
+
+
+class _AllBut:
+    """Every rank but that of `data`: what tiktoken's rule joins before its last join makes
+    `data` (the two parts it stops at are the token's parents, whatever their ranks)."""
+
+    def __init__(self, ranks: dict[bytes, int], data: bytes):
+        self.ranks, self.data = ranks, data
+
+    def get(self, data: bytes, default=None):
+        return default if data == self.data else self.ranks.get(data, default)
 
 
 class _Below:
@@ -234,7 +289,7 @@ class _Recovery:
 
     @classmethod
     def of(cls, ranks: dict[bytes, int]) -> "_Recovery | None":
-        tokens = list(ranks)
+        tokens = [t for t in ranks if t]  # the empty token is no part of any other
         flat, lengths, rows = _flat(tokens)
         longest = int(lengths.max())
         pow_ = _powers(longest)
@@ -248,7 +303,7 @@ class _Recovery:
         keys = keys[order]
         if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
             return None
-        key_ranks = np.fromiter(ranks.values(), dtype=np.int64, count=len(tokens))[order]
+        key_ranks = np.fromiter(map(ranks.__getitem__, tokens), dtype=np.int64, count=len(tokens))[order]
         return cls(keys, key_ranks, ranks)
 
     def _table(self):
@@ -432,40 +487,60 @@ def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | N
                 f"{side_name} gives explicit_n_vocab {n_vocab}, but the ranks and special tokens number "
                 f"{len(every) + len(found)} with the largest id {top}; tiktoken refuses that pair")
     if kept is not None:
-        return merges_tokenizer(kept.merges, kept.outside, pre, found)
+        return merges_tokenizer(kept.merges, kept.outside, pre, found, kept.whole, ranks)
     return _recovered(ranks, digest, pre, found, "tiktoken ranks")
 
 
 def ranks_tokenizer(ranks: dict[bytes, int], pre: PreTokenizer, specials: dict[str, int],
                     what: str = "tiktoken ranks") -> Tokenizer:
     """The model of a ranks table, its ranks kept as the outside ids through an IdMap."""
-    merges, outside = merges_from_ranks(ranks, what)
-    return merges_tokenizer(merges, outside, pre, specials)
+    merges, outside, whole = recover_merges(ranks, what)
+    return merges_tokenizer(merges, outside, pre, specials, whole, ranks)
 
 
 def merges_tokenizer(merges: list[tuple[int, int]], outside: list[int], pre: PreTokenizer,
-                     specials: dict[str, int]) -> Tokenizer:
-    """The model of recovered merges (`merges_from_ranks`, or the cache of them)."""
+                     specials: dict[str, int], whole: list[bytes] = (), ranks: dict[bytes, int] | None = None,
+                     roles: Roles = NO_ROLES) -> Tokenizer:
+    """The model of recovered merges (`recover_merges`, or the cache of them). With whole-only
+    tokens other than the empty one, it encodes by tiktoken's own rule (join "ranks", a whole
+    chunk looked up first): the merges do not reach those tokens, and a later-ranked part can
+    make one inside a longer chunk. `ranks`, when given, supply the tokens' bytes (no merge
+    need be followed to build them)."""
     taken = set(outside)
+    tokens = None
+    if ranks is not None and whole:
+        token_of = dict(zip(ranks.values(), ranks))
+        tokens = [token_of[r] for r in outside]
     order = sorted(specials, key=specials.get)
     seen: dict[int, str] = {}
     for s in order:
         sid = specials[s]
         if sid in taken:
-            token = _inside_token(merges, outside.index(sid))
+            token = _inside_token(merges, outside.index(sid), whole)
             raise ForeignModelError(f"special token {s!r} has id {sid}, which is the rank of {token!r}")
         if sid in seen:
             raise ForeignModelError(f"special tokens {seen[sid]!r} and {s!r} both have id {sid}")
         seen[sid] = s
     ids = outside + [specials[s] for s in order]
-    return Tokenizer("byte", "none", pre, "first", None, tuple(merges), tuple(order), (), IdMap.of(ids))
+    # tiktoken's own rule where the merges cannot give its ids: a whole-only token other than
+    # the empty one, or a merge whose part is ranked after it (reached in a longer chunk)
+    pairs = np.array(merges, dtype=np.int64).reshape(-1, 2)
+    exact = any(whole) or bool((pairs.max(axis=1, initial=0) >= 256 + np.arange(len(pairs))).any())
+    fields = dict(units="byte", normalizer="none", pre_tokenizer=pre, tie_break="first", base=None,
+                  merges=tuple(merges), special_tokens=tuple(order), ids=IdMap.of(ids), roles=roles,
+                  whole_tokens=tuple(whole), whole_chunk=exact, join="ranks" if exact else "merges")
+    if tokens is not None:
+        return Tokenizer.with_tokens(tokens, **fields)
+    return Tokenizer(**fields)
 
 
-def _inside_token(merges: list[tuple[int, int]], inside: int) -> bytes:
+def _inside_token(merges: list[tuple[int, int]], inside: int, whole=()) -> bytes:
     if inside < 256:
         return bytes([inside])
+    if inside >= 256 + len(merges):
+        return whole[inside - 256 - len(merges)]
     a, b = merges[inside - 256]
-    return _inside_token(merges, a) + _inside_token(merges, b)
+    return _inside_token(merges, a, whole) + _inside_token(merges, b, whole)
 
 
 CACHE_FROM_BYTES = 1 << 16  # smaller ranks files recover their merges in a few ms: not worth a file
@@ -485,8 +560,18 @@ def cached_ranks_tokenizer(raw: bytes, pre: PreTokenizer, specials: dict[str, in
     ranks = parse_ranks(raw, max_token_bytes)
     kept = _kept(digest, ranks)
     if kept is not None:
-        return merges_tokenizer(kept.merges, kept.outside, pre, specials)
+        return merges_tokenizer(kept.merges, kept.outside, pre, specials, kept.whole, ranks)
     return _recovered(ranks, digest, pre, specials, what)
+
+
+def ranks_model(ranks: dict[bytes, int], digest: str | None, pre: PreTokenizer, specials: dict[str, int],
+                what: str, roles: Roles = NO_ROLES) -> Tokenizer:
+    """The model of parsed ranks (a tekken file's), its merges kept in the derived cache under
+    `digest` (None: not kept)."""
+    kept = _kept(digest, ranks)
+    if kept is not None:
+        return merges_tokenizer(kept.merges, kept.outside, pre, specials, kept.whole, ranks, roles)
+    return _recovered(ranks, digest, pre, specials, what, roles)
 
 
 def _kept(digest: str | None, ranks: dict[bytes, int]) -> "derivedcache.DerivedMerges | None":
@@ -499,19 +584,18 @@ def _kept(digest: str | None, ranks: dict[bytes, int]) -> "derivedcache.DerivedM
 
 
 def _recovered(ranks: dict[bytes, int], digest: str | None, pre: PreTokenizer, specials: dict[str, int],
-               what: str) -> Tokenizer:
-    merges, outside = merges_from_ranks(ranks, what)
-    tok = merges_tokenizer(merges, outside, pre, specials)  # its errors are checked before anything is kept
+               what: str, roles: Roles = NO_ROLES) -> Tokenizer:
+    merges, outside, whole = recover_merges(ranks, what)
+    tok = merges_tokenizer(merges, outside, pre, specials, whole, ranks, roles)  # its errors are checked before anything is kept
     if digest is not None:
-        derivedcache.store(digest, derivedcache.DerivedMerges(merges, outside, max(map(len, ranks))))
+        derivedcache.store(digest, derivedcache.DerivedMerges(merges, outside, max(map(len, ranks)), tuple(whole)))
     return tok
 
 
 # -- export ------------------------------------------------------------------------------------
 def rank_of_inside(tok: Tokenizer) -> list[int]:
     """Each ordinary token's rank in a ranks file: its outside id (ranks are ids in tiktoken)."""
-    n = tok.base_size + len(tok.merges)
-    return tok.to_outside(list(range(n)))
+    return tok.to_outside(list(range(tok.ordinary_size)))
 
 
 def check_tiktoken(tok: Tokenizer) -> None:
@@ -519,6 +603,11 @@ def check_tiktoken(tok: Tokenizer) -> None:
     ranks are the outside ids: merges must take increasing ids (a merge's priority is its rank),
     and each merged token must be what tiktoken's rule makes of its bytes."""
     outside = rank_of_inside(tok)
+    if tok.join == "ranks":
+        return  # its ids are tiktoken's rule over these very ranks
+    if tok.join != "merges" or any(tok.whole_tokens) or tok.whole_chunk:
+        raise ExportError("tiktoken joins by the ranks of joined bytes; this model joins by its own "
+                          "list of pairs (an HF file's), which a ranks file cannot hold")
     merged = outside[tok.base_size:]
     for k in range(1, len(merged)):
         if merged[k] <= merged[k - 1]:
@@ -543,7 +632,8 @@ def to_tiktoken(tok: Tokenizer) -> tuple[str, dict]:
     outside = rank_of_inside(tok)
     order = sorted(range(len(outside)), key=outside.__getitem__)
     tokens = tok.ranked_tokens
-    lines = [f"{base64.b64encode(tokens[i]).decode('ascii')} {outside[i]}" for i in order]
+    # the empty token as Whisper writes it: b64decode('=') is b''
+    lines = [f"{base64.b64encode(tokens[i]).decode('ascii') or '='} {outside[i]}" for i in order]
     ranks = "\n".join(lines) + "\n"
     top = max([*outside, *tok.special_ids.values()], default=-1)
     meta = {

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tokworkbench.core.errors import DecodeError
-from tokworkbench.core.models.protocol import MergeRanked
+from tokworkbench.core.models.protocol import MergeRanked, WholeOnly
 from tokworkbench.core.units import Units
 from tokworkbench.core.inspection.escape import render_bytes
 
@@ -43,6 +43,7 @@ class TokenInfo:
     parents: tuple[int, int] | None  # the outside ids it was merged from
     parent_texts: tuple[str, str] | None
     count: int | None  # how often it occurs in the counted corpus; None when not counted
+    whole_only: bool = False  # no merge makes it: a chunk reaches it only whole (models/protocol.py WholeOnly)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,9 @@ class Vocab:
         self.steps = np.zeros(len(self.data), dtype=np.int64)  # 0: not made by a merge
         self.left = np.full(len(self.data), -1, dtype=np.int64)
         self.right = np.full(len(self.data), -1, dtype=np.int64)
+        self.whole_only = np.zeros(len(self.data), dtype=bool)  # "whole chunk only", no parents
+        if isinstance(model, WholeOnly) and model.whole_tokens:
+            self.whole_only[base + len(merges):n] = True
         if len(merges):
             pairs = np.asarray(merges, dtype=np.int64).reshape(-1, 2)
             made = np.arange(base, base + len(pairs))
@@ -117,7 +121,8 @@ class Vocab:
         if parents:
             texts = (self.text(self.row_of(left)), self.text(self.row_of(right)))
         return TokenInfo(tid, self.data[row], self.text(row), bool(self.special[row]),
-                         int(self.steps[row]) or None, parents, texts, count_of(counts, tid))
+                         int(self.steps[row]) or None, parents, texts, count_of(counts, tid),
+                         bool(self.whole_only[row]))
 
     def text(self, row: int) -> str:
         return render_bytes(self.data[row])

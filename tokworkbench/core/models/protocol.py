@@ -5,7 +5,7 @@ undone exactly; the *model* is what a learner (or a file) freezes: it encodes an
 the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram and fixed
 vocabularies implement the same two protocols. Every id here is an outside id.
 
-What only some kinds can do is a small capability protocol below (`MergeRanked`, `Scored`,
+What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
 `HasLattice`, `OwnDisplay`, `CharLengths`, `Replaying`, `Transferable`), checked with
 `isinstance`: a view asks whether a model has merges, never which kind it is.
 
@@ -154,6 +154,19 @@ class MergeRanked(Protocol):
     def rank_text(self, rank_id: int) -> str: ...
 
     def to_outside(self, ids: list[int]) -> list[int]: ...
+
+
+@runtime_checkable
+class WholeOnly(Protocol):
+    """A model some of whose tokens no merge makes: a chunk reaches one only by being it whole
+    (tiktoken looks every chunk up whole first; HF does with ignore_merges). Llama 3's ranks
+    hold 588 such tokens (' việc', ' değişik'); the vocabulary and history views show them as
+    "whole chunk only" instead of merge parents."""
+
+    whole_tokens: Sequence[Any]  # their bytes (str for char units); empty in most models
+
+    def is_whole_only(self, tid: int) -> bool:
+        """Whether the token of outside id `tid` has no merge parents."""
 
 
 @runtime_checkable

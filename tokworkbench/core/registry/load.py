@@ -19,7 +19,8 @@ from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, parse
 from tokworkbench.core.formats.minbpe import from_minbpe
 from tokworkbench.core.files.envelope import is_our_model
 from tokworkbench.core.registry.modelfile import from_json
-from tokworkbench.core.formats.tiktoken import companion_path, from_tiktoken, read_companion
+from tokworkbench.core.formats.tekken import from_tekken, is_tekken
+from tokworkbench.core.formats.tiktoken import companion_path, from_tiktoken, ranks_digest, read_companion
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece, looks_like_sentencepiece
 
 _JSON_STARTS = tuple(b'{["-0123456789tfn')
@@ -27,7 +28,7 @@ _JSON_STARTS = tuple(b'{["-0123456789tfn')
 
 def load_any(path: str | Path, split: "str | PreTokenizer | None" = None,
              max_token_bytes: int = MAX_TOKEN_BYTES, specials: dict[str, int] | None = None) -> Tokenizer:
-    """Our model, HF tokenizer.json, minbpe .model, or a tiktoken ranks file (needs `split` unless
+    """Our model, HF tokenizer.json, Mistral's tekken.json, minbpe .model, or a tiktoken ranks file (needs `split` unless
     a companion OUT.json from our exporter sits beside it). `split` is a preset name,
     `regex:PATTERN` or a PreTokenizer; `specials` (name -> id) adds special tokens to tiktoken
     ranks, which keep theirs outside the file."""
@@ -55,7 +56,10 @@ def _parse(path: Path, raw: bytes, split, max_token_bytes: int, specials: dict[s
         raise ModelFileError("the file is empty" if not raw else "the file holds only whitespace")
     if head[0] in _JSON_STARTS and not _looks_like_ranks(head):
         _no_specials(specials)
-        return _from_json_doc(parse_json(raw), max_token_bytes)
+        doc = parse_json(raw)
+        if is_tekken(doc):
+            return from_tekken(doc, max_token_bytes, ranks_digest(raw))
+        return _from_json_doc(doc, max_token_bytes)
     if looks_like_sentencepiece(raw):
         _no_specials(specials)
         return from_sentencepiece(raw, max_token_bytes)
