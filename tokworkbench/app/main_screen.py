@@ -9,8 +9,6 @@ never touch a widget.
 import json
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,13 +30,18 @@ from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.models.roles import with_roles
 from tokworkbench.core.heap import settle
 from tokworkbench.core.session.snapshot import Snapshot, View
+from tokworkbench.core.registry.kinds import kind_named
 from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.app import messages as msg
 from tokworkbench.app.actions import ACTIONS, Need, Situation, key_names, lookup
 from tokworkbench.app.dialogs import HelpDialog
 from tokworkbench.app.labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, describe_stop,
                      nothing_left, plural, step_noun)
-from tokworkbench.app.file_flows import FileFlows
+from tokworkbench.app.flows.changes import ChangeFlows
+from tokworkbench.app.flows.reads import ReadFlows
+from tokworkbench.app.flows.ui import Folders, Ui
+from tokworkbench.app.flows.writes import WriteFlows
+from tokworkbench.app.kind_views import RIGHT_PANES, view_of
 from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
 from tokworkbench.app.widgets.batches import BatchesPanel, line_documents
 from tokworkbench.app.widgets.bytes_view import BytesPanel
@@ -48,7 +51,7 @@ from tokworkbench.app.widgets.corpus import CorpusPane
 from tokworkbench.app.widgets.encode import EncodePanel
 from tokworkbench.app.widgets.keys_footer import KeysFooter
 from tokworkbench.app.widgets.lattice import LatticePanel
-from tokworkbench.app.widgets.merges import MergesPanel
+from tokworkbench.app.widgets.merges import HistoryTable, MergesPanel
 from tokworkbench.app.widgets.pairs import PairsPanel
 from tokworkbench.app.widgets.pieces import PiecesPanel
 from tokworkbench.app.widgets.progress import ProgressRow
@@ -59,12 +62,9 @@ from tokworkbench.app.widgets.vocab import VocabPanel
 MIN_SIZE = (80, 24)
 STOP_PAINT_WAIT = 0.5  # seconds a stopped run's state waits for the screen to show the stop
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
-# each kind's own panes: the other kind's are hidden (Unigram's pieces and rounds take the places
-# of the pair table and the merge history)
-KIND_PANES = {"bpe": ("#pairs", "#merges"), "unigram": ("#pieces", "#rounds")}
 
 
-class MainScreen(FileFlows, Screen):
+class MainScreen(Screen):
     """Keys that open a dialog or move focus are priority bindings: the app runs them as the key
     arrives, before it routes the next one, so keys typed right behind them (a burst over SSH)
     reach the dialog or box they opened. check_action turns them off while a box has focus."""
@@ -105,8 +105,7 @@ class MainScreen(FileFlows, Screen):
         self.stop_painted_at: float | None = None  # perf_counter when a stop was last on screen
         self.loading_corpus = False  # a load worker is reading files (not `loading`: Textual's own reactive,
         # which covered the whole screen, progress line included, with its spinner)
-        self.last_folder: Path | None = None  # where the user last saved or exported
-        self.last_saved_name: str | None = None  # the model file's name the user last saved to
+        self.folders = Folders()  # where the user last saved or exported, and the name saved to
         self._train: Worker | None = None
         self.last_run: RunFinished | None = None  # how the latest run ended
         self._run_todo = 0  # the steps the latest run set out to make (its progress bar's length)
@@ -114,6 +113,15 @@ class MainScreen(FileFlows, Screen):
         self._counting: Worker | None = None
         self._kind_shown: str | None = None
         self._token_cursor: tuple = (None, None)  # (the window's spans, the index of the chosen one)
+        # the dialog flows (app/flows/), each told what it needs of this screen
+        self.ui = Ui(lambda dialog, then: self.app.push_screen(dialog, then), self.notify,
+                     lambda text: self.log.error(text))
+        session = lambda: self.session  # noqa: E731  (the session of the moment: a load replaces it)
+        self.writes = WriteFlows(self.ui, session, self.folders, inspecting=lambda: self.inspect is not None)
+        self.reads = ReadFlows(self.ui, session, self.folders, self.refresh_snapshot, self.start_load)
+        self.changes = ChangeFlows(self.ui, session, self.refresh_snapshot, self.start_load,
+                                   title=lambda text: setattr(self.app, "sub_title", text),
+                                   snapshot=lambda: self.snapshot)
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -170,23 +178,25 @@ class MainScreen(FileFlows, Screen):
         self.start_load(self.paths, None, self.settings)
 
     def _show_kind(self, kind: str) -> None:
-        """Show the panes of this model kind and hide the other's; the lattice tab is Unigram's."""
+        """Show the panes of this model kind and hide the other's (app/kind_views.py: Unigram's
+        pieces and rounds take the places of the pair table and the merge history); the lattice
+        tab is Unigram's."""
         if kind == self._kind_shown:
             return
         self._kind_shown = kind
-        for other, panes in KIND_PANES.items():
-            for selector in panes:
-                self.query_one(selector).display = other == kind
+        view = view_of(kind)
+        for pane in RIGHT_PANES:
+            self.query_one(f"#{pane}").display = pane in view.panes
         tabs = self.query_one("#bottom", TabbedContent)
-        tabs.get_tab("tab-charts").label = "Loss" if kind == "unigram" else "Compression"
-        if kind == "unigram":
+        tabs.get_tab("tab-charts").label = view.chart
+        if view.lattice:
             tabs.show_tab("tab-lattice")
         else:
             if tabs.active == "tab-lattice":
                 tabs.active = "tab-encode"
             tabs.hide_tab("tab-lattice")
         # the kind's own table has the keys, as the pair table has them when the app opens
-        self.set_focus(self.query_one("#piece-table" if kind == "unigram" else "#pair-table"))
+        self.set_focus(self.query_one(f"#{view.table}"))
 
     def on_resize(self, event) -> None:
         self._check_size(event.size.width, event.size.height)
@@ -201,18 +211,6 @@ class MainScreen(FileFlows, Screen):
         )
 
     # -- errors ----------------------------------------------------------------------------
-    @contextmanager
-    def reporting(self, title: str) -> Iterator[None]:
-        """Whatever fails inside becomes a message; the session is never lost to an exception."""
-        try:
-            yield
-        except TokWorkbenchError as exc:
-            self.notify(str(exc), title=title, severity="error", timeout=10)
-        except Exception as exc:  # a bug of ours: say so, keep the session
-            self.log.error(f"{title}: {exc!r}")
-            self.notify(f"{type(exc).__name__}: {exc}", title=f"{title} (unexpected; your work is kept)",
-                        severity="error", timeout=15)
-
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
             error = event.worker.error
@@ -277,7 +275,7 @@ class MainScreen(FileFlows, Screen):
         pane.set_documents([Path(d.name).name for d in session.corpus.documents],
                            [len(d.text) for d in session.corpus.documents])
         self.batch_texts = line_documents(d.text for d in session.corpus.documents)
-        self.query_one(BatchesPanel).folder = self._default_folder()
+        self.query_one(BatchesPanel).folder = self.proposed_folder()
         for line in session.corpus.passed_over.lines():  # binary, hidden, special, unreadable…
             self.notify(line, severity="warning", timeout=8)
         self.app.sub_title = describe_settings(session.settings)
@@ -403,7 +401,7 @@ class MainScreen(FileFlows, Screen):
 
     def on_corpus_clicked(self, message: msg.CorpusClicked) -> None:
         """Unigram: a click on a corpus word shows its lattice."""
-        if self.kind == "unigram" and self.snapshot is not None:
+        if view_of(self.kind).lattice and self.snapshot is not None:
             if self.query_one(LatticePanel).show_corpus_word(message.offset):
                 self.query_one("#bottom", TabbedContent).active = "tab-lattice"
 
@@ -419,16 +417,7 @@ class MainScreen(FileFlows, Screen):
             self.notify("that is the newest step: nothing to undo" if session and not self.running
                         else "wait for the run to end")
             return
-
-        def rewind() -> None:
-            session.undo_to(message.step)
-            self.refresh_snapshot()
-
-        undo = session.steps - message.step
-        noun = step_noun(self.kind)
-        where = f"step {message.step:,}" if noun == "merge" else (
-            f"round {message.step:,}" if message.step else "the seed vocabulary")
-        self.ask(f"Undo {plural(undo, noun)}, back to {where}?", "Rewind", rewind)
+        self.changes.rewind(message.step)
 
     def on_history_wanted(self, message: msg.HistoryWanted) -> None:
         """The history table's rows on screen, read from the session (not while a run owns the
@@ -436,7 +425,7 @@ class MainScreen(FileFlows, Screen):
         if self.session is None or self.running:
             return
         rows, total = self.session.history_page(message.start, message.end)
-        self.query_one(RoundsPanel if self.kind == "unigram" else MergesPanel).show_page(rows, message.start, total)
+        self.query_one(f"#{view_of(self.kind).history_pane}", HistoryTable).show_page(rows, message.start, total)
 
     def on_pair_filter_changed(self, message: msg.PairFilterChanged) -> None:
         self.view = replace(self.view, row_filter=message.query)
@@ -530,7 +519,7 @@ class MainScreen(FileFlows, Screen):
         """Why no step is left: Unigram's N and r stop at the target (em's n too), with pieces
         still to prune."""
         snap = self.snapshot
-        if self.kind == "unigram" and snap is not None and snap.base_size < snap.vocab_size <= snap.target:
+        if kind_named(self.kind).stops_at_target and snap is not None and snap.base_size < snap.vocab_size <= snap.target:
             stops = "where em stops" if self.settings.algorithm == "em" else "where N and r stop"
             return f"the vocabulary ({snap.vocab_size:,}) is at the target, {stops}: t sets a smaller one"
         return nothing_left(self.kind)
@@ -556,7 +545,7 @@ class MainScreen(FileFlows, Screen):
 
     def action_run(self) -> None:
         session = self.session
-        with self.reporting("Cannot run"):
+        with self.ui.reporting("Cannot run"):
             todo = session.steps_to_target()
             if todo == 0:
                 self.notify(f"the vocabulary is already {self.snapshot.vocab_size:,} ≥ target "
@@ -657,7 +646,7 @@ class MainScreen(FileFlows, Screen):
             self.progress_row.show(f"stopping: the run ends before its next {noun}; bringing its {noun}s back…")
 
     def action_filter_pairs(self) -> None:
-        self.query_one(PiecesPanel if self.kind == "unigram" else PairsPanel).focus_filter()
+        self.query_one(f"#{view_of(self.kind).next_pane or 'pairs'}").focus_filter()
 
     def action_lattice(self) -> None:
         """Show the lattice tab and give it the keys (< > choose the word, arrows scroll)."""
@@ -697,7 +686,7 @@ class MainScreen(FileFlows, Screen):
         else:
             self.notify("nothing to copy: type text in the encode box, or select a token")
             return
-        with self.reporting("Not copied"):
+        with self.ui.reporting("Not copied"):
             if what == "ids":
                 text = " ".join(map(str, ids))
             else:  # as `tokworkbench encode --format tokens` writes them
@@ -728,3 +717,45 @@ class MainScreen(FileFlows, Screen):
                     ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
                                     ("escape", "close a dialog; clear the pair filter")])]
         self.app.push_screen(HelpDialog(sections, HELP_NOTES))
+
+    # -- the dialog flows (app/flows/) ------------------------------------------------------
+    def action_save(self) -> None:
+        self.writes.save()
+
+    def action_export(self) -> None:
+        self.writes.export()
+
+    def on_batch_export(self, message: msg.BatchExport) -> None:
+        self.writes.batch(message, wrote=lambda folder: setattr(self.query_one(BatchesPanel), "folder", folder))
+
+    def action_open(self) -> None:
+        self.reads.open()
+
+    def action_replay(self) -> None:
+        self.reads.replay()
+
+    def action_compare(self) -> None:
+        def show(model: Model, name: str) -> None:
+            self.query_one(ComparePanel).set_other(model, name)
+            self.query_one("#bottom", TabbedContent).active = "tab-compare"
+
+        self.reads.compare(show)
+
+    def action_settings(self) -> None:
+        self.changes.settings()
+
+    def action_set_target(self) -> None:
+        self.changes.set_target()
+
+    def action_reset(self) -> None:
+        self.changes.reset()
+
+    def proposed_folder(self) -> Path:
+        """Where files are proposed (the app saves screenshots there too)."""
+        return self.folders.proposed(self.session)
+
+    def action_quit_app(self) -> None:
+        if self.session is not None and self.session.unsaved:
+            self.ui.ask("Quit without saving the trained model?", "Quit", self.app.exit)
+        else:
+            self.app.exit()
