@@ -6,9 +6,6 @@ themselves. Workers load corpora in a thread and train in a forked child; they p
 never touch a widget.
 """
 
-import json
-import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,12 +17,10 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tokworkbench.core.session.childrun import run_in_child
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from tokworkbench.core.models.protocol import Model
-from tokworkbench.core.session.session import FinishReason, RunFinished, Session
+from tokworkbench.core.session.session import RunFinished, Session
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.models.roles import with_roles
 from tokworkbench.core.heap import settle
@@ -33,14 +28,16 @@ from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.registry.kinds import kind_named
 from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.app import messages as msg
-from tokworkbench.app.actions import ACTIONS, Need, Situation, key_names, lookup
+from tokworkbench.app.actions import ACTIONS, Need, Situation, lookup
 from tokworkbench.app.dialogs import HelpDialog
-from tokworkbench.app.labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, describe_stop,
-                     nothing_left, plural, step_noun)
+from tokworkbench.app.labels import (HELP_NOTES, describe_inspection, describe_settings, nothing_left, plural, step_noun)
 from tokworkbench.app.flows.changes import ChangeFlows
+from tokworkbench.app.flows.copying import copied_note, copied_text, what_to_copy
 from tokworkbench.app.flows.reads import ReadFlows
+from tokworkbench.app.flows.run import TrainingRun
 from tokworkbench.app.flows.ui import Folders, Ui
 from tokworkbench.app.flows.writes import WriteFlows
+from tokworkbench.app.keyhelp import help_sections
 from tokworkbench.app.kind_views import RIGHT_PANES, view_of
 from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
 from tokworkbench.app.widgets.batches import BatchesPanel, line_documents
@@ -60,7 +57,6 @@ from tokworkbench.app.widgets.token_details import TokenDetails
 from tokworkbench.app.widgets.vocab import VocabPanel
 
 MIN_SIZE = (80, 24)
-STOP_PAINT_WAIT = 0.5  # seconds a stopped run's state waits for the screen to show the stop
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
 
 
@@ -100,15 +96,9 @@ class MainScreen(Screen):
         self.settings = settings  # what the next load uses; the session keeps its own
         self.session: Session | None = None
         self.view = View()
-        self.running = False
-        self.run_stopped = False  # the run's child has stopped; its state is still coming back
-        self.stop_painted_at: float | None = None  # perf_counter when a stop was last on screen
         self.loading_corpus = False  # a load worker is reading files (not `loading`: Textual's own reactive,
         # which covered the whole screen, progress line included, with its spinner)
         self.folders = Folders()  # where the user last saved or exported, and the name saved to
-        self._train: Worker | None = None
-        self.last_run: RunFinished | None = None  # how the latest run ended
-        self._run_todo = 0  # the steps the latest run set out to make (its progress bar's length)
         self._binding_state: tuple = ()
         self._counting: Worker | None = None
         self._kind_shown: str | None = None
@@ -122,6 +112,8 @@ class MainScreen(Screen):
         self.changes = ChangeFlows(self.ui, session, self.refresh_snapshot, self.start_load,
                                    title=lambda text: setattr(self.app, "sub_title", text),
                                    snapshot=lambda: self.snapshot)
+        self.run = TrainingRun(self.ui, session, lambda: self.progress_row, self._show_run, self.refresh_bindings,
+                               self.call_after_refresh, self.run_worker, self.post_message)
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -339,6 +331,9 @@ class MainScreen(Screen):
             self.log.error(f"roles not applied: {exc}")
             return snap
 
+    def _show_run(self, snap: Snapshot) -> None:
+        self.snapshot = self.with_roles(snap)
+
     def _refresh_bindings_if_changed(self) -> None:
         """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""
         situation = self.situation()
@@ -543,84 +538,46 @@ class MainScreen(Screen):
         self.session.undo()
         self.refresh_snapshot()
 
+    # -- a run (app/flows/run.py) -----------------------------------------------------------
     def action_run(self) -> None:
-        session = self.session
-        with self.ui.reporting("Cannot run"):
-            todo = session.steps_to_target()
-            if todo == 0:
-                self.notify(f"the vocabulary is already {self.snapshot.vocab_size:,} ≥ target "
-                            f"{session.settings.target:,}; press t to raise the target")
-                return
-            self.running = True
-            self._run_todo = todo
-            self.refresh_bindings()
-            self.progress_row.show(f"esc cancels · training to {session.settings.target:,}…", 0, todo)
-            self._train = self._train_worker(self.view)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="train", description="Training")
-    def _train_worker(self, view: View) -> None:
-        worker = get_current_worker()
-        shown: list = []  # the child's view where it stopped: the session's too once its state is back
-
-        def stopped(finished: RunFinished, snapshot: Snapshot) -> None:
-            shown.append(snapshot)
-            painted = threading.Event()
-            self.post_message(msg.TrainStopped(finished, snapshot, painted))
-            # the stop on screen first: rebuilding the state holds the GIL in pieces, and the
-            # child packs the next parts meanwhile, so this wait costs the state little
-            painted.wait(STOP_PAINT_WAIT)
-
-        finished = run_in_child(self.session, view, lambda: worker.is_cancelled,
-                                lambda progress: self.post_message(msg.TrainProgress(progress)), stopped)
-        failed = finished.reason is FinishReason.FAILED or not shown
-        self.post_message(msg.TrainFinished(finished, self.session.snapshot(view) if failed else shown[-1]))
+        self.run.start(self.view, self.snapshot.vocab_size)
 
     def on_train_progress(self, message: msg.TrainProgress) -> None:
-        if self._train is not None and self._train.is_cancelled:
-            return  # a report sent before the cancel arrived: keep saying that it is stopping
-        p = message.progress
-        noun = step_noun(self.kind)
-        made = p.made_now()  # the run's count now: the report's snapshot is a frame or two older
-        self.progress_row.show(f"esc cancels · training… {made:,}/{p.total:,} {noun}s · "
-                               f"{p.rate:,.{1 if p.rate < 10 else 0}f} {noun}s/s", made, p.total)  # what to press first: 80 columns cut the rest
-        self.snapshot = self.with_roles(p.snapshot)
+        self.run.on_progress(message)
 
     def on_train_stopped(self, message: msg.TrainStopped) -> None:
-        """The run has stopped: shown now, while its state comes back (the keys that need the
-        learner wait for on_train_finished)."""
-        if not self.running:
-            if message.painted is not None:
-                message.painted.set()
-            return
-        self.run_stopped = True
-        finished = message.finished
-        self.progress_row.show(f"{describe_stop(finished, self.kind)}; bringing its state back…",
-                               finished.done, max(finished.done, self._run_todo))
-        snapshot = self.with_roles(message.snapshot)
-
-        def catch_up() -> None:
-            """The panes follow the stop a frame later: the stop alone is one line to paint, where
-            the panes at 200×60 cost a frame of 100 ms that the user would wait through first."""
-            self.stop_painted_at = time.perf_counter()
-            if self.run_stopped:  # not if the state came back meanwhile: its snapshot is newer
-                self.snapshot = snapshot
-            if message.painted is not None:
-                self.call_after_refresh(message.painted.set)
-
-        self.call_after_refresh(catch_up)
+        self.run.on_stopped(message)
 
     def on_train_finished(self, message: msg.TrainFinished) -> None:
-        settle()  # the state the run brought back: out of the full collections' walks
-        self.running = self.run_stopped = False
-        self._train = None
-        self.progress_row.hide()
-        self.snapshot = self.with_roles(message.snapshot)
-        self.refresh_bindings()
-        finished = self.last_run = message.finished
-        if finished.reason is FinishReason.FAILED:
-            self.notify(finished.error or "unknown error", title="Training stopped", severity="error")
-        else:
-            self.notify(describe_finish(finished, message.snapshot.vocab_size, message.snapshot.steps, self.kind))
+        self.run.on_finished(message)
+
+    def action_cancel(self) -> None:
+        self.run.cancel()
+
+    @property
+    def running(self) -> bool:
+        return self.run.running
+
+    @running.setter
+    def running(self, value: bool) -> None:
+        self.run.running = value
+
+    @property
+    def run_stopped(self) -> bool:
+        """The run's child has stopped; its state is still coming back."""
+        return self.run.stopped
+
+    @run_stopped.setter
+    def run_stopped(self, value: bool) -> None:
+        self.run.stopped = value
+
+    @property
+    def last_run(self) -> RunFinished | None:
+        return self.run.last
+
+    @property
+    def stop_painted_at(self) -> float | None:
+        return self.run.stop_painted_at
 
     def action_escape(self) -> None:
         """Leave a text box (the pair filter clears itself), else cancel the run. A priority
@@ -637,13 +594,6 @@ class MainScreen(Screen):
                 self.set_focus(None)
             return
         self.action_cancel()
-
-    def action_cancel(self) -> None:
-        """The child stops before its next merge; what it made comes back while this says so."""
-        if self._train is not None and not self._train.is_cancelled:
-            self._train.cancel()
-            noun = step_noun(self.kind)
-            self.progress_row.show(f"stopping: the run ends before its next {noun}; bringing its {noun}s back…")
 
     def action_filter_pairs(self) -> None:
         self.query_one(f"#{view_of(self.kind).next_pane or 'pairs'}").focus_filter()
@@ -678,21 +628,14 @@ class MainScreen(Screen):
         model = self.snapshot.model if self.snapshot is not None else None
         if model is None:
             return
-        rt = round_trip(model, self.encode_text) if self.encode_text else None  # the model as it is now
-        if rt is not None and rt.ids:
-            ids, where = rt.ids, "of the encode box"
-        elif self.selected_token is not None:
-            ids, where = [self.selected_token], "of the selected token"
-        else:
+        chosen = what_to_copy(model, self.encode_text, self.selected_token)
+        if chosen is None:
             self.notify("nothing to copy: type text in the encode box, or select a token")
             return
+        ids, where = chosen
         with self.ui.reporting("Not copied"):
-            if what == "ids":
-                text = " ".join(map(str, ids))
-            else:  # as `tokworkbench encode --format tokens` writes them
-                text = " ".join(json.dumps(model.token_text(i), ensure_ascii=False) for i in ids)
-            self.app.copy_to_clipboard(text)
-            self.notify(f"copied {plural(len(ids), 'token' if what == 'tokens' else 'id')} {where}", timeout=3)
+            self.app.copy_to_clipboard(copied_text(model, ids, what))
+            self.notify(copied_note(ids, what, where), timeout=3)
 
     def action_show_tab(self, tab: str) -> None:
         """A bottom tab by its number. Focus left in another tab's pane would pull that tab
@@ -703,20 +646,7 @@ class MainScreen(Screen):
         tabs.active = tab
 
     def action_help(self) -> None:
-        display = self.app.get_key_display
-
-        def keys(bindings) -> list[tuple[str, str]]:
-            return [(key_names(b.key, display), b.tooltip or b.description) for b in bindings]
-
-        situation = self.situation()  # the other model kind's keys are left out
-        mine = [a.binding() for a in ACTIONS if not (a.kinds is not None and situation.kind not in a.kinds)]
-        sections = [("Workbench", keys(mine)), ("Merge history", keys(MergesPanel.BINDINGS)),
-                    ("Encode / decode (while its boxes have focus) and vocabulary", keys(EncodePanel.BINDINGS + VocabPanel.BINDINGS)),
-                    ("Batches (b gives them the keys)", keys(BatchesPanel.BINDINGS)),
-                    ("Unigram rounds", keys(RoundsPanel.BINDINGS)), ("Lattice", keys(LatticePanel.BINDINGS)),
-                    ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
-                                    ("escape", "close a dialog; clear the pair filter")])]
-        self.app.push_screen(HelpDialog(sections, HELP_NOTES))
+        self.app.push_screen(HelpDialog(help_sections(self.situation().kind, self.app.get_key_display), HELP_NOTES))
 
     # -- the dialog flows (app/flows/) ------------------------------------------------------
     def action_save(self) -> None:
