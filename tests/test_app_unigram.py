@@ -478,3 +478,33 @@ async def test_a_long_word_scrolls_sideways_and_a_very_long_one_is_cut_and_says_
         info = str(app.main.query_one("#lattice-info").render())
         assert "first 500 chars" in info and view.scroll_x == 0
         assert len(view.drawing.head[0][0][0]) > 0 and view.drawing.width >= 500 * view.drawing.slot
+
+
+async def test_replaying_a_unigram_model_is_worded_in_rounds_and_its_vocabulary_becomes_round_0(course_files,
+                                                                                                tmp_path):
+    """Not "Undo the 2 merges … replaying 0 merges": a Unigram replay discards the rounds made,
+    and the model's vocabulary is the seed (round 0) that the rounds after it prune."""
+    app = course_app(course_files)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("n", "n")
+        await pilot.pause()
+        saved = app.main.session.save(tmp_path / "u.json")
+        vocab = app.main.snapshot.vocab_size
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.main.session.steps == 3
+        await pilot.press("l")
+        await pilot.pause()
+        app.screen.query_one("#replay-path", Input).value = str(saved)
+        await pilot.press("enter")
+        await pilot.pause()
+        question = app.screen.question
+        assert question.startswith(f"Undo the 3 rounds made here and replay {saved}?") and "merge" not in question
+        assert "Its vocabulary becomes round 0, and the rounds after it prune it." in question
+        await pilot.press("y")
+        await pilot.pause()
+        said = [m for m in app.said if m.startswith("replaying")]
+        assert said == [f"replaying {saved}: its vocabulary ({vocab:,} pieces on this corpus) is round 0, "
+                        "and each round after it prunes it: n one round, r to the target"], app.said
+        assert app.main.session.steps == 0 and app.main.snapshot.vocab_size == vocab

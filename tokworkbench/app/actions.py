@@ -10,6 +10,8 @@ from enum import Enum
 from textual.actions import parse
 from textual.binding import Binding
 
+from tokworkbench.app.kind_views import kinds_where
+
 
 @dataclass(frozen=True)
 class Situation:
@@ -118,15 +120,18 @@ class Action:
 STEP = (Need.TRAINING, Need.IDLE, Need.LEFT)
 UNDO = (Need.TRAINING, Need.IDLE, Need.MADE)
 DIALOG = (Need.IDLE,)
-BPE, UNIGRAM = frozenset({"bpe"}), frozenset({"unigram"})
+# each kind's own keys, from the app's one table of kinds (app/kind_views.py)
+MERGING = kinds_where(lambda view: view.step_key == "step")  # n merges
+ROUNDS = kinds_where(lambda view: view.step_key == "round")  # n prunes a round
+LATTICED = kinds_where(lambda view: view.lattice)  # L and the lattice tab
 TABS = (("tab-encode", "Encode / decode"), ("tab-bytes", "UTF-8 bytes"), ("tab-lattice", "Lattice"),
         ("tab-charts", "Compression (Unigram: loss)"), ("tab-batches", "Batches"), ("tab-compare", "Compare"),
         ("tab-vocab", "Vocabulary"))
 
 # footer order: the most used first; the footer shows what fits and ends in ? (help lists them all)
 ACTIONS: tuple[Action, ...] = (
-    Action("step", "n,space", "Merge", "Merge the best pair (one step)", STEP, kinds=BPE, show=True),
-    Action("round", "n,space", "Round", "Unigram: one pruning round (one step)", STEP, kinds=UNIGRAM, show=True),
+    Action("step", "n,space", "Merge", "Merge the best pair (one step)", STEP, kinds=MERGING, show=True),
+    Action("round", "n,space", "Round", "Unigram: one pruning round (one step)", STEP, kinds=ROUNDS, show=True),
     Action("step_ten", "N", "×10", "Ten merges (Unigram: ten rounds)", STEP, show=True),
     Action("run", "r", "Run", "Run to the target vocabulary in the background", STEP, show=True),
     Action("escape", "escape", "Cancel", "Stop a running training between two steps; leave a text box",
@@ -150,7 +155,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("filter_pairs", "slash", "Filter", "Filter the pair table (Unigram: the piece table)", show=True,
            priority=True),
     Action("lattice", "L", "Lattice", "Unigram: the Viterbi lattice of a word (of the encode box, else the corpus)",
-           kinds=UNIGRAM, show=True, priority=True),
+           kinds=LATTICED, show=True, priority=True),
     Action("batches", "b", "Batches", "Show the Batches tab and give it the keys (T, B, seed, mode, write .npz)",
            show=True, priority=True),
     Action("compare", "C", "Compare", "Load a second tokenizer (or a preset: cl100k_base, o200k_base, gpt2) "
@@ -170,7 +175,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("copy('tokens')", "Y", "Copy tokens",
            "Copy the tokens of the encode box's text (else the selected token) as JSON strings"),
     *(Action(f"show_tab('{tab}')", str(n), title.split(" (")[0], f"Show the {title} tab",
-             kinds=UNIGRAM if tab == "tab-lattice" else None, priority=True)
+             kinds=LATTICED if tab == "tab-lattice" else None, priority=True)
       for n, (tab, title) in enumerate(TABS, 1)),
 )
 

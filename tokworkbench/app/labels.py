@@ -3,7 +3,8 @@
 import shlex
 
 from tokworkbench.core.session.session import FinishReason, RunFinished
-from tokworkbench.core.session.settings import CUSTOM, Settings
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.app.kind_views import step_noun, view_of  # noqa: F401 (step_noun: the widgets' import)
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:
@@ -11,19 +12,8 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
-def step_noun(kind: str) -> str:
-    """What one step is called: a BPE merge, a Unigram pruning round."""
-    return "round" if kind == "unigram" else "merge"
-
-
 def describe_settings(s: Settings) -> str:
-    split = f"/{s.pattern}/" if s.split == CUSTOM else s.split
-    if s.kind == "unigram":
-        pruning = f"prune {s.prune_fraction:g}" if s.algorithm == "course" else f"keep {s.shrinking_factor:g}"
-        return (f"unigram {s.algorithm} · normalizer {s.normalizer} · split {split} · seed {s.seed_size:,} · "
-                f"{pruning} · target {s.target:,}")
-    return (f"{s.units.value} units · normalizer {s.normalizer} · split {split} · "
-            f"tie-break {s.tie_break} · target {s.target:,}")
+    return view_of(s.kind).settings_line(s)
 
 
 FINISHED = {
@@ -32,20 +22,17 @@ FINISHED = {
     FinishReason.CANCELLED: "cancelled",
     FinishReason.EXHAUSTED: "no pair left to merge",
 }
-NOTHING_LEFT = {"bpe": "no pair is left to merge: every chunk is one token",
-                "unigram": "nothing is left to prune: only single characters remain"}
 
 
 def nothing_left(kind: str) -> str:
-    return NOTHING_LEFT.get(kind, NOTHING_LEFT["bpe"])
+    return view_of(kind).nothing_left
 
 
 def describe_finish(finished: RunFinished, vocab_size: int, steps: int, kind: str = "bpe") -> str:
     """The run's own count and the total, named apart (a toast once said 4,734 where the
     header said 4,744: one was the run's, the other the total)."""
     noun = step_noun(kind)
-    reason = "nothing left to prune" if kind == "unigram" and finished.reason is FinishReason.EXHAUSTED \
-        else FINISHED[finished.reason]
+    reason = view_of(kind).exhausted if finished.reason is FinishReason.EXHAUSTED else FINISHED[finished.reason]
     said = (f"{reason}: {plural(finished.done, noun)} in this run, "
             f"{steps:,} in all, vocabulary {vocab_size:,}")
     if finished.after_cancel is not None:
@@ -57,7 +44,7 @@ def describe_stop(finished: RunFinished, kind: str = "bpe") -> str:
     """The progress line's words when the run's child has stopped (its state still coming back):
     why it stopped, as the message after says it, not "stopped" for a run that reached its target."""
     noun = step_noun(kind)
-    reason = "nothing left to prune" if kind == "unigram" and finished.reason is FinishReason.EXHAUSTED \
+    reason = view_of(kind).exhausted if finished.reason is FinishReason.EXHAUSTED \
         else FINISHED.get(finished.reason, "stopped").split(" (")[0]
     said = f"{reason}: {plural(finished.done, noun)} in this run"
     if finished.after_cancel is not None:
@@ -67,19 +54,7 @@ def describe_stop(finished: RunFinished, kind: str = "bpe") -> str:
 
 def train_command(s: Settings) -> str:
     """The command line that trains what these settings train, to reproduce a session."""
-    split = f"regex:{s.pattern}" if s.split == CUSTOM else s.split
-    if s.kind == "unigram":
-        words = ["tokworkbench", "train", "PATH...", "--model", "unigram", "--algorithm", s.algorithm,
-                 "--normalize", s.normalizer, "--split", split, "--vocab-size", str(s.target),
-                 "--seed-size", str(s.seed_size)]
-        if s.algorithm == "course":
-            words += ["--prune-fraction", f"{s.prune_fraction:g}"]
-        else:
-            words += ["--shrinking-factor", f"{s.shrinking_factor:g}", "--sub-iterations", str(s.sub_iterations),
-                      "--max-piece-length", str(s.max_piece_length)]
-    else:
-        words = ["tokworkbench", "train", "PATH...", "--units", s.units.value, "--normalize", s.normalizer,
-                 "--split", split, "--tie-break", s.tie_break, "--vocab-size", str(s.target)]
+    words = view_of(s.kind).command(s)
     given = _given_specials(s.special_tokens, s.roles.tokens)
     if len(given) == 1:
         words.append(f"--special={given[0]}")  # one value: it may begin with a dash
@@ -120,7 +95,7 @@ In course mode a word starts at cost 1, not 0, as the Hugging Face course comput
 
 def describe_inspection(source: str, model) -> str:
     """The title while a loaded tokenizer is inspected: which one, and what it is."""
-    built = f"{len(model.merges):,} merges, " if model.kind == "bpe" else f"{model.kind}, "
+    built = f"{len(model.merges):,} merges, " if view_of(model.kind).merges else f"{model.kind}, "
     return (f"inspecting {source} · {model.vocab_size:,} tokens ({built}"
             f"{len(model.special_ids)} special) · split {model.pre_tokenizer.name} · "
             f"normalizer {getattr(model, 'normalizer_label', model.normalizer)}")

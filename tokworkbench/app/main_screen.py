@@ -6,11 +6,6 @@ themselves. Workers load corpora in a thread and train in a forked child; they p
 never touch a widget.
 """
 
-import json
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,23 +17,28 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tokworkbench.core.session.childrun import run_in_child
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from tokworkbench.core.models.protocol import Model
-from tokworkbench.core.session.session import FinishReason, RunFinished, Session
+from tokworkbench.core.session.session import RunFinished, Session
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.models.roles import with_roles
 from tokworkbench.core.heap import settle
 from tokworkbench.core.session.snapshot import Snapshot, View
+from tokworkbench.core.registry.kinds import kind_named
 from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.app import messages as msg
-from tokworkbench.app.actions import ACTIONS, Need, Situation, key_names, lookup
+from tokworkbench.app.actions import ACTIONS, Need, Situation, lookup
 from tokworkbench.app.dialogs import HelpDialog
-from tokworkbench.app.labels import (HELP_NOTES, describe_finish, describe_inspection, describe_settings, describe_stop,
-                     nothing_left, plural, step_noun)
-from tokworkbench.app.file_flows import FileFlows
+from tokworkbench.app.labels import (HELP_NOTES, describe_inspection, describe_settings, nothing_left, plural, step_noun)
+from tokworkbench.app.flows.changes import ChangeFlows
+from tokworkbench.app.flows.copying import copied_note, copied_text, what_to_copy
+from tokworkbench.app.flows.reads import ReadFlows
+from tokworkbench.app.flows.run import TrainingRun
+from tokworkbench.app.flows.ui import Folders, Ui
+from tokworkbench.app.flows.writes import WriteFlows
+from tokworkbench.app.keyhelp import help_sections
+from tokworkbench.app.kind_views import RIGHT_PANES, view_of
 from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
 from tokworkbench.app.widgets.batches import BatchesPanel, line_documents
 from tokworkbench.app.widgets.bytes_view import BytesPanel
@@ -48,7 +48,7 @@ from tokworkbench.app.widgets.corpus import CorpusPane
 from tokworkbench.app.widgets.encode import EncodePanel
 from tokworkbench.app.widgets.keys_footer import KeysFooter
 from tokworkbench.app.widgets.lattice import LatticePanel
-from tokworkbench.app.widgets.merges import MergesPanel
+from tokworkbench.app.widgets.merges import HistoryTable, MergesPanel
 from tokworkbench.app.widgets.pairs import PairsPanel
 from tokworkbench.app.widgets.pieces import PiecesPanel
 from tokworkbench.app.widgets.progress import ProgressRow
@@ -57,14 +57,10 @@ from tokworkbench.app.widgets.token_details import TokenDetails
 from tokworkbench.app.widgets.vocab import VocabPanel
 
 MIN_SIZE = (80, 24)
-STOP_PAINT_WAIT = 0.5  # seconds a stopped run's state waits for the screen to show the stop
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
-# each kind's own panes: the other kind's are hidden (Unigram's pieces and rounds take the places
-# of the pair table and the merge history)
-KIND_PANES = {"bpe": ("#pairs", "#merges"), "unigram": ("#pieces", "#rounds")}
 
 
-class MainScreen(FileFlows, Screen):
+class MainScreen(Screen):
     """Keys that open a dialog or move focus are priority bindings: the app runs them as the key
     arrives, before it routes the next one, so keys typed right behind them (a burst over SSH)
     reach the dialog or box they opened. check_action turns them off while a box has focus."""
@@ -100,20 +96,24 @@ class MainScreen(FileFlows, Screen):
         self.settings = settings  # what the next load uses; the session keeps its own
         self.session: Session | None = None
         self.view = View()
-        self.running = False
-        self.run_stopped = False  # the run's child has stopped; its state is still coming back
-        self.stop_painted_at: float | None = None  # perf_counter when a stop was last on screen
         self.loading_corpus = False  # a load worker is reading files (not `loading`: Textual's own reactive,
         # which covered the whole screen, progress line included, with its spinner)
-        self.last_folder: Path | None = None  # where the user last saved or exported
-        self.last_saved_name: str | None = None  # the model file's name the user last saved to
-        self._train: Worker | None = None
-        self.last_run: RunFinished | None = None  # how the latest run ended
-        self._run_todo = 0  # the steps the latest run set out to make (its progress bar's length)
+        self.folders = Folders()  # where the user last saved or exported, and the name saved to
         self._binding_state: tuple = ()
         self._counting: Worker | None = None
         self._kind_shown: str | None = None
         self._token_cursor: tuple = (None, None)  # (the window's spans, the index of the chosen one)
+        # the dialog flows (app/flows/), each told what it needs of this screen
+        self.ui = Ui(lambda dialog, then: self.app.push_screen(dialog, then), self.notify,
+                     lambda text: self.log.error(text))
+        session = lambda: self.session  # noqa: E731  (the session of the moment: a load replaces it)
+        self.writes = WriteFlows(self.ui, session, self.folders, inspecting=lambda: self.inspect is not None)
+        self.reads = ReadFlows(self.ui, session, self.folders, self.refresh_snapshot, self.start_load)
+        self.changes = ChangeFlows(self.ui, session, self.refresh_snapshot, self.start_load,
+                                   title=lambda text: setattr(self.app, "sub_title", text),
+                                   snapshot=lambda: self.snapshot)
+        self.run = TrainingRun(self.ui, session, lambda: self.progress_row, self._show_run, self.refresh_bindings,
+                               self.call_after_refresh, self.run_worker, self.post_message)
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -170,23 +170,25 @@ class MainScreen(FileFlows, Screen):
         self.start_load(self.paths, None, self.settings)
 
     def _show_kind(self, kind: str) -> None:
-        """Show the panes of this model kind and hide the other's; the lattice tab is Unigram's."""
+        """Show the panes of this model kind and hide the other's (app/kind_views.py: Unigram's
+        pieces and rounds take the places of the pair table and the merge history); the lattice
+        tab is Unigram's."""
         if kind == self._kind_shown:
             return
         self._kind_shown = kind
-        for other, panes in KIND_PANES.items():
-            for selector in panes:
-                self.query_one(selector).display = other == kind
+        view = view_of(kind)
+        for pane in RIGHT_PANES:
+            self.query_one(f"#{pane}").display = pane in view.panes
         tabs = self.query_one("#bottom", TabbedContent)
-        tabs.get_tab("tab-charts").label = "Loss" if kind == "unigram" else "Compression"
-        if kind == "unigram":
+        tabs.get_tab("tab-charts").label = view.chart
+        if view.lattice:
             tabs.show_tab("tab-lattice")
         else:
             if tabs.active == "tab-lattice":
                 tabs.active = "tab-encode"
             tabs.hide_tab("tab-lattice")
         # the kind's own table has the keys, as the pair table has them when the app opens
-        self.set_focus(self.query_one("#piece-table" if kind == "unigram" else "#pair-table"))
+        self.set_focus(self.query_one(f"#{view.table}"))
 
     def on_resize(self, event) -> None:
         self._check_size(event.size.width, event.size.height)
@@ -201,18 +203,6 @@ class MainScreen(FileFlows, Screen):
         )
 
     # -- errors ----------------------------------------------------------------------------
-    @contextmanager
-    def reporting(self, title: str) -> Iterator[None]:
-        """Whatever fails inside becomes a message; the session is never lost to an exception."""
-        try:
-            yield
-        except TokWorkbenchError as exc:
-            self.notify(str(exc), title=title, severity="error", timeout=10)
-        except Exception as exc:  # a bug of ours: say so, keep the session
-            self.log.error(f"{title}: {exc!r}")
-            self.notify(f"{type(exc).__name__}: {exc}", title=f"{title} (unexpected; your work is kept)",
-                        severity="error", timeout=15)
-
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
             error = event.worker.error
@@ -277,7 +267,7 @@ class MainScreen(FileFlows, Screen):
         pane.set_documents([Path(d.name).name for d in session.corpus.documents],
                            [len(d.text) for d in session.corpus.documents])
         self.batch_texts = line_documents(d.text for d in session.corpus.documents)
-        self.query_one(BatchesPanel).folder = self._default_folder()
+        self.query_one(BatchesPanel).folder = self.proposed_folder()
         for line in session.corpus.passed_over.lines():  # binary, hidden, special, unreadable…
             self.notify(line, severity="warning", timeout=8)
         self.app.sub_title = describe_settings(session.settings)
@@ -341,6 +331,9 @@ class MainScreen(FileFlows, Screen):
             self.log.error(f"roles not applied: {exc}")
             return snap
 
+    def _show_run(self, snap: Snapshot) -> None:
+        self.snapshot = self.with_roles(snap)
+
     def _refresh_bindings_if_changed(self) -> None:
         """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""
         situation = self.situation()
@@ -403,7 +396,7 @@ class MainScreen(FileFlows, Screen):
 
     def on_corpus_clicked(self, message: msg.CorpusClicked) -> None:
         """Unigram: a click on a corpus word shows its lattice."""
-        if self.kind == "unigram" and self.snapshot is not None:
+        if view_of(self.kind).lattice and self.snapshot is not None:
             if self.query_one(LatticePanel).show_corpus_word(message.offset):
                 self.query_one("#bottom", TabbedContent).active = "tab-lattice"
 
@@ -419,16 +412,7 @@ class MainScreen(FileFlows, Screen):
             self.notify("that is the newest step: nothing to undo" if session and not self.running
                         else "wait for the run to end")
             return
-
-        def rewind() -> None:
-            session.undo_to(message.step)
-            self.refresh_snapshot()
-
-        undo = session.steps - message.step
-        noun = step_noun(self.kind)
-        where = f"step {message.step:,}" if noun == "merge" else (
-            f"round {message.step:,}" if message.step else "the seed vocabulary")
-        self.ask(f"Undo {plural(undo, noun)}, back to {where}?", "Rewind", rewind)
+        self.changes.rewind(message.step)
 
     def on_history_wanted(self, message: msg.HistoryWanted) -> None:
         """The history table's rows on screen, read from the session (not while a run owns the
@@ -436,7 +420,7 @@ class MainScreen(FileFlows, Screen):
         if self.session is None or self.running:
             return
         rows, total = self.session.history_page(message.start, message.end)
-        self.query_one(RoundsPanel if self.kind == "unigram" else MergesPanel).show_page(rows, message.start, total)
+        self.query_one(f"#{view_of(self.kind).history_pane}", HistoryTable).show_page(rows, message.start, total)
 
     def on_pair_filter_changed(self, message: msg.PairFilterChanged) -> None:
         self.view = replace(self.view, row_filter=message.query)
@@ -530,7 +514,7 @@ class MainScreen(FileFlows, Screen):
         """Why no step is left: Unigram's N and r stop at the target (em's n too), with pieces
         still to prune."""
         snap = self.snapshot
-        if self.kind == "unigram" and snap is not None and snap.base_size < snap.vocab_size <= snap.target:
+        if kind_named(self.kind).stops_at_target and snap is not None and snap.base_size < snap.vocab_size <= snap.target:
             stops = "where em stops" if self.settings.algorithm == "em" else "where N and r stop"
             return f"the vocabulary ({snap.vocab_size:,}) is at the target, {stops}: t sets a smaller one"
         return nothing_left(self.kind)
@@ -554,84 +538,46 @@ class MainScreen(FileFlows, Screen):
         self.session.undo()
         self.refresh_snapshot()
 
+    # -- a run (app/flows/run.py) -----------------------------------------------------------
     def action_run(self) -> None:
-        session = self.session
-        with self.reporting("Cannot run"):
-            todo = session.steps_to_target()
-            if todo == 0:
-                self.notify(f"the vocabulary is already {self.snapshot.vocab_size:,} ≥ target "
-                            f"{session.settings.target:,}; press t to raise the target")
-                return
-            self.running = True
-            self._run_todo = todo
-            self.refresh_bindings()
-            self.progress_row.show(f"esc cancels · training to {session.settings.target:,}…", 0, todo)
-            self._train = self._train_worker(self.view)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="train", description="Training")
-    def _train_worker(self, view: View) -> None:
-        worker = get_current_worker()
-        shown: list = []  # the child's view where it stopped: the session's too once its state is back
-
-        def stopped(finished: RunFinished, snapshot: Snapshot) -> None:
-            shown.append(snapshot)
-            painted = threading.Event()
-            self.post_message(msg.TrainStopped(finished, snapshot, painted))
-            # the stop on screen first: rebuilding the state holds the GIL in pieces, and the
-            # child packs the next parts meanwhile, so this wait costs the state little
-            painted.wait(STOP_PAINT_WAIT)
-
-        finished = run_in_child(self.session, view, lambda: worker.is_cancelled,
-                                lambda progress: self.post_message(msg.TrainProgress(progress)), stopped)
-        failed = finished.reason is FinishReason.FAILED or not shown
-        self.post_message(msg.TrainFinished(finished, self.session.snapshot(view) if failed else shown[-1]))
+        self.run.start(self.view, self.snapshot.vocab_size)
 
     def on_train_progress(self, message: msg.TrainProgress) -> None:
-        if self._train is not None and self._train.is_cancelled:
-            return  # a report sent before the cancel arrived: keep saying that it is stopping
-        p = message.progress
-        noun = step_noun(self.kind)
-        made = p.made_now()  # the run's count now: the report's snapshot is a frame or two older
-        self.progress_row.show(f"esc cancels · training… {made:,}/{p.total:,} {noun}s · "
-                               f"{p.rate:,.{1 if p.rate < 10 else 0}f} {noun}s/s", made, p.total)  # what to press first: 80 columns cut the rest
-        self.snapshot = self.with_roles(p.snapshot)
+        self.run.on_progress(message)
 
     def on_train_stopped(self, message: msg.TrainStopped) -> None:
-        """The run has stopped: shown now, while its state comes back (the keys that need the
-        learner wait for on_train_finished)."""
-        if not self.running:
-            if message.painted is not None:
-                message.painted.set()
-            return
-        self.run_stopped = True
-        finished = message.finished
-        self.progress_row.show(f"{describe_stop(finished, self.kind)}; bringing its state back…",
-                               finished.done, max(finished.done, self._run_todo))
-        snapshot = self.with_roles(message.snapshot)
-
-        def catch_up() -> None:
-            """The panes follow the stop a frame later: the stop alone is one line to paint, where
-            the panes at 200×60 cost a frame of 100 ms that the user would wait through first."""
-            self.stop_painted_at = time.perf_counter()
-            if self.run_stopped:  # not if the state came back meanwhile: its snapshot is newer
-                self.snapshot = snapshot
-            if message.painted is not None:
-                self.call_after_refresh(message.painted.set)
-
-        self.call_after_refresh(catch_up)
+        self.run.on_stopped(message)
 
     def on_train_finished(self, message: msg.TrainFinished) -> None:
-        settle()  # the state the run brought back: out of the full collections' walks
-        self.running = self.run_stopped = False
-        self._train = None
-        self.progress_row.hide()
-        self.snapshot = self.with_roles(message.snapshot)
-        self.refresh_bindings()
-        finished = self.last_run = message.finished
-        if finished.reason is FinishReason.FAILED:
-            self.notify(finished.error or "unknown error", title="Training stopped", severity="error")
-        else:
-            self.notify(describe_finish(finished, message.snapshot.vocab_size, message.snapshot.steps, self.kind))
+        self.run.on_finished(message)
+
+    def action_cancel(self) -> None:
+        self.run.cancel()
+
+    @property
+    def running(self) -> bool:
+        return self.run.running
+
+    @running.setter
+    def running(self, value: bool) -> None:
+        self.run.running = value
+
+    @property
+    def run_stopped(self) -> bool:
+        """The run's child has stopped; its state is still coming back."""
+        return self.run.stopped
+
+    @run_stopped.setter
+    def run_stopped(self, value: bool) -> None:
+        self.run.stopped = value
+
+    @property
+    def last_run(self) -> RunFinished | None:
+        return self.run.last
+
+    @property
+    def stop_painted_at(self) -> float | None:
+        return self.run.stop_painted_at
 
     def action_escape(self) -> None:
         """Leave a text box (the pair filter clears itself), else cancel the run. A priority
@@ -649,15 +595,8 @@ class MainScreen(FileFlows, Screen):
             return
         self.action_cancel()
 
-    def action_cancel(self) -> None:
-        """The child stops before its next merge; what it made comes back while this says so."""
-        if self._train is not None and not self._train.is_cancelled:
-            self._train.cancel()
-            noun = step_noun(self.kind)
-            self.progress_row.show(f"stopping: the run ends before its next {noun}; bringing its {noun}s back…")
-
     def action_filter_pairs(self) -> None:
-        self.query_one(PiecesPanel if self.kind == "unigram" else PairsPanel).focus_filter()
+        self.query_one(f"#{view_of(self.kind).next_pane or 'pairs'}").focus_filter()
 
     def action_lattice(self) -> None:
         """Show the lattice tab and give it the keys (< > choose the word, arrows scroll)."""
@@ -689,21 +628,14 @@ class MainScreen(FileFlows, Screen):
         model = self.snapshot.model if self.snapshot is not None else None
         if model is None:
             return
-        rt = round_trip(model, self.encode_text) if self.encode_text else None  # the model as it is now
-        if rt is not None and rt.ids:
-            ids, where = rt.ids, "of the encode box"
-        elif self.selected_token is not None:
-            ids, where = [self.selected_token], "of the selected token"
-        else:
+        chosen = what_to_copy(model, self.encode_text, self.selected_token)
+        if chosen is None:
             self.notify("nothing to copy: type text in the encode box, or select a token")
             return
-        with self.reporting("Not copied"):
-            if what == "ids":
-                text = " ".join(map(str, ids))
-            else:  # as `tokworkbench encode --format tokens` writes them
-                text = " ".join(json.dumps(model.token_text(i), ensure_ascii=False) for i in ids)
-            self.app.copy_to_clipboard(text)
-            self.notify(f"copied {plural(len(ids), 'token' if what == 'tokens' else 'id')} {where}", timeout=3)
+        ids, where = chosen
+        with self.ui.reporting("Not copied"):
+            self.app.copy_to_clipboard(copied_text(model, ids, what))
+            self.notify(copied_note(ids, what, where), timeout=3)
 
     def action_show_tab(self, tab: str) -> None:
         """A bottom tab by its number. Focus left in another tab's pane would pull that tab
@@ -714,17 +646,46 @@ class MainScreen(FileFlows, Screen):
         tabs.active = tab
 
     def action_help(self) -> None:
-        display = self.app.get_key_display
+        self.app.push_screen(HelpDialog(help_sections(self.situation().kind, self.app.get_key_display), HELP_NOTES))
 
-        def keys(bindings) -> list[tuple[str, str]]:
-            return [(key_names(b.key, display), b.tooltip or b.description) for b in bindings]
+    # -- the dialog flows (app/flows/) ------------------------------------------------------
+    def action_save(self) -> None:
+        self.writes.save()
 
-        situation = self.situation()  # the other model kind's keys are left out
-        mine = [a.binding() for a in ACTIONS if not (a.kinds is not None and situation.kind not in a.kinds)]
-        sections = [("Workbench", keys(mine)), ("Merge history", keys(MergesPanel.BINDINGS)),
-                    ("Encode / decode (while its boxes have focus) and vocabulary", keys(EncodePanel.BINDINGS + VocabPanel.BINDINGS)),
-                    ("Batches (b gives them the keys)", keys(BatchesPanel.BINDINGS)),
-                    ("Unigram rounds", keys(RoundsPanel.BINDINGS)), ("Lattice", keys(LatticePanel.BINDINGS)),
-                    ("Everywhere", [("tab / shift+tab", "move between panes"), ("ctrl+p", "command palette"),
-                                    ("escape", "close a dialog; clear the pair filter")])]
-        self.app.push_screen(HelpDialog(sections, HELP_NOTES))
+    def action_export(self) -> None:
+        self.writes.export()
+
+    def on_batch_export(self, message: msg.BatchExport) -> None:
+        self.writes.batch(message, wrote=lambda folder: setattr(self.query_one(BatchesPanel), "folder", folder))
+
+    def action_open(self) -> None:
+        self.reads.open()
+
+    def action_replay(self) -> None:
+        self.reads.replay()
+
+    def action_compare(self) -> None:
+        def show(model: Model, name: str) -> None:
+            self.query_one(ComparePanel).set_other(model, name)
+            self.query_one("#bottom", TabbedContent).active = "tab-compare"
+
+        self.reads.compare(show)
+
+    def action_settings(self) -> None:
+        self.changes.settings()
+
+    def action_set_target(self) -> None:
+        self.changes.set_target()
+
+    def action_reset(self) -> None:
+        self.changes.reset()
+
+    def proposed_folder(self) -> Path:
+        """Where files are proposed (the app saves screenshots there too)."""
+        return self.folders.proposed(self.session)
+
+    def action_quit_app(self) -> None:
+        if self.session is not None and self.session.unsaved:
+            self.ui.ask("Quit without saving the trained model?", "Quit", self.app.exit)
+        else:
+            self.app.exit()

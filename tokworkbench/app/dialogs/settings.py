@@ -11,24 +11,27 @@ from textual.widgets import Button, Input, Label, Select
 from tokworkbench.core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.models.roles import ROLES, Roles
+from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, kind_named
 from tokworkbench.core.session.settings import CUSTOM, FIT, Settings
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.units import Units
+from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import train_command
 from tokworkbench.app.dialogs.base import Dialog
 from tokworkbench.app.widgets.steady_input import SteadyInput
 
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
-MODEL_CHOICES = {"bpe": "BPE (merges, one a step)", "unigram": "Unigram LM (pruning rounds, one a step)"}
 ALGORITHM_CHOICES = {"course": "course (the HF course's, exactly; start cost 1)",
                      "em": "em (SentencePiece's: EM, then pruning)"}
-BPE_ONLY = ("#units", "#tie_break")
-UNIGRAM_ONLY = ("#algorithm", "#seed_size")
-FOR_ALGORITHM = {"#prune_fraction": "course", "#shrinking_factor": "em"}  # each algorithm's pruning option
-USUAL = {"bpe": {"units": Units.BYTE.value, "split": "gpt4"},  # what a change of kind proposes; the user
-         "unigram": {"units": Units.CHAR.value, "split": "metaspace"}}  # may change either after
+KIND_FIELDS = ("units", "tie_break", "algorithm", "seed_size", "prune_fraction", "shrinking_factor")
+"""The fields that only some kinds read (`Kind.options`): the others' are disabled."""
+FOR_ALGORITHM = {"prune_fraction": "course", "shrinking_factor": "em"}  # each algorithm's pruning option
 
+
+def kind_choices() -> list[tuple[str, str]]:
+    """The model field's choices: the trainable kinds, in the words of the app's table."""
+    return [(view_of(name).choice or KINDS[name].title, name) for name in TRAINABLE]
 
 class FieldSelect(Select):
     """A settings choice whose enter applies the dialog, as ctrl+s does (the dialog opens on the
@@ -84,7 +87,7 @@ class SettingsDialog(Dialog):
             with VerticalScroll(id="settings-body"):
                 with Grid(id="settings-grid"):
                     yield Label("model")
-                    yield FieldSelect([(label, k) for k, label in MODEL_CHOICES.items()], value=s.kind,
+                    yield FieldSelect(kind_choices(), value=s.kind,
                                  allow_blank=False, id="model")
                     yield Label("units")
                     yield FieldSelect([(label, u.value) for u, label in UNIT_CHOICES.items()],
@@ -138,14 +141,10 @@ class SettingsDialog(Dialog):
     def _enable(self) -> None:
         """Only the options of the chosen kind and algorithm can be edited (Unigram works on
         characters; course prunes a fraction, em keeps one)."""
-        kind = self.query_one("#model", Select).value
+        options = kind_named(self.query_one("#model", Select).value).options
         algorithm = self.query_one("#algorithm", Select).value
-        for selector in BPE_ONLY:
-            self.query_one(selector).disabled = kind == "unigram"
-        for selector in UNIGRAM_ONLY:
-            self.query_one(selector).disabled = kind != "unigram"
-        for selector, used_by in FOR_ALGORITHM.items():
-            self.query_one(selector).disabled = kind != "unigram" or algorithm != used_by
+        for name in KIND_FIELDS:
+            self.query_one(f"#{name}").disabled = name not in options or FOR_ALGORITHM.get(name, algorithm) != algorithm
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "tie_break":
@@ -156,11 +155,12 @@ class SettingsDialog(Dialog):
             self._enable()
             if event.value != self._kind:  # a change, not the value the dialog opened on
                 self._kind = event.value
-                for field, value in USUAL[event.value].items():  # Unigram on bytes and gpt4 learns
-                    self.query_one(f"#{field}", Select).value = value  # whitespace runs at Δloss 0
+                kind = kind_named(event.value)  # its usual units and split: Unigram on bytes and gpt4
+                self.query_one("#units", Select).value = kind.default_units  # learns whitespace runs
+                self.query_one("#split", Select).value = kind.default_split  # at Δloss 0
             seed, target = self.query_one("#seed_size", Input), self.query_one("#target", Input)
-            if event.value == "unigram" and self.chars and seed.value.isdigit() and target.value.isdigit():
-                fitted = Settings(kind="unigram", seed_size=int(seed.value), target=int(target.value)).fitted(
+            if self.chars and seed.value.isdigit() and target.value.isdigit():  # a kind without fit keeps them
+                fitted = Settings(kind=event.value, seed_size=int(seed.value), target=int(target.value)).fitted(
                     self.chars, FIT)  # the command line's rule: room for substrings beside the characters
                 seed.value, target.value = str(fitted.seed_size), str(fitted.target)
         self._show_command()
@@ -207,9 +207,9 @@ class SettingsDialog(Dialog):
         except TokWorkbenchError as exc:
             return str(exc)
         changes = {}
-        kind = self.query_one("#model", Select).value
-        if kind == "unigram" or self.settings.kind == "unigram":
-            try:
+        kind = kind_named(self.query_one("#model", Select).value)
+        if "seed_size" in kind.options + kind_named(self.settings.kind).options:  # the fields of
+            try:  # the kind chosen, or of the kind left (back to its values)
                 seed_size = int(self.query_one("#seed_size", Input).value)
             except ValueError:
                 return "seed size must be a whole number"
@@ -222,10 +222,10 @@ class SettingsDialog(Dialog):
                     return f"{name} must be a number, e.g. {example}"
                 if not 0 < fractions[field] < 1:
                     return f"{name} must be between 0 and 1, e.g. {example}"
-            changes = dict(kind=kind, algorithm=self.query_one("#algorithm", Select).value,
+            changes = dict(kind=kind.name, algorithm=self.query_one("#algorithm", Select).value,
                            seed_size=seed_size, **fractions)
         return self.settings.with_(
-            units=Units.CHAR if kind == "unigram" else Units(self.query_one("#units", Select).value),
+            units=Units(self.query_one("#units", Select).value if "units" in kind.options else kind.default_units),
             normalizer=self.query_one("#normalizer", Select).value,
             split=split,
             pattern=pattern if split == CUSTOM else None,

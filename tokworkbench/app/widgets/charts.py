@@ -10,6 +10,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import RoundRow
+from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 
 BAR = 28
@@ -64,11 +65,12 @@ class ChartsPanel(Horizontal):
     """Set by the screen with -m: a model read from a file, which no merge or round changes."""
 
     def _draw(self, snap: Snapshot) -> None:
-        self.query_one("#compression", Sparkline).display = snap.kind != "unigram" and not self.inspected
-        self.query_one("#loss-plot", LossPlot).display = snap.kind == "unigram" and not self.inspected
+        loss = view_of(snap.kind).chart == "Loss"
+        self.query_one("#compression", Sparkline).display = not loss and not self.inspected
+        self.query_one("#loss-plot", LossPlot).display = loss and not self.inspected
         if self.inspected:
             return self._draw_inspected(snap)
-        if snap.kind == "unigram":
+        if loss:
             return self._draw_rounds(snap)
         unit = snap.units.plural
         curve = snap.curve

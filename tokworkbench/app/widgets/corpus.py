@@ -11,6 +11,7 @@ from textual.widgets.option_list import Option
 from tokworkbench.core.inspection.segments import pair_occurrences
 from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.text.corpus import CorpusStats
+from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural, step_noun
 from tokworkbench.app.messages import CorpusClicked, DocumentSelected
 from tokworkbench.app.render import palette_of, style_runs
@@ -150,9 +151,10 @@ class CorpusPane(Vertical):
             return
         window = snap.window
         what = "pair"
-        if snap.kind == "unigram" and self.lattice_word:
+        pieces = view_of(snap.kind).marks_pieces
+        if pieces and self.lattice_word:
             what, marks = "word (lattice)", word_occurrences(snap, self.lattice_word)
-        elif snap.kind == "unigram":
+        elif pieces:
             what, piece = "piece", self.selected_piece
             marks = [(s.start, s.end) for s in window.spans if s.token == piece] if piece is not None else []
         else:

@@ -5,6 +5,7 @@ from textual.binding import Binding
 from textual.reactive import var
 
 from tokworkbench.core.session.snapshot import Snapshot
+from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import HistoryWanted, RewindTo
 from tokworkbench.core.inspection.escape import visible
@@ -18,14 +19,13 @@ class HistoryTable(RowsView):
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its `history` holds the newest steps."""
 
-    KIND = ""  # the model kind whose history this is (the other kind's pane is hidden)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._drawn: tuple | None = None  # what the held rows are the history of
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
-        if snap is None or snap.kind != self.KIND:
+        if snap is None or view_of(snap.kind).history_pane != self.id:
             return  # another kind's history: this pane is hidden then
         # the same history as before (a filter typed, a window moved): the rows scrolled to stay
         drawn = (snap.history_length, snap.replay_total, snap.history[-1:])
@@ -63,7 +63,6 @@ class HistoryTable(RowsView):
 class MergesPanel(HistoryTable):
     BINDINGS = [Binding("enter", "rewind", "Rewind here",
                         tooltip="In the history: undo back to the selected step, exactly")]
-    KIND = "bpe"
 
     def __init__(self, **kwargs):
         super().__init__(

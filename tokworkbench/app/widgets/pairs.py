@@ -8,6 +8,7 @@ from textual.widgets import Input
 from tokworkbench.core.bpe.trainer import PairRow
 from tokworkbench.core.inspection.escape import hex_bytes
 from tokworkbench.core.session.snapshot import Snapshot
+from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PairSelected
 from tokworkbench.core.inspection.escape import visible
@@ -82,7 +83,7 @@ class PairsPanel(Vertical):
         """Rebuild the rows; the cursor keeps its place, and the selection is announced only
         when the pair under it changed."""
         snap = self.snapshot
-        if snap is None or snap.kind != "bpe":
+        if snap is None or view_of(snap.kind).next_pane != self.id:
             return  # another kind's rows: this pane is hidden then
         query = self.query_one("#pair-filter", Input).value
         shown, cells = [], []

@@ -12,6 +12,7 @@ from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.inspection.vocab import TokenCounts
 from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import PieceRow
+from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PieceSelected
 from tokworkbench.app.widgets.rowsview import RowsView
@@ -102,7 +103,7 @@ class PiecesPanel(Vertical):
         event.input.hand_back(self.table)  # the keys typed behind the enter follow
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
-        if snap is None or snap.kind != "unigram":
+        if snap is None or view_of(snap.kind).next_pane != self.id:
             return
         rows = [r for r in snap.next_rows if isinstance(r, PieceRow)][:SHOWN]
         counts = self.token_counts

@@ -32,7 +32,6 @@ def round_cells(row: RoundRow, previous: RoundRow | None) -> tuple:
 class RoundsPanel(HistoryTable):
     BINDINGS = [Binding("enter", "rewind", "Rewind here",
                         tooltip="In the rounds: undo back to the selected round, exactly")]
-    KIND = "unigram"
 
     def __init__(self, **kwargs):
         super().__init__(
