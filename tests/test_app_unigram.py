@@ -356,7 +356,7 @@ def test_settings_are_worded_and_reproduced_for_each_algorithm():
     course = Settings(kind="unigram", algorithm="course", split="metaspace", seed_size=300, prune_fraction=0.2)
     assert "unigram course" in describe_settings(course) and "prune 0.2" in describe_settings(course)
     command = train_command(course)
-    assert "--model unigram --algorithm course" in command and "--prune-fraction 0.2" in command
+    assert "--kind unigram --algorithm course" in command and "--prune-fraction 0.2" in command
     em = course.with_(algorithm="em")
     assert "keep 0.75" in describe_settings(em) and "--shrinking-factor 0.75" in train_command(em)
     assert "--units" not in train_command(em) and "--units byte" in train_command(Settings())

@@ -41,7 +41,7 @@ def _unigram_settings(s: Settings) -> str:
 
 
 def _unigram_command(s: Settings) -> list[str]:
-    words = ["tokworkbench", "train", "PATH...", "--model", s.kind, "--algorithm", s.algorithm,
+    words = ["tokworkbench", "train", "PATH...", "--kind", s.kind, "--algorithm", s.algorithm,
              "--normalize", s.normalizer, "--split", _split_arg(s), "--vocab-size", str(s.target),
              "--seed-size", str(s.seed_size)]
     if s.algorithm == "course":
@@ -82,11 +82,6 @@ class KindView:
         """The corpus marks the selected piece (and the lattice's word), not the selected pair."""
         return self.next_pane == "pieces"
 
-    @property
-    def merges(self) -> bool:
-        """Its steps are merges: its models are counted by their merge list."""
-        return self.step_key == "step"
-
 
 BPE_VIEW = KindView(
     panes=("pairs", "merges"), next_pane="pairs", history_pane="merges", table="pair-table",
@@ -94,6 +89,7 @@ BPE_VIEW = KindView(
     nothing_left="no pair is left to merge: every chunk is one token", exhausted="no pair left to merge",
     settings_line=_bpe_settings, command=_bpe_command, replayed=_merges_replayed, replay_note="",
     back_to=lambda step: f"step {step:,}", choice="BPE (merges, one a step)")
+INSPECTED_VIEW = replace(BPE_VIEW, panes=(), next_pane=None, step_key="", choice="")
 VIEWS: dict[str, KindView] = {
     "bpe": BPE_VIEW,
     "unigram": KindView(
@@ -104,8 +100,9 @@ VIEWS: dict[str, KindView] = {
         replay_note=" Its vocabulary becomes round 0, and the rounds after it prune it.",
         back_to=lambda step: f"round {step:,}" if step else "the seed vocabulary",
         choice="Unigram LM (pruning rounds, one a step)"),
-    # a fixed vocabulary is only inspected: no next step, no history, no pane of its own
-    "fixed": replace(BPE_VIEW, panes=(), next_pane=None, step_key="", choice=""),
+    # kinds that are only inspected: no next step, no history, no pane of their own
+    "fixed": INSPECTED_VIEW,
+    "spbpe": INSPECTED_VIEW,
 }
 RIGHT_PANES: tuple[str, ...] = tuple(dict.fromkeys(p for view in VIEWS.values() for p in view.panes))
 

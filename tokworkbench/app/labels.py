@@ -2,6 +2,8 @@
 
 import shlex
 
+from tokworkbench.core.models.protocol import MergeRanked, OwnDisplay
+from tokworkbench.core.registry.kinds import kind_named
 from tokworkbench.core.session.session import FinishReason, RunFinished
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.app.kind_views import step_noun, view_of  # noqa: F401 (step_noun: the widgets' import)
@@ -95,7 +97,7 @@ In course mode a word starts at cost 1, not 0, as the Hugging Face course comput
 
 def describe_inspection(source: str, model) -> str:
     """The title while a loaded tokenizer is inspected: which one, and what it is."""
-    built = f"{len(model.merges):,} merges, " if view_of(model.kind).merges else f"{model.kind}, "
+    built = f"{len(model.merges):,} merges, " if isinstance(model, MergeRanked) else f"{kind_named(model.kind).noun}, "
     return (f"inspecting {source} · {model.vocab_size:,} tokens ({built}"
             f"{len(model.special_ids)} special) · split {model.pre_tokenizer.name} · "
-            f"normalizer {getattr(model, 'normalizer_label', model.normalizer)}")
+            f"normalizer {model.normalizer_label if isinstance(model, OwnDisplay) else model.normalizer}")

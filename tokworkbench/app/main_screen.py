@@ -22,7 +22,6 @@ from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.session.session import RunFinished, Session
 from tokworkbench.core.session.settings import Settings
-from tokworkbench.core.models.roles import with_roles
 from tokworkbench.core.heap import settle
 from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.registry.kinds import kind_named
@@ -314,25 +313,13 @@ class MainScreen(Screen):
     def refresh_snapshot(self) -> None:
         """Read the session on this thread; only when no worker owns the learner."""
         if self.session is not None and not self.running:
-            self.snapshot = self.with_roles(self.session.snapshot(self.view))
+            self.snapshot = self.session.snapshot(self.view)  # its model carries the settings' roles
             if self.cursor_span is not None and self.snapshot.window.spans != self._token_cursor[0]:
                 self.cursor_span = None  # another window, or its tokens changed: the mark would lie
         self._refresh_bindings_if_changed()
 
-    def with_roles(self, snap: Snapshot) -> Snapshot:
-        """The snapshot's model with the settings' special-token roles: the learner knows no
-        roles (they change no training), and the encode, batch and compare views need them."""
-        roles = self.session.settings.roles if self.session is not None else None
-        if not roles:
-            return snap
-        try:
-            return replace(snap, model=with_roles(snap.model, roles))
-        except TokWorkbenchError as exc:  # settings the core checked; never lose a redraw to them
-            self.log.error(f"roles not applied: {exc}")
-            return snap
-
     def _show_run(self, snap: Snapshot) -> None:
-        self.snapshot = self.with_roles(snap)
+        self.snapshot = snap
 
     def _refresh_bindings_if_changed(self) -> None:
         """The footer rebuilds itself on refresh_bindings; do it only when a key's state changed."""

@@ -19,6 +19,7 @@ from textual.widgets import Input, Static
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
+from tokworkbench.core.models.protocol import HasUnknown, Model, OwnDisplay
 from tokworkbench.core.models.roles import decode as decode_ids
 from tokworkbench.core.models.roles import encode_document, hidden_ids, role_ids
 from tokworkbench.core.session.snapshot import Snapshot
@@ -27,9 +28,9 @@ from tokworkbench.app.render import Palette, palette_of, style_runs
 from tokworkbench.app.widgets.steady_input import SteadyInput
 
 
-def model_has_unk(model) -> bool:
-    """Whether `<unk>` is what unknown characters become (Unigram: its unk_id, else id 0)."""
-    return model.special_ids.get("<unk>") == getattr(model, "unk_id", 0)
+def unknown_id(model: Model) -> int | None:
+    """The id what the vocabulary lacks becomes, where the model has one such piece."""
+    return model.unk_id if isinstance(model, HasUnknown) else None
 
 
 class EncodePanel(Vertical):
@@ -195,11 +196,13 @@ class EncodePanel(Vertical):
                 out.append(f"{rt.text[at:at + 8]!r} → {rt.decoded[at:at + 8]!r}")
                 surface = self.snapshot.model.pre_tokenizer.surface(rt.text)  # metaspace's ▁ are not a change
                 if rt.normalized != surface:
-                    own = getattr(self.snapshot.model, "text_normalizer", None)  # SentencePiece's/HF's, in the model
+                    model = self.snapshot.model
+                    own = model.text_normalizer if isinstance(model, OwnDisplay) else None  # SentencePiece's/HF's
                     out.append(f"  (normalized by the model: {own.label}; decoding does not undo it)" if own
                                else "  (the normalizer changed the text)", "dim")
-                elif getattr(self.snapshot.model, "unk_id", 0) in rt.ids and model_has_unk(self.snapshot.model):
-                    out.append("  (characters the vocabulary lacks became <unk>)", "dim")
+                elif (unk := unknown_id(self.snapshot.model)) is not None and unk in rt.ids:
+                    out.append(f"  (characters the vocabulary lacks became {self.snapshot.model.token_text(unk)})",
+                               "dim")
             out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))
         self._update("#encode-result", out)
 

@@ -20,6 +20,7 @@ from textual.widgets import Static
 
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.models.protocol import HasLattice
 from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import Lattice
 from tokworkbench.app.labels import plural
@@ -38,11 +39,10 @@ def lattice_of(snap: Snapshot, word: str) -> Lattice | None:
     """The model's lattice for `word` (None for a kind that has none, BPE), costed as training
     costs it: in course mode every path starts at the course's cost 1. A constant start cost
     moves every path alike, so the path is the model's own."""
-    build = getattr(snap.model, "lattice", None)
-    if not callable(build):
+    if not isinstance(snap.model, HasLattice):
         return None
-    lattice = build(word)
-    start = getattr(snap.model, "start_cost", 0.0)
+    lattice = snap.model.lattice(word)
+    start = snap.model.start_cost
     if start and lattice.start_cost != start:
         shift = start - lattice.start_cost
         lattice = replace(lattice, best=tuple(b + shift for b in lattice.best), start_cost=start)
@@ -255,7 +255,7 @@ class LatticePanel(Vertical):
         self._stale = False
         info = self.query_one("#lattice-info", Static)
         view = self.query_one("#lattice-view", LatticeView)
-        if not callable(getattr(snap.model, "lattice", None)):
+        if not isinstance(snap.model, HasLattice):
             info.update(Text("The lattice is a Unigram view: choose model unigram in settings (c).", "dim"))
             view.show(None)
             return

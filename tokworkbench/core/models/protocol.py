@@ -207,6 +207,15 @@ class OwnDisplay(Protocol):
 
 
 @runtime_checkable
+class HasUnknown(Protocol):
+    """A model with one piece that what it has no piece for becomes (Unigram's, SentencePiece's
+    <unk>); a byte-level model has none, a char-level BPE names one by its unk role."""
+
+    @property
+    def unk_id(self) -> int: ...
+
+
+@runtime_checkable
 class CharLengths(Protocol):
     """A model where an id need not cover its token's characters (an unknown-character token
     covers the one or the run it stands for): views ask how many each id of a chunk covers."""
