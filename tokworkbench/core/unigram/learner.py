@@ -116,6 +116,8 @@ class UnigramLearner:
         self._states: list[RoundState] = [state]
         self._analyses: list[RoundAnalysis | None] = [None]
         self.history: list[RoundRow] = []
+        self._encoder_key: tuple | None = None  # which state `_encoder_model` was made from
+        self._encoder_model: UnigramModel | None = None
         loss, tokens = self._totals()
         self._seed_row = RoundRow(0, len(state.pieces), loss, (), tokens)
 
@@ -282,7 +284,7 @@ class UnigramLearner:
 
     def _encoder(self) -> UnigramModel:
         key = len(self._states), id(self.state)
-        if getattr(self, "_encoder_key", None) != key:
+        if self._encoder_key != key:
             self._encoder_model = self.model(with_history=False)
             self._encoder_key = key
         return self._encoder_model
@@ -340,7 +342,7 @@ class UnigramLearner:
 
     def restore_state(self, state: dict) -> None:
         vars(self).update(state)
-        self.__dict__.pop("_encoder_key", None)
+        self._encoder_key = None  # the encoder was made from the state before
 
 
 def check_chunk_lengths(words: list[str]) -> None:
