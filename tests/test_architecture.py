@@ -69,6 +69,9 @@ def test_every_other_kind_implements_the_protocols_too():
     assert isinstance(unigram, Learner) and isinstance(unigram.model(), Model)
     fixed = FixedVocab(("<unk>", "low", "er", "l", "o", "w"), Roles(unk="<unk>"))
     assert isinstance(fixed, Model)
+    from tokworkbench.core.wordpiece.model import WordPieceModel
+
+    assert isinstance(WordPieceModel(("[UNK]", "low", "##er")), Model)
     frozen = FrozenLearner(unigram.model(), ["low lower"], "u.json")
     assert isinstance(frozen, Learner) and isinstance(frozen.model(), Model)
 
@@ -260,7 +263,7 @@ LAYERS = [
     ("tokworkbench.core.session", "tokworkbench.core.batching"),
     ("tokworkbench.core.registry",),
     ("tokworkbench.core.formats",),
-    ("tokworkbench.core.bpe", "tokworkbench.core.unigram", "tokworkbench.core.fixed"),
+    ("tokworkbench.core.bpe", "tokworkbench.core.unigram", "tokworkbench.core.fixed", "tokworkbench.core.wordpiece"),
     ("tokworkbench.core.files", "tokworkbench.core.models", "tokworkbench.core.inspection", "tokworkbench.core.text",
      "tokworkbench.core.compat", "tokworkbench.core.transfer", "tokworkbench.core.curve", "tokworkbench.core.heap",
      "tokworkbench.core.bytelevel", "tokworkbench.core.units", "tokworkbench.core.orphans",
