@@ -267,8 +267,18 @@ def test_what_is_not_vocab_txt_is_not_taken_for_one():
     assert not looks_like_vocab_txt(b"W1VOS10= 0\nW0NMU10= 1\n")
     with pytest.raises(ModelFileError, match="line 3 is blank"):
         from_vocab_txt(b"[UNK]\n[CLS]\n\n##s\n")
-    with pytest.raises(ModelFileError, match=r"tokens 1 and 3 are both '\[CLS\]'"):
-        from_vocab_txt(b"[UNK]\n[CLS]\n##s\n[CLS]\n")
+    with pytest.raises(ModelFileError, match=r"lines 2 and 4 are both '\[CLS\]'"):
+        from_vocab_txt(b"[UNK]\n[CLS]\n##s\n[CLS] \n")
+
+
+def test_vocab_txt_lines_are_trimmed_as_hfs_read_file(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("[UNK]\n \nab \t\n  cd\n##x\u00a0\n", encoding="utf-8")
+    theirs = models.WordPiece.read_file(str(path))
+    model = from_vocab_txt(path.read_bytes())
+    assert {t: i for i, t in enumerate(model.vocab) if i != 1} == {t: i for t, i in theirs.items() if t}
+    assert model.vocab[1] == " " and theirs[""] == 1  # HF's empty token, which never matches, kept as written
+    assert from_vocab_txt(b"[UNK]\r\n##a\r\nb").vocab == ("[UNK]", "##a", "b")
 
 
 def _doc(**changes) -> dict:

@@ -77,13 +77,9 @@ class WordPieceModel:
         object.__setattr__(self, "vocab", vocab)
         if not vocab:
             raise VocabFileError("a WordPiece vocabulary needs at least one token")
-        seen: dict[str, int] = {}
-        for i, t in enumerate(vocab):
-            if not isinstance(t, str) or not t:
-                raise VocabFileError(f"token {i} must be a non-empty string, not {t!r}")
-            if t in seen:
-                raise VocabFileError(f"token {i} repeats token {seen[t]} ({quote(t)}); each token appears once")
-            seen[t] = i
+        seen = self._index
+        if len(seen) != len(vocab) or not all(type(t) is str and t for t in vocab):
+            self._refuse(vocab)
         if self.unk_token not in seen:
             raise VocabFileError(f"the unk token {quote(self.unk_token)} is not in the vocabulary "
                                  "(WordPiece needs it for a word it cannot spell)")
@@ -97,6 +93,20 @@ class WordPieceModel:
         object.__setattr__(self, "specials", tuple(specials))
         names = [vocab[i] for i in specials]
         object.__setattr__(self, "roles", Roles.of(self.roles).check(names))
+
+    @staticmethod
+    def _refuse(vocab: tuple) -> None:
+        seen: dict[str, int] = {}
+        for i, t in enumerate(vocab):
+            if not isinstance(t, str) or not t:
+                raise VocabFileError(f"token {i} must be a non-empty string, not {t!r}")
+            if t in seen:
+                raise VocabFileError(f"token {i} repeats token {seen[t]} ({quote(t)}); each token appears once")
+            seen[t] = i
+
+    @cached_property
+    def _index(self) -> dict:
+        return {t: i for i, t in enumerate(self.vocab)}
 
     # -- vocabulary ------------------------------------------------------------------------
     @property

@@ -8,15 +8,19 @@ what an HF file held is kept as it was) and the decoder as `{"prefix", "cleanup"
 joined by spaces). Each field is checked; a damaged file is one ModelFileError naming it.
 
 vocab.txt is one token per line in id order, as BERT ships it (no escapes: a token holds no line
-end); an empty line is a token BERT's own loader would read as "", which no vocabulary needs, so
-it is refused naming the line.
+end). Each line loses its trailing whitespace, as HF's WordPiece.read_file trims it. A line of
+only whitespace is a token HF reads as "", which never matches: it is kept as written (it never
+matches either: words hold no whitespace), so every later id stays where HF puts it. An empty
+line, or two lines that trim to one token (HF keeps the later id and leaves the earlier one
+without a token), is refused naming the line.
 """
 
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, short
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.text.bert import BertNormalizer, HfSteps, normalizer_from_hf, split_from_hf, split_to_hf, word_split
+from tokworkbench.core.text.bert import (WHITESPACE, BertNormalizer, HfSteps, normalizer_from_hf, split_from_hf,
+                                         split_to_hf, word_split)
 from tokworkbench.core.wordpiece.model import KIND, MAX_INPUT_CHARS_PER_WORD, WordPieceDecoder, WordPieceModel
 
 VOCAB_TXT_ROLES = {"bos": "[CLS]", "eos": "[SEP]", "pad": "[PAD]", "unk": "[UNK]"}
@@ -76,14 +80,22 @@ def read_decoder(spec, error) -> WordPieceDecoder | None:
 
 
 def check_tokens(tokens, max_token_bytes: int, error) -> list[str]:
-    """Distinct non-empty texts of bounded length, in id order."""
+    """Distinct non-empty texts of bounded length, in id order. The whole list is checked at
+    once where it can be (a BERT vocabulary has 30,000 to 500,000 tokens); the slow walk only
+    finds which token is wrong."""
     if not isinstance(tokens, list) or not tokens:
         raise error(f"'vocab' must be a non-empty list of tokens, not {describe_json(tokens)}")
+    texts = all(type(t) is str and t for t in tokens)
+    joined = "\n".join(tokens) if texts else None
+    if texts and _utf8_size(joined) is not None and len(set(tokens)) == len(tokens):
+        long = [i for i, t in enumerate(tokens) if len(t) * 4 > max_token_bytes]  # only these can be too long
+        if all(len(tokens[i].encode("utf-8")) <= max_token_bytes for i in long):
+            return list(tokens)
     seen: dict[str, int] = {}
     for i, t in enumerate(tokens):
         if not (is_text(t) and t):
             raise error(f"token {i} is {short(t)}; a token is non-empty text")
-        if len(t.encode("utf-8", "surrogatepass")) > max_token_bytes:
+        if len(t.encode("utf-8")) > max_token_bytes:
             raise error(f"token {i} is longer than {max_token_bytes:,} bytes (the longest a loader accepts)")
         if t in seen:
             raise error(f"tokens {seen[t]} and {i} are both {short(t)}; each token appears once")
@@ -91,9 +103,17 @@ def check_tokens(tokens, max_token_bytes: int, error) -> list[str]:
     return list(tokens)
 
 
+def _utf8_size(text: str) -> int | None:
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate somewhere
+        return None
+
+
 # -- BERT's vocab.txt ----------------------------------------------------------------------------
 def parse_vocab_txt(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES, error=ModelFileError) -> list[str]:
-    """The tokens of a vocab.txt, in id order (a final line end is optional; CRLF reads as LF)."""
+    """The tokens of a vocab.txt, in id order (a final line end is optional; CRLF reads as LF, the
+    CR being trailing whitespace)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -102,16 +122,27 @@ def parse_vocab_txt(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES, error=Mo
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-    for k, line in enumerate(lines):
-        if not line:
+    trim = "".join(WHITESPACE)
+    tokens = [line.rstrip(trim) or line for line in lines]
+    if "" in tokens or len(set(tokens)) != len(tokens):
+        _refuse_lines(tokens, error)
+    return check_tokens(tokens, max_token_bytes, error)
+
+
+def _refuse_lines(tokens: list[str], error) -> None:
+    seen: dict[str, int] = {}
+    for k, token in enumerate(tokens):
+        if not token:
             raise error(f"vocab.txt line {k + 1} is blank; every line is a token")
-    return check_tokens(lines, max_token_bytes, error)
+        if token in seen:
+            raise error(f"vocab.txt lines {seen[token]} and {k + 1} are both {short(token)} (trailing "
+                        "whitespace aside); each token appears once")
+        seen[token] = k + 1
 
 
 def looks_like_vocab_txt(raw: bytes) -> bool:
-    """BERT's vocab.txt by content: lines without tabs or spaces holding [UNK], [CLS] and [SEP]
-    (each a line of its own) and at least one `##` continuation."""
+    """BERT's vocab.txt by content: [UNK], [CLS] and [SEP] each a line of its own, at least one
+    `##` continuation line, and no tab (which no BERT token holds, and TSV files do)."""
     head = raw[:1 << 20]
     lines = set(head.split(b"\n"))
     lines = {line[:-1] if line.endswith(b"\r") else line for line in lines}
