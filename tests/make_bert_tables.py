@@ -50,6 +50,14 @@ def measure() -> dict:
             punct.append(c)
         else:
             assert got == [f"a{chr(c)}a"], hex(c)
+    whitespace = pre_tokenizers.Whitespace()  # \w+|[^\w\s]+ in Rust's regex: which characters are \w
+    word = []
+    for c in points:
+        got = [p for p, _ in whitespace.pre_tokenize_str(f"a{chr(c)}a")]
+        if got == [f"a{chr(c)}a"]:
+            word.append(c)
+        else:
+            assert got in (["a", "a"], ["a", chr(c), "a"]), (hex(c), got)
     chinese = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True, strip_accents=False,
                                          lowercase=False)
     ideographs = [c for c in points if chinese.normalize_str(chr(c)) == f" {chr(c)} "]
@@ -68,7 +76,7 @@ def measure() -> dict:
     starters = [c for c in points if unicodedata.combining(chr(c)) and len(nfd.normalize_str(chr(c))) == 1
                 and not moves(f"a\u0345{chr(c)}") and not moves(f"a{chr(c)}\u0334")]
     return {"DROP": ranges(drop), "SPACE": ranges(space), "PUNCTUATION": ranges(punct), "WHITESPACE": ranges(white),
-            "CHINESE": ranges(ideographs),
+            "CHINESE": ranges(ideographs), "WORD": ranges(word),
             "COMBINING_MARKS": ranges(marks),
             "NONSPACING_MARKS": ranges(nonspacing), "LOWERCASE": lowered, "NFD": nfds, "STARTERS": ranges(starters)}
 

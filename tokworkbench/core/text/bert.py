@@ -13,7 +13,8 @@ normalizers/bert.rs and pre_tokenizers/bert.rs:
   every combining mark, enclosing and spacing ones too); when it is null it follows lowercase;
 - lowercase maps each character alone (no final-sigma rule: Σ is always σ);
 - BertPreTokenizer drops whitespace runs and makes each punctuation character (Unicode P*, and
-  every ASCII symbol) a word of its own; WhitespaceSplit only drops the whitespace.
+  every ASCII symbol) a word of its own; WhitespaceSplit only drops the whitespace; Whitespace
+  (`\\w+|[^\\w\\s]+`) splits runs of word characters from runs of other symbols.
 
 A normalizer here is one `HfSteps`: the steps in order, read from and written back to HF's own
 JSON (which is also how our WordPiece file keeps it), so what is read is what is exported.
@@ -48,6 +49,8 @@ _WS = _class(berttables.WHITESPACE)
 _PUNCT = _class(berttables.PUNCTUATION)
 BERT_WORDS = f"[{_PUNCT}]|[^{_WS}{_PUNCT}]+"
 WHITESPACE_WORDS = f"[^{_WS}]+"
+_WORD = _class(berttables.WORD)  # what Rust regex calls \w
+WORDS_AND_SYMBOLS = f"[{_WORD}]+|[^{_WORD}{_WS}]+"  # HF's Whitespace: \w+|[^\w\s]+
 
 
 def nfd(text: str) -> str:
@@ -161,11 +164,12 @@ def _step(spec: dict, error):
 
 
 # -- word splits -------------------------------------------------------------------------------
-SPLITS = {"BertPreTokenizer": ("bert", BERT_WORDS), "WhitespaceSplit": ("whitespace_split", WHITESPACE_WORDS)}
+SPLITS = {"BertPreTokenizer": ("bert", BERT_WORDS), "WhitespaceSplit": ("whitespace_split", WHITESPACE_WORDS),
+          "Whitespace": ("whitespace", WORDS_AND_SYMBOLS)}
 
 
 def word_split(hf_type: str) -> PreTokenizer:
-    """The PreTokenizer of HF's BertPreTokenizer or WhitespaceSplit: its matches are the words,
+    """The PreTokenizer of HF's BertPreTokenizer, WhitespaceSplit or Whitespace: its matches are the words,
     the whitespace between them is a chunk of its own that no token covers."""
     name, pattern = SPLITS[hf_type]
     return PreTokenizer(name, pattern)
@@ -187,7 +191,7 @@ def split_from_hf(spec, error) -> PreTokenizer:
     if isinstance(steps, list) and len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") in SPLITS:
         return word_split(steps[0]["type"])
     raise error(f"pre-tokenizer {short(spec.get('type'))} is not supported for WordPiece "
-                "(BertPreTokenizer or WhitespaceSplit is)")
+                "(BertPreTokenizer, WhitespaceSplit or Whitespace is)")
 
 
 def is_space(chunk: str) -> bool:
