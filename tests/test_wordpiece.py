@@ -324,3 +324,13 @@ def test_a_damaged_model_file_names_the_field(bert_ours):
 def test_special_strings_in_text_are_hfs_added_tokens_when_allowed(bert_hf, bert_ours):
     for text in ["Hello [SEP] World [MASK]!", "[CLS]x[SEP]", "ab[UNK]cd [PAD][PAD]", "[sep] is not [SEP]"]:
         assert bert_ours.encode(text, allowed_special="all") == bert_hf.encode(text, add_special_tokens=False).ids
+
+
+def test_a_model_pickles_without_its_caches_and_describes_itself(bert_ours):
+    import pickle
+
+    bert_ours.encode_ordinary("warm the caches")
+    again = pickle.loads(pickle.dumps(bert_ours))
+    assert again == bert_ours and again.encode_ordinary("Héllo, wörld") == bert_ours.encode_ordinary("Héllo, wörld")
+    lines = WORDPIECE.describe(bert_ours)
+    assert lines[0] == "normalizer: bert; words split by bert" and "continue a word (##)" in lines[1]
