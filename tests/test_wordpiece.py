@@ -334,3 +334,36 @@ def test_a_model_pickles_without_its_caches_and_describes_itself(bert_ours):
     assert again == bert_ours and again.encode_ordinary("Héllo, wörld") == bert_ours.encode_ordinary("Héllo, wörld")
     lines = WORDPIECE.describe(bert_ours)
     assert lines[0] == "normalizer: bert; words split by bert" and "continue a word (##)" in lines[1]
+
+
+@pytest.mark.parametrize("which", ["hf", "ours", "vocab.txt"])
+def test_damaged_files_load_or_give_one_line_of_our_error(which, tmp_path):
+    """Structure-aware damage (tests/mutations.py): a loaded model works, anything else is one
+    TokWorkbenchError of one line, never another exception."""
+    import random
+
+    from mutations import json_mutations, line_mutations
+    from tokworkbench.core.errors import TokWorkbenchError
+
+    hf = _hf(VOCAB, post=True)
+    model = from_hf(json.loads(hf.to_str()))
+    if which == "hf":
+        data, mutate = hf.to_str().encode("utf-8"), json_mutations
+    elif which == "ours":
+        data, mutate = modelfile.save(model, tmp_path / "o.json").read_bytes(), json_mutations
+    else:
+        data, mutate = "".join(t + "\n" for t in model.vocab).encode("utf-8"), line_mutations
+    bad = []
+    for what, damaged in mutate(data, random.Random(f"wordpiece-{which}"), 80):
+        path = tmp_path / "damaged"
+        path.write_bytes(damaged)
+        try:
+            loaded = load_any(path)
+            loaded.decode(loaded.encode("unaffable [SEP] ab! x", allowed_special="all"))
+            check(loaded, "hf")
+        except TokWorkbenchError as exc:
+            if "\n" in str(exc) or not str(exc):
+                bad.append(f"{what}: not one line: {exc}")
+        except Exception as exc:  # noqa: BLE001 - what the test looks for
+            bad.append(f"{what}: {type(exc).__name__}: {exc}")
+    assert not bad, "\n".join(bad[:10])

@@ -146,7 +146,7 @@ def normalizer_from_hf(spec, error) -> HfSteps | None:
 
 def _step(spec: dict, error):
     kind = spec.get("type")
-    if kind in _SIMPLE:
+    if isinstance(kind, str) and kind in _SIMPLE:
         return kind
     if kind != "BertNormalizer":
         raise error(f"normalizer {short(kind)} is not supported for WordPiece (BertNormalizer, NFD, Lowercase, "
@@ -188,7 +188,8 @@ def split_from_hf(spec, error) -> PreTokenizer:
     if not isinstance(spec, dict):
         raise error(f"'pre_tokenizer' must be an object or null, not {describe_json(spec)}")
     steps = spec.get("pretokenizers") if spec.get("type") == "Sequence" else [spec]
-    if isinstance(steps, list) and len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") in SPLITS:
+    if (isinstance(steps, list) and len(steps) == 1 and isinstance(steps[0], dict)
+            and isinstance(steps[0].get("type"), str) and steps[0]["type"] in SPLITS):
         return word_split(steps[0]["type"])
     raise error(f"pre-tokenizer {short(spec.get('type'))} is not supported for WordPiece "
                 "(BertPreTokenizer, WhitespaceSplit or Whitespace is)")

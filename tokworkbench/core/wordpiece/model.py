@@ -80,8 +80,8 @@ class WordPieceModel:
         seen = self._index
         if len(seen) != len(vocab) or not all(type(t) is str and t for t in vocab):
             self._refuse(vocab)
-        if self.unk_token not in seen:
-            raise VocabFileError(f"the unk token {quote(self.unk_token)} is not in the vocabulary "
+        if not isinstance(self.unk_token, str) or self.unk_token not in seen:
+            raise VocabFileError(f"the unk token {quote(str(self.unk_token))} is not in the vocabulary "
                                  "(WordPiece needs it for a word it cannot spell)")
         if not isinstance(self.continuing_subword_prefix, str):
             raise VocabFileError("the continuing subword prefix must be a string")

@@ -53,6 +53,8 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> WordPieceMod
     if not (isinstance(specials, dict) and all(is_count(i) and i < len(vocab) and vocab[i] == s
                                                for s, i in specials.items())):
         raise ModelFileError("'special_tokens' must map tokens of 'vocab' to their ids")
+    if not is_text(doc["unk_token"]):
+        raise ModelFileError(f"'unk_token' must be text, not {short(doc['unk_token'])}")
     prefix = doc.get("continuing_subword_prefix", "##")
     if not is_text(prefix):
         raise ModelFileError(f"'continuing_subword_prefix' must be text, not {short(prefix)}")
