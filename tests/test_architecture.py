@@ -74,6 +74,10 @@ def test_every_other_kind_implements_the_protocols_too():
     spbpe = SpBpeModel(("<unk>", "l", "o", "lo"), (0.0, -2.0, -2.0, -1.0), (UNKNOWN, NORMAL, NORMAL, NORMAL),
                        SpNormalizer(None, "identity", False), add_dummy_prefix=False)
     assert isinstance(spbpe, Model) and spbpe.encode_ordinary("lol") == [3, 1]
+
+    from tokworkbench.core.wordpiece.model import WordPieceModel
+
+    assert isinstance(WordPieceModel(("[UNK]", "low", "##er")), Model)
     frozen = FrozenLearner(unigram.model(), ["low lower"], "u.json")
     assert isinstance(frozen, Learner) and isinstance(frozen.model(), Model)
 
@@ -265,7 +269,8 @@ LAYERS = [
     ("tokworkbench.core.session", "tokworkbench.core.batching"),
     ("tokworkbench.core.registry",),
     ("tokworkbench.core.formats",),
-    ("tokworkbench.core.bpe", "tokworkbench.core.unigram", "tokworkbench.core.fixed", "tokworkbench.core.spbpe"),
+    ("tokworkbench.core.bpe", "tokworkbench.core.unigram", "tokworkbench.core.fixed", "tokworkbench.core.spbpe",
+     "tokworkbench.core.wordpiece"),
     ("tokworkbench.core.files", "tokworkbench.core.models", "tokworkbench.core.inspection", "tokworkbench.core.text",
      "tokworkbench.core.compat", "tokworkbench.core.transfer", "tokworkbench.core.curve", "tokworkbench.core.heap",
      "tokworkbench.core.bytelevel", "tokworkbench.core.units", "tokworkbench.core.orphans",

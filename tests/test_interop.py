@@ -179,8 +179,11 @@ def test_what_formats_cannot_express(corpus_texts):
 
 def test_foreign_files_that_cannot_be_read(tmp_path):
     p = tmp_path / "wp.json"
+    p.write_text(json.dumps({"model": {"type": "WordLevel", "vocab": {}}}), encoding="utf-8")
+    with pytest.raises(ForeignModelError, match="model type .WordLevel. is not one this tool reads"):
+        load_any(p)
     p.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
-    with pytest.raises(ForeignModelError, match="model type .WordPiece. is not one this tool reads"):
+    with pytest.raises(ForeignModelError, match="a WordPiece model's 'vocab' must map tokens to ids"):
         load_any(p)
     t = tmp_path / "x.tiktoken"
     t.write_text("YQ== 0\n", encoding="ascii")

@@ -9,8 +9,8 @@ from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 from tokworkbench.core.errors import ExportError, ModelFileError, SettingError, TrainingError
 from tokworkbench.core.files.envelope import FORMAT, VERSION
 from tokworkbench.core.fixed.model import FixedVocab
-from tokworkbench.core.models.protocol import (CharLengths, HasLattice, Learner, MergeRanked, Model, OwnDisplay,
-                                               Replaying, Scored, Transferable)
+from tokworkbench.core.models.protocol import (CharLengths, Continuations, HasLattice, Learner, MergeRanked, Model,
+                                               OwnDisplay, Replaying, Scored, Transferable)
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import FORMATS, check
@@ -20,6 +20,7 @@ from tokworkbench.core.spbpe.model import CONTROL, NORMAL, UNKNOWN, SpBpeModel
 from tokworkbench.core.text.spnormalize import SpNormalizer
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
+from tokworkbench.core.wordpiece.model import WordPieceModel
 
 TEXT = ["low lower lowest newer wider " * 5, "the quick brown fox jumps over the lazy dog " * 4]
 
@@ -37,8 +38,10 @@ def models():
                        (0.0, 0.0, -5.0, -5.0, -5.0, -5.0, -5.0, -5.0, -1.0, -2.0, -3.0, -1.5),
                        (UNKNOWN, CONTROL) + (NORMAL,) * 10, SpNormalizer(None, "identity", False),
                        roles=Roles(bos="<s>", unk="<unk>"))
+    wordpiece = WordPieceModel(("[UNK]", "[CLS]", "[SEP]", "the", "low", "##er", "##est", "new", "fox", "f", "##o",
+                                "##x"), roles=Roles(bos="[CLS]", eos="[SEP]", unk="[UNK]"), specials=(1, 2))
     return {"bpe": (bpe, bpe.model()), "unigram": (unigram, unigram.model()), "fixed": (None, fixed),
-            "spbpe": (None, spbpe)}
+            "spbpe": (None, spbpe), "wordpiece": (None, wordpiece)}
 
 
 def test_every_kind_has_a_complete_record(models):
@@ -71,8 +74,9 @@ def test_every_kind_round_trips_through_the_one_envelope(models, tmp_path):
 
 
 def test_a_file_of_an_unknown_kind_or_version_is_refused_naming_it(tmp_path):
-    with pytest.raises(ModelFileError, match=r"unknown model kind 'wordpiece'; this tool has bpe, unigram, fixed, spbpe"):
-        modelfile.from_json({"format": FORMAT, "version": VERSION, "model": "wordpiece"})
+    with pytest.raises(ModelFileError, match=r"unknown model kind 'wordlevel'; this tool has bpe, unigram, fixed, "
+                                             "spbpe, wordpiece"):
+        modelfile.from_json({"format": FORMAT, "version": VERSION, "model": "wordlevel"})
     with pytest.raises(ModelFileError, match="model file version 9 is not supported"):
         modelfile.from_json({"format": FORMAT, "version": 9, "model": "bpe"})
 
@@ -80,12 +84,16 @@ def test_a_file_of_an_unknown_kind_or_version_is_refused_naming_it(tmp_path):
 def test_capabilities_are_claimed_by_the_kinds_that_have_them(models):
     bpe_learner, bpe = models["bpe"]
     unigram_learner, unigram = models["unigram"]
-    fixed = models["fixed"][1]
+    fixed, wordpiece = models["fixed"][1], models["wordpiece"][1]
     assert isinstance(bpe, MergeRanked) and isinstance(bpe, CharLengths)
-    assert not isinstance(bpe, (Scored, HasLattice, OwnDisplay))
+    assert not isinstance(bpe, (Scored, HasLattice, OwnDisplay, Continuations))
     assert isinstance(unigram, Scored) and isinstance(unigram, HasLattice) and isinstance(unigram, OwnDisplay)
     assert isinstance(unigram, CharLengths) and not isinstance(unigram, MergeRanked)
-    assert not isinstance(fixed, (MergeRanked, Scored, HasLattice, OwnDisplay))
+    assert not isinstance(fixed, (MergeRanked, Scored, HasLattice, OwnDisplay, Continuations))
+    assert not isinstance(unigram, Continuations)
+    assert isinstance(wordpiece, Continuations) and isinstance(wordpiece, CharLengths)
+    assert isinstance(wordpiece, OwnDisplay) and not isinstance(wordpiece, (MergeRanked, Scored, HasLattice))
+    assert [wordpiece.is_continuation(i) for i in (0, 3, 5)] == [False, False, True]
     spbpe = models["spbpe"][1]
     assert isinstance(spbpe, OwnDisplay) and isinstance(spbpe, CharLengths)
     assert not isinstance(spbpe, (MergeRanked, Scored, HasLattice))
@@ -100,6 +108,10 @@ def test_exports_follow_the_record(models):
         check(unigram, "tiktoken")
     with pytest.raises(ExportError, match="keep it as a tokworkbench model file"):
         check(fixed, "hf")
+    wordpiece = models["wordpiece"][1]
+    assert check(wordpiece, "hf") == []
+    with pytest.raises(ExportError, match=r"tiktoken cannot hold this WordPiece model: .* \(export it to hf\)"):
+        check(wordpiece, "tiktoken")
     with pytest.raises(ExportError, match="unknown export format 'onnx'"):
         check(models["bpe"][1], "onnx")
 
@@ -109,8 +121,10 @@ def test_settings_go_through_the_record():
     unigram = Settings(kind="unigram", split="metaspace")
     assert isinstance(unigram.config(), UnigramConfig)
     assert unigram.role_tokens == ("<unk>",) and Settings(special_tokens=("<s>",)).role_tokens == ("<s>",)
-    with pytest.raises(TrainingError, match="unknown model kind 'wordpiece'"):
-        Settings(kind="wordpiece").config()
+    with pytest.raises(TrainingError, match="unknown model kind 'wordlevel'"):
+        Settings(kind="wordlevel").config()
+    with pytest.raises(TrainingError, match="a WordPiece model is not trained; choose bpe or unigram"):
+        trainable_kind("wordpiece")
     with pytest.raises(TrainingError, match="a fixed vocabulary is not trained; choose bpe or unigram"):
         trainable_kind("fixed")
     with pytest.raises(TrainingError, match="special tokens such as '<s>' need BPE"):

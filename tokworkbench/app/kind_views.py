@@ -103,6 +103,7 @@ VIEWS: dict[str, KindView] = {
     # kinds that are only inspected: no next step, no history, no pane of their own
     "fixed": INSPECTED_VIEW,
     "spbpe": INSPECTED_VIEW,
+    "wordpiece": INSPECTED_VIEW,
 }
 RIGHT_PANES: tuple[str, ...] = tuple(dict.fromkeys(p for view in VIEWS.values() for p in view.panes))
 

@@ -15,12 +15,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
-from tokworkbench.core.errors import DecodeError, EncodeError, VocabFileError
+from tokworkbench.core.errors import EncodeError, VocabFileError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
 from tokworkbench.core.units import Units
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
+from tokworkbench.core.models.vocab import LongestMatch, check_ids
 
 KIND = "fixed"
 
@@ -77,19 +78,13 @@ class FixedVocab:
         return {t: i for i, t in enumerate(self.tokens)}
 
     @cached_property
-    def _content(self) -> tuple[dict[str, int], tuple[int, ...]]:
-        """Content tokens by string, and their lengths longest first (the only lengths tried)."""
+    def _content(self) -> LongestMatch:
+        """Content tokens by string (specials are never matched in content)."""
         special = set(self.special_tokens)
-        table = {t: i for i, t in enumerate(self.tokens) if t not in special}
-        return table, tuple(sorted({len(t) for t in table}, reverse=True))
+        return LongestMatch({t: i for i, t in enumerate(self.tokens) if t not in special})
 
     def _check(self, ids: Collection[int]) -> list[int]:
-        size = len(self.tokens)
-        for pos, t in enumerate(ids):
-            if not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < size:
-                raise DecodeError(f"id {t!r} at position {pos} is out of range: "
-                                  f"this vocabulary has ids 0..{size - 1}")
-        return list(ids)
+        return check_ids(ids, len(self.tokens))
 
     def token(self, tid: int) -> str:
         return self.tokens[self._check([tid])[0]]
@@ -118,17 +113,15 @@ class FixedVocab:
         return [1 if t == unk else len(self.token_text(t)) for t in ids]
 
     def _segment(self, text: str, offset: int) -> list[int]:
-        table, lengths = self._content
+        content = self._content
         unk = self.special_ids.get(self.roles.unk) if self.roles.unk is not None else None
         ids: list[int] = []
         pos, end = 0, len(text)
         while pos < end:
-            for n in lengths:
-                tid = table.get(text[pos : pos + n]) if pos + n <= end else None
-                if tid is not None:
-                    ids.append(tid)
-                    pos += n
-                    break
+            found = content.at(text, pos, end)
+            if found is not None:
+                ids.append(found[0])
+                pos += found[1]
             else:
                 if unk is None:
                     ch = text[pos]

@@ -2,10 +2,10 @@
 
 from tokworkbench.core.errors import ForeignModelError
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, short
-from tokworkbench.core.formats import hf_bpe, hf_unigram
+from tokworkbench.core.formats import hf_bpe, hf_unigram, hf_wordpiece
 from tokworkbench.core.models.protocol import Model
 
-READERS = {"BPE": hf_bpe.from_hf, "Unigram": hf_unigram.from_hf}
+READERS = {"BPE": hf_bpe.from_hf, "Unigram": hf_unigram.from_hf, "WordPiece": hf_wordpiece.from_hf}
 
 
 def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Model:

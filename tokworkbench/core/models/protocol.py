@@ -6,7 +6,7 @@ the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram
 vocabularies implement the same two protocols. Every id here is an outside id.
 
 What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
-`HasLattice`, `OwnDisplay`, `CharLengths`, `Replaying`, `Transferable`), checked with
+`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `Replaying`, `Transferable`), checked with
 `isinstance`: a view asks whether a model has merges, never which kind it is.
 
 Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
@@ -221,6 +221,16 @@ class CharLengths(Protocol):
     covers the one or the run it stands for): views ask how many each id of a chunk covers."""
 
     def char_lengths(self, chunk: str, ids: list[int]) -> list[int]: ...
+
+
+@runtime_checkable
+class Continuations(Protocol):
+    """A model whose tokens are either word-initial or continue a word (WordPiece's `##ing`):
+    the vocabulary view marks which, and shows a continuation without its prefix where asked."""
+
+    continuing_subword_prefix: str
+
+    def is_continuation(self, tid: int) -> bool: ...
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 from tokworkbench.core.errors import ModelFileError, TrainingError
 from tokworkbench.core.files.historycsv import write_history_csv, write_rounds_csv
 from tokworkbench.core.fixed import modelfile as fixed_file
-from tokworkbench.core.formats import hf_unigram
+from tokworkbench.core.formats import hf_unigram, hf_wordpiece
 from tokworkbench.core.formats.bpe_export import FORMATS as BPE_FORMATS, check_bpe, write_bpe
 from tokworkbench.core.files.limits import short
 from tokworkbench.core.models.kind import Kind
@@ -23,6 +23,7 @@ from tokworkbench.core.models.protocol import Learner, Model
 from tokworkbench.core.spbpe import modelfile as spbpe_file
 from tokworkbench.core.unigram import modelfile as unigram_file
 from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+from tokworkbench.core.wordpiece import modelfile as wordpiece_file
 
 if TYPE_CHECKING:
     from tokworkbench.core.session.settings import Settings
@@ -119,6 +120,22 @@ def _spbpe_describe(model: Model) -> list[str]:
             f"dummy prefix: {'yes' if model.add_dummy_prefix else 'no'}"]
 
 
+# -- WordPiece ---------------------------------------------------------------------------------
+def _wordpiece_check_export(model: Model, fmt: str) -> list[str]:
+    return hf_wordpiece.check_hf(model)
+
+
+def _wordpiece_write_export(model: Model, fmt: str, out: Path) -> list[str]:
+    return hf_wordpiece.write_hf(model, out)
+
+
+def _wordpiece_describe(model: Model) -> list[str]:
+    continuing = sum(model.is_continuation(i) for i in range(model.vocab_size))
+    return [f"normalizer: {model.normalizer_label}; words split by {model.pre_tokenizer.name}",
+            f"{continuing:,} of {model.vocab_size:,} tokens continue a word ({model.continuing_subword_prefix}); "
+            f"a word over {model.max_input_chars_per_word:,} characters is {model.unk_token}"]
+
+
 # -- the registry ------------------------------------------------------------------------------
 BPE = Kind("bpe", "BPE", "BPE model", "merge", bpe_file.to_json, bpe_file.from_json,
            exports=BPE_FORMATS, check_export=check_bpe, write_export=write_bpe,
@@ -140,7 +157,12 @@ SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "", spbpe_
              export_refusal="its pieces merge by score (SentencePiece's rule), not by a merge list in rank order",
              describe=_spbpe_describe)
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (BPE, UNIGRAM, FIXED, SPBPE)}
+WORDPIECE = Kind("wordpiece", "WordPiece", "WordPiece model", "", wordpiece_file.to_json, wordpiece_file.from_json,
+                 exports=("hf",), export_refusal="a WordPiece model matches words longest first and has no merges",
+                 check_export=_wordpiece_check_export, write_export=_wordpiece_write_export,
+                 default_units="char", describe=_wordpiece_describe)
+
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (BPE, UNIGRAM, FIXED, SPBPE, WORDPIECE)}
 TRAINABLE: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.trainable)
 
 

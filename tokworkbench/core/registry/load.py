@@ -22,19 +22,25 @@ from tokworkbench.core.registry.modelfile import from_json
 from tokworkbench.core.formats.tekken import from_tekken, is_tekken
 from tokworkbench.core.formats.tiktoken import companion_path, from_tiktoken, ranks_digest, read_companion
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece, looks_like_sentencepiece
+from tokworkbench.core.wordpiece.modelfile import from_vocab_txt, looks_like_vocab_txt
 
 _JSON_STARTS = tuple(b'{["-0123456789tfn')
 
 
 def load_any(path: str | Path, split: "str | PreTokenizer | None" = None,
-             max_token_bytes: int = MAX_TOKEN_BYTES, specials: dict[str, int] | None = None) -> Tokenizer:
-    """Our model, HF tokenizer.json, Mistral's tekken.json, minbpe .model, or a tiktoken ranks file (needs `split` unless
-    a companion OUT.json from our exporter sits beside it). `split` is a preset name,
-    `regex:PATTERN` or a PreTokenizer; `specials` (name -> id) adds special tokens to tiktoken
-    ranks, which keep theirs outside the file."""
+             max_token_bytes: int = MAX_TOKEN_BYTES, specials: dict[str, int] | None = None,
+             lowercase: bool = True, strip_accents: bool | None = None) -> Tokenizer:
+    """Our model, HF tokenizer.json, Mistral's tekken.json, minbpe .model, BERT's vocab.txt, or a tiktoken ranks file
+    (needs `split` unless a companion OUT.json from our exporter sits beside it). `split` is a
+    preset name, `regex:PATTERN` or a PreTokenizer; `specials` (name -> id) adds special tokens to
+    tiktoken ranks, which keep theirs outside the file. `lowercase` and `strip_accents` (None: as
+    lowercase) are BERT's do_lower_case and strip_accents, which a vocab.txt does not record."""
     path = Path(path)
     raw = read_model_file(path)
     try:
+        if looks_like_vocab_txt(raw):
+            _no_specials(specials)
+            return from_vocab_txt(raw, lowercase, strip_accents, max_token_bytes)
         return _parse(path, raw, split, max_token_bytes, specials)
     except TokWorkbenchError as exc:
         raise _with_path(exc, path) from None
@@ -103,11 +109,11 @@ def model_inputs(path: str | Path) -> list[str]:
 
 
 def open_model(name: str | Path, split: "str | PreTokenizer | None" = None, max_token_bytes: int = MAX_TOKEN_BYTES,
-               specials: dict[str, int] | None = None):
+               specials: dict[str, int] | None = None, lowercase: bool = True, strip_accents: bool | None = None):
     """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is
     here: what every command that reads a model accepts."""
     from tokworkbench.core.formats.presets import is_preset, load_preset
 
     if is_preset(str(name)):
         return load_preset(str(name), max_token_bytes, specials, split)
-    return load_any(name, split, max_token_bytes, specials)
+    return load_any(name, split, max_token_bytes, specials, lowercase, strip_accents)

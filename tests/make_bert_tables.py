@@ -1,0 +1,100 @@
+"""Regenerate tokworkbench/core/text/berttables.py from the installed `tokenizers`.
+
+HF's BERT steps read Unicode through Rust crates of their own versions (unicode_categories'
+tables for control, punctuation and nonspacing marks; std for whitespace and lowercase; an old
+unicode-normalization for NFD), which differ from Python's `unicodedata` on hundreds of code
+points. So the tables are measured, one code point at a time, from the library that is the judge:
+    python tests/make_bert_tables.py
+tests/test_wordpiece.py checks every code point against the installed library again.
+"""
+
+import unicodedata
+from pathlib import Path
+
+import tokenizers
+from tokenizers import normalizers, pre_tokenizers
+
+OUT = Path(__file__).resolve().parent.parent / "tokworkbench" / "core" / "text" / "berttables.py"
+
+
+def ranges(points: list[int]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for c in points:
+        if out and out[-1][1] == c - 1:
+            out[-1][1] = c
+        else:
+            out.append([c, c])
+    return [(a, b) for a, b in out]
+
+
+def measure() -> dict:
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    clean = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=False, strip_accents=False,
+                                       lowercase=False)
+    drop, space = [], []
+    for c in points:
+        got = clean.normalize_str(chr(c))
+        if got == "":
+            drop.append(c)
+        elif got == " ":
+            space.append(c)
+        else:
+            assert got == chr(c), hex(c)
+    split = pre_tokenizers.BertPreTokenizer()
+    punct, white = [], []
+    for c in points:
+        got = [p for p, _ in split.pre_tokenize_str(f"a{chr(c)}a")]
+        if got == ["a", "a"]:
+            white.append(c)
+        elif got == ["a", chr(c), "a"]:
+            punct.append(c)
+        else:
+            assert got == [f"a{chr(c)}a"], hex(c)
+    whitespace = pre_tokenizers.Whitespace()  # \w+|[^\w\s]+ in Rust's regex: which characters are \w
+    word = []
+    for c in points:
+        got = [p for p, _ in whitespace.pre_tokenize_str(f"a{chr(c)}a")]
+        if got == [f"a{chr(c)}a"]:
+            word.append(c)
+        else:
+            assert got in (["a", "a"], ["a", chr(c), "a"]), (hex(c), got)
+    chinese = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True, strip_accents=False,
+                                         lowercase=False)
+    ideographs = [c for c in points if chinese.normalize_str(chr(c)) == f" {chr(c)} "]
+    lower, strip, nfd = normalizers.Lowercase(), normalizers.StripAccents(), normalizers.NFD()
+    lowered = {c: lower.normalize_str(chr(c)) for c in points if lower.normalize_str(chr(c)) != chr(c).lower()}
+    marks = [c for c in points if strip.normalize_str(chr(c)) == ""]  # StripAccents: Mn, Mc and Me
+    bert_strip = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=True,
+                                            lowercase=False)
+    nonspacing = [c for c in points if nfd.normalize_str(chr(c)) == chr(c) and bert_strip.normalize_str(chr(c)) == ""]
+    nfds = {c: nfd.normalize_str(chr(c)) for c in points
+            if nfd.normalize_str(chr(c)) != unicodedata.normalize("NFD", chr(c))}
+    def moves(text: str) -> bool:
+        return nfd.normalize_str(text) != "".join(nfd.normalize_str(ch) for ch in text)
+
+    # marks Python reorders that HF's older tables call starters (combining class 0)
+    starters = [c for c in points if unicodedata.combining(chr(c)) and len(nfd.normalize_str(chr(c))) == 1
+                and not moves(f"a\u0345{chr(c)}") and not moves(f"a{chr(c)}\u0334")]
+    return {"DROP": ranges(drop), "SPACE": ranges(space), "PUNCTUATION": ranges(punct), "WHITESPACE": ranges(white),
+            "CHINESE": ranges(ideographs), "WORD": ranges(word),
+            "COMBINING_MARKS": ranges(marks),
+            "NONSPACING_MARKS": ranges(nonspacing), "LOWERCASE": lowered, "NFD": nfds, "STARTERS": ranges(starters)}
+
+
+def main() -> None:
+    tables = measure()
+    lines = [f'"""HF tokenizers {tokenizers.__version__}\'s view of Unicode for its BERT steps, measured by',
+             "tests/make_bert_tables.py (generated: do not edit). Ranges are inclusive code point pairs;",
+             f"LOWERCASE and NFD map the code points where HF differs from Python {unicodedata.unidata_version}'s",
+             'str.lower and unicodedata.normalize("NFD")."""', ""]
+    for name, value in tables.items():
+        if isinstance(value, dict):
+            body = "".join(f"    {k:#x}: {v!r},\n" for k, v in value.items())
+        else:
+            body = "".join(f"    ({a:#x}, {b:#x}),\n" for a, b in value)
+        lines.append(f"{name} = {'{' if isinstance(value, dict) else '('}\n{body}{'}' if isinstance(value, dict) else ')'}")
+    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
