@@ -367,3 +367,22 @@ def test_damaged_files_load_or_give_one_line_of_our_error(which, tmp_path):
         except Exception as exc:  # noqa: BLE001 - what the test looks for
             bad.append(f"{what}: {type(exc).__name__}: {exc}")
     assert not bad, "\n".join(bad[:10])
+
+
+def test_the_command_line_reads_a_vocab_txt_cased_or_uncased_as_bert_does(tmp_path):
+    """vocab.txt records no normalization: --cased and --strip-accents/--keep-accents say it, and
+    the ids are BertWordPieceTokenizer's with the same choice."""
+    import subprocess
+    import sys
+
+    from tokenizers import BertWordPieceTokenizer
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nHello\n##s\nworld\n,\ncafe\ncafé\n", encoding="utf-8")
+    text = "Hellos, world café"
+    for flags, lowercase, strip in (([], True, None), (["--cased"], False, None), (["--keep-accents"], True, False),
+                                    (["--cased", "--strip-accents"], False, True)):
+        out = subprocess.run([sys.executable, "-m", "tokworkbench", "encode", "-m", str(vocab), *flags, text],
+                             capture_output=True, text=True, check=True).stdout.split()
+        theirs = BertWordPieceTokenizer(str(vocab), lowercase=lowercase, strip_accents=strip)
+        assert [int(i) for i in out] == theirs.encode(text, add_special_tokens=False).ids, flags

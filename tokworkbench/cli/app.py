@@ -54,7 +54,8 @@ def app_model(args):
     """The model `-m` names, read as the model commands read it (--special is NAME=ID here)."""
     if not args.model:
         return None
-    return load(argparse.Namespace(special_ids=args.special, max_token_bytes=MAX_TOKEN_BYTES, split=args.split),
+    return load(argparse.Namespace(special_ids=args.special, max_token_bytes=MAX_TOKEN_BYTES, split=args.split,
+                                   lowercase=True, strip_accents=None),
                 args.model)
 
 

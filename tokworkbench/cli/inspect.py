@@ -129,9 +129,10 @@ def _unigram(args, tok) -> list[str]:
 def _other(args, tok) -> list[str]:
     """A kind without merges or scores (a fixed vocabulary): its tokens, specials and roles."""
     if args.history_csv:
-        raise TrainingError(f"{args.model} is a {tok.kind} model; it has no training history to write")
+        raise TrainingError(f"{args.model} is a {kind_of(tok).noun}; it has no training history to write")
     show = 20
     lines = [f"model        {args.model}", f"kind         {tok.kind}",
+             *(f"             {line}" for line in kind_of(tok).describe(tok)),
              f"vocabulary   {tok.vocab_size} tokens, {len(tok.special_tokens)} special",
              "tokens       " + " ".join(f"{i}:{quote(tok.token_text(i))}" for i in range(min(show, tok.vocab_size)))
              + (" …" if tok.vocab_size > show else "")]

@@ -84,6 +84,14 @@ def model_options(parser: argparse.ArgumentParser, specials: bool = True) -> Non
                         help="pattern for a bare .tiktoken file (one without its OUT.json companion)")
     parser.add_argument("--max-token-bytes", type=int, default=MAX_TOKEN_BYTES, metavar="N",
                         help=f"refuse a model with a token longer than N bytes (default: {MAX_TOKEN_BYTES})")
+    bert = parser.add_argument_group("BERT vocab.txt (the file does not record how its text was normalized)")
+    bert.add_argument("--cased", action="store_false", dest="lowercase",
+                      help="a cased vocabulary: do not lowercase (BERT's do_lower_case=False)")
+    accents = bert.add_mutually_exclusive_group()
+    accents.add_argument("--strip-accents", action="store_true", dest="strip_accents", default=None,
+                         help="strip accents (default: as lowercasing does)")
+    accents.add_argument("--keep-accents", action="store_false", dest="strip_accents",
+                         help="keep accents even when lowercasing")
     if specials:
         parser.add_argument("--special", action="append", default=[], metavar="NAME=ID", dest="special_ids",
                             help="a special token of .tiktoken ranks or a preset, with its id "
@@ -183,7 +191,8 @@ def special_ids(items: list[str]) -> dict[str, int]:
 def load(args, name: str):
     """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is here,
     read with `model_options`' flags."""
-    return open_model(name, args.split, args.max_token_bytes, special_ids(args.special_ids))
+    return open_model(name, args.split, args.max_token_bytes, special_ids(args.special_ids), args.lowercase,
+                      args.strip_accents)
 
 
 def expand_globs(paths: list[str]) -> list[str]:
