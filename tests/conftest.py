@@ -19,3 +19,13 @@ os.environ.pop("NO_COLOR", None)
 # their own, never to the real home's cache.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tokworkbench-test-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
+
+# Hypothesis: no per-example deadline anywhere (the tests that set their own settings already say
+# deadline=None). On a loaded machine, or beside a second pytest worker, an example that takes
+# 200 ms once fails as DeadlineExceeded or Flaky though nothing is wrong; a test that really hangs
+# is still stopped by pytest-timeout. too_slow, the health check on slow data generation, is off
+# for the same reason: it measures the machine, not the code.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("tokworkbench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("tokworkbench")
