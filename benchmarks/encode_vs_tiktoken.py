@@ -21,10 +21,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from train_vs_hf import default_corpus  # noqa: E402
+
 from tokworkbench.core import TrainConfig, pre_tokenizer  # noqa: E402
-from tokworkbench.core.registry.export import export  # noqa: E402
-from tokworkbench.core.formats.tiktoken import tiktoken_encoding  # noqa: E402
 from tokworkbench.core.bpe.trainer import train  # noqa: E402
+from tokworkbench.core.formats.tiktoken import tiktoken_encoding  # noqa: E402
+from tokworkbench.core.registry.export import export  # noqa: E402
 
 
 def main():

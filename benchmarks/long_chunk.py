@@ -36,13 +36,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from train_vs_hf import default_corpus  # noqa: E402
+
 from tokworkbench.core import TrainConfig, pre_tokenizer  # noqa: E402
 from tokworkbench.core.bpe.encode import _merge_short  # noqa: E402
+from tokworkbench.core.bpe.model import Tokenizer  # noqa: E402
 from tokworkbench.core.bpe.trainer import train  # noqa: E402
+from tokworkbench.core.formats.tiktoken import tiktoken_encoding  # noqa: E402
 from tokworkbench.core.registry.export import export  # noqa: E402
 from tokworkbench.core.registry.load import load_any  # noqa: E402
-from tokworkbench.core.formats.tiktoken import tiktoken_encoding  # noqa: E402
-from tokworkbench.core.bpe.model import Tokenizer  # noqa: E402
 
 PLAIN_UP_TO = 100_000
 

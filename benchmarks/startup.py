@@ -3,9 +3,12 @@
     python benchmarks/startup.py
 """
 import time  # noqa: E402
+
 T0 = time.perf_counter()
 import asyncio
+
 from tokworkbench.app import WorkbenchApp
+
 T1 = time.perf_counter()
 async def main():
     app = WorkbenchApp()

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer  # noqa: E402
 from tokworkbench.core.bpe.gcpause import collector_paused  # noqa: E402
 from tokworkbench.core.text.corpus import iter_documents  # noqa: E402
+
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from train_compare import hf_byte_level  # noqa: E402
 

@@ -4,9 +4,9 @@ import asyncio
 import json
 
 import pytest
+from recording import RecordingApp
 from textual.widgets import Input, Static
 
-from recording import RecordingApp
 from tokworkbench.app.actions import ACTIONS
 from tokworkbench.app.dialogs import HelpDialog
 from tokworkbench.app.widgets.bytes_view import BytesPanel

@@ -5,11 +5,11 @@ import asyncio
 
 import numpy as np
 import pytest
+from recording import RecordingApp as WorkbenchApp
 from rich.console import Console
+from test_app_dialogs import burst, steady_cursors
 from textual.widgets import Input, Static
 
-from recording import RecordingApp as WorkbenchApp
-from test_app_dialogs import burst, steady_cursors
 from tokworkbench.app.batchdraw import draw_allowed, draw_grid, draw_stream
 from tokworkbench.app.dialogs import PromptDialog, ReplayDialog, SettingsDialog
 from tokworkbench.app.render import PALETTES
@@ -17,9 +17,9 @@ from tokworkbench.app.widgets.batches import BatchChoice, BatchesPanel, line_doc
 from tokworkbench.app.widgets.compare import ComparePanel
 from tokworkbench.core.batching import make_batch
 from tokworkbench.core.compat import fingerprint
-from tokworkbench.core.registry import modelfile
 from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.registry import modelfile
 from tokworkbench.core.session.settings import Settings
 
 SPECIALS = ("<s>", "</s>", "<pad>")
@@ -83,8 +83,9 @@ def test_hindi_tokens_fill_every_grid_line_to_its_width_in_cells():
     """Issue 22: in tmux, ै and । stayed at the ends of the id rows after a mode change. Every
     line is the widget's width in terminal cells, a token is cut by whole clusters, and no
     combining mark starts a line or a column (it would combine with the cell before it)."""
-    from pathlib import Path
     import unicodedata
+    from pathlib import Path
+
     from rich.cells import cell_len
 
     hindi = (Path(__file__).parent.parent / "sample_texts" / "10_hi_tokenization_notes.txt").read_text()

@@ -2,10 +2,10 @@
 box until the enter is answered, then routed on to wherever they would have gone."""
 
 import pytest
-from textual.widgets import Input
-
 from recording import RecordingApp as WorkbenchApp
 from test_app_dialogs import burst, wait_for
+from textual.widgets import Input
+
 from tokworkbench.app.dialogs import PromptDialog, SettingsDialog
 
 

@@ -1,9 +1,9 @@
 """A count file opens in the workbench as a corpus: no text to draw, but the pair table, the
 merges, undo and encode work, and the merges equal training on the text."""
 
+from recording import RecordingApp
 from textual.widgets import Input, Static
 
-from recording import RecordingApp
 from tokworkbench.cli import main
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.session.settings import Settings

@@ -3,13 +3,20 @@
 import asyncio
 
 import pytest
+from recording import RecordingApp as WorkbenchApp
 from textual import events
 from textual.keys import _character_to_key
 from textual.widgets import Input, Select
 
-from recording import RecordingApp as WorkbenchApp
-from tokworkbench.app.dialogs import (ConfirmDialog, ExportDialog, HelpDialog, OpenDialog, PromptDialog,
-                                      ReplayDialog, SettingsDialog)
+from tokworkbench.app.dialogs import (
+    ConfirmDialog,
+    ExportDialog,
+    HelpDialog,
+    OpenDialog,
+    PromptDialog,
+    ReplayDialog,
+    SettingsDialog,
+)
 
 SIZES = [(160, 48), (80, 24)]
 

@@ -1,9 +1,9 @@
 """A long paste into the encode box draws a bounded part of it (issue 28, item 11): 50,000
 characters took 28 s to lay out in full. The counts and the round trip still cover it all."""
 
+from recording import RecordingApp
 from textual.widgets import Input, Static
 
-from recording import RecordingApp
 from tokworkbench.app.widgets.encode import DRAWN_TOKENS
 
 

@@ -2,9 +2,9 @@
 the save box remembering its name (issue 22)."""
 
 import pytest
+from recording import RecordingApp
 from textual.widgets import Input, Static
 
-from recording import RecordingApp
 from tokworkbench.app.dialogs import PromptDialog
 from tokworkbench.core.errors import DecodeError, InvalidUtf8DecodeError
 
@@ -96,8 +96,8 @@ async def test_a_preset_is_read_in_the_load_worker_with_the_screen_up():
     now the screen is drawn first, with a progress line naming what is read."""
     import threading
 
-    from tokworkbench.core.formats.presets import load_preset
     from tokworkbench.app.widgets.progress import ProgressRow
+    from tokworkbench.core.formats.presets import load_preset
 
     release = threading.Event()
 

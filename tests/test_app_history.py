@@ -3,6 +3,7 @@ every step is reachable (the table is a virtual list over the whole history)."""
 
 from recording import RecordingApp
 from test_app_dialogs import wait_for as wait_until
+
 from tokworkbench.app.widgets.merges import MergesPanel
 from tokworkbench.core.session.snapshot import HISTORY_ROWS
 

@@ -8,12 +8,12 @@ import re
 
 import pytest
 import tiktoken
+from recording import RecordingApp
 from rich.cells import cell_len
+from test_app_dialogs import burst, keys_done
 from textual.widgets import Input
 
 import tokworkbench.app as app_package
-from recording import RecordingApp
-from test_app_dialogs import burst, keys_done
 from tokworkbench.app.render import PALETTES
 from tokworkbench.app.widgets.encode import EncodePanel, ids_under
 from tokworkbench.app.widgets.vocab import VocabPanel

@@ -6,16 +6,16 @@ overtook the step queued before them: `n s` left 0 merges behind the Save dialog
 "nothing to undo" and ended at 1 merge."""
 
 import pytest
+from recording import RecordingApp as WorkbenchApp
+from test_app_dialogs import wait_for
 from textual import events
 from textual.keys import key_to_character
 from textual.widgets import Button, TabbedContent
 
-from recording import RecordingApp as WorkbenchApp
-from test_app_dialogs import wait_for
 from tokworkbench.app.actions import ACTIONS
 from tokworkbench.app.keyorder import KeyBarrier
-from tokworkbench.app.widgets.batches import BatchesPanel
 from tokworkbench.app.main_screen import MainScreen
+from tokworkbench.app.widgets.batches import BatchesPanel
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.session.snapshot import View
 

@@ -4,11 +4,11 @@
 import shutil
 
 import pytest
-from textual.widgets import Input
-
 from recording import RecordingApp
 from test_app_batches import WITH_ROLES
 from test_app_dialogs import burst
+from textual.widgets import Input
+
 from tokworkbench.app.dialogs import ConfirmDialog
 from tokworkbench.core.errors import OutputError
 from tokworkbench.core.session.session import Session

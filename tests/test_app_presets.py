@@ -2,9 +2,9 @@
 as the command line does (`tokworkbench compare cl100k_base o200k_base`), through the one loader.
 gpt2 (r50k_base) ships with the package, so these always run."""
 
+from recording import RecordingApp
 from textual.widgets import Input, Static
 
-from recording import RecordingApp
 from tokworkbench.app.dialogs import ReplayDialog
 from tokworkbench.app.widgets.compare import ComparePanel
 

@@ -6,11 +6,11 @@ and the encode pane says the model normalized the text rather than showing a bar
 from pathlib import Path
 
 import pytest
+from recording import RecordingApp
+from test_app_inspect import ready
 from textual.widgets import Input
 
 import tokworkbench.app as app_package
-from recording import RecordingApp
-from test_app_inspect import ready
 from tokworkbench.app.labels import describe_inspection
 from tokworkbench.cli import main
 from tokworkbench.core.session.frozen import FrozenLearner

@@ -145,9 +145,9 @@ def test_the_loss_plot_gives_every_round_a_bar_and_keeps_the_newest_when_thinned
 
 # -- the app, driven by keys -----------------------------------------------------------------
 
+from recording import RecordingApp  # noqa: E402
 from textual.widgets import Input  # noqa: E402
 
-from recording import RecordingApp  # noqa: E402
 from tokworkbench.core.session.settings import Settings  # noqa: E402
 
 SIZES = [(160, 48), (80, 24)]

@@ -5,13 +5,12 @@ encode pane says where unknown characters went."""
 from pathlib import Path
 
 import pytest
+from recording import RecordingApp
+from test_app_dialogs import burst, keys_done, wait_for
+from test_app_inspect import ready
 from textual.widgets import Input
 
 import tokworkbench.app as app_package
-from recording import RecordingApp
-from test_app_dialogs import burst, keys_done
-from test_app_inspect import ready
-from test_app_dialogs import wait_for
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.cli import main
 from tokworkbench.core.session.frozen import FrozenLearner

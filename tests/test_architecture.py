@@ -61,8 +61,8 @@ def test_every_other_kind_implements_the_protocols_too():
     """Unigram, fixed vocabularies and a loaded model shown frozen: each view and format works
     through these protocols, so a kind that lacks a member breaks somewhere far away."""
     from tokworkbench.core.fixed.model import FixedVocab
-    from tokworkbench.core.session.frozen import FrozenLearner
     from tokworkbench.core.models.roles import Roles
+    from tokworkbench.core.session.frozen import FrozenLearner
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 
     unigram = UnigramLearner(["low lower lowest"], UnigramConfig(seed_size=30))

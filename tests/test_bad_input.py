@@ -9,8 +9,16 @@ import pytest
 
 from tokworkbench.cli import main
 from tokworkbench.core import (
-    CorpusError, DecodeError, EncodeError, ModelFileError, PatternError, TrainConfig, Trainer,
-    TrainingError, load_corpus, pre_tokenizer,
+    CorpusError,
+    DecodeError,
+    EncodeError,
+    ModelFileError,
+    PatternError,
+    TrainConfig,
+    Trainer,
+    TrainingError,
+    load_corpus,
+    pre_tokenizer,
 )
 from tokworkbench.core.errors import OutputError
 from tokworkbench.core.registry import modelfile

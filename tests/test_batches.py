@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokworkbench.core.batching import IGNORE, BatchSpec, document_stream, make_batch, save_npz, to_json
 from tokworkbench.core.compat import fingerprint

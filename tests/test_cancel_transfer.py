@@ -9,8 +9,8 @@ import threading
 
 import numpy as np
 import pytest
-
 from test_trainer_properties import _check_invariants, _state
+
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import flatchunks
 from tokworkbench.core.session.childrun import run_in_child

@@ -3,14 +3,15 @@ are compatible, and nothing else is."""
 
 from dataclasses import replace
 
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer
 from tokworkbench.core.compat import compare, fingerprint
-from tokworkbench.core.registry import modelfile
 from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles, with_roles
+from tokworkbench.core.registry import modelfile
 
 ROLES = Roles(bos="<s>", eos="</s>", pad="<pad>", unk="<unk>")
 A = FixedVocab(("<s>", "</s>", "<pad>", "<unk>", "我", "喜欢", "AI", "学习", "。"), ROLES)

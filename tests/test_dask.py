@@ -26,7 +26,12 @@ from tokworkbench.core.text.chunks import count_chunks  # noqa: E402
 from tokworkbench.core.text.corpus import iter_documents, list_files  # noqa: E402
 from tokworkbench.core.text.samples import sample_paths  # noqa: E402
 from tokworkbench.engines.dask_count import (  # noqa: E402
-    Shard, count_dask, count_range, merge_counts, plan, shards_of,
+    Shard,
+    count_dask,
+    count_range,
+    merge_counts,
+    plan,
+    shards_of,
 )
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/

@@ -9,12 +9,11 @@ import pytest
 
 from tokworkbench.core import TrainConfig, Trainer, load_corpus, pre_tokenizer, sample_paths
 from tokworkbench.core.bytelevel import bytes_to_unicode
-from tokworkbench.core.errors import ForeignModelError, TokenLimitError
+from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokenLimitError
 from tokworkbench.core.files import derivedcache
 from tokworkbench.core.formats import tiktoken
-from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.formats.presets import PRESETS, load_preset, preset_ranks
-from tokworkbench.core.errors import ModelFileError
+from tokworkbench.core.registry.load import load_any
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core.text import fastsplit
-from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.patterns import GPT4_PATTERN, O200K_PATTERN
+from tokworkbench.core.text.pretokenize import pre_tokenizer
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
 SPLITS = [("gpt4", GPT4_PATTERN, fastsplit.split_gpt4), ("o200k", O200K_PATTERN, fastsplit.split_o200k)]

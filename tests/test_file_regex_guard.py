@@ -6,12 +6,13 @@ import json
 
 import pytest
 import regex
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import PatternTimeoutError
-from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.formats.hf_unigram import write_hf
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text import pretokenize
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 

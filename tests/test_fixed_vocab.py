@@ -2,16 +2,17 @@
 time; TOKENS.txt with its escapes; the model file; what other formats refuse."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import EncodeError, ExportError, VocabFileError
+from tokworkbench.core.fixed.model import FixedVocab
+from tokworkbench.core.fixed.modelfile import escape, parse_tokens, unescape
+from tokworkbench.core.models.roles import Roles, decode, encode_content, encode_document
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import check
-from tokworkbench.core.fixed.modelfile import escape, parse_tokens, unescape
 from tokworkbench.core.registry.load import load_any
-from tokworkbench.core.fixed.model import FixedVocab
-from tokworkbench.core.models.roles import Roles, decode, encode_content, encode_document
 
 VOCAB = ("<s>", "</s>", "<pad>", "<unk>", "我", "喜欢", "学习", "机器", "机器学习", "学", "习", "。")
 ROLES = Roles(bos="<s>", eos="</s>", pad="<pad>", unk="<unk>")

@@ -15,12 +15,12 @@ import pytest
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import CountFileError, OutputError, TrainingError
-from tokworkbench.core.files.countfile import from_bytes, read_counts, write_counts
-from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
-from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.files.atomic import TMP_TAG
+from tokworkbench.core.files.countfile import from_bytes, read_counts, write_counts
 from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
+from tokworkbench.core.text.patterns import PRESETS
 
 TEXT = "the cat sat on the mat with the hat " * 30
 

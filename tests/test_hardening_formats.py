@@ -14,12 +14,12 @@ from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import ExportError, PatternTimeoutError, WorkerError
-from tokworkbench.core.registry.export import check, export
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.formats.hf_bpe import to_hf
 from tokworkbench.core.formats.hf_common import check_hf_pattern
-from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.formats.minbpe import from_minbpe
+from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text.parallel import fork_map
 from tokworkbench.core.text.pretokenize import PreTokenizer, parse_split
 

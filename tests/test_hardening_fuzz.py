@@ -12,13 +12,12 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mutations import set_at
+
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.registry import modelfile
-from tokworkbench.core.registry.export import FORMATS
-from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.registry.export import FORMATS, check, export
 from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text import pretokenize
 

@@ -17,21 +17,20 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from mutations import count_mutations, json_mutations, line_mutations, sp_mutations
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.registry import modelfile
-from tokworkbench.core.files.countfile import from_bytes as counts_from_bytes, to_bytes as counts_to_bytes
-from tokworkbench.core.registry.export import FORMATS
-from tokworkbench.core.registry.export import check, export
-from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.files.countfile import from_bytes as counts_from_bytes
+from tokworkbench.core.files.countfile import to_bytes as counts_to_bytes
 from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.export import FORMATS, check, export
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text import pretokenize
 from tokworkbench.core.text.chunks import count_chunks
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
-
-from mutations import count_mutations, json_mutations, line_mutations, sp_mutations
 
 spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
 

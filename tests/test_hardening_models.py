@@ -9,12 +9,11 @@ import pytest
 
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
+from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokenLimitError, TokWorkbenchError
+from tokworkbench.core.formats.tiktoken import companion_path, tiktoken_encoding
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import export
-from tokworkbench.core.errors import TokenLimitError
 from tokworkbench.core.registry.load import load_any
-from tokworkbench.core.formats.tiktoken import companion_path, tiktoken_encoding
 
 TEXT = "the cat sat on the mat with the hat " * 30
 

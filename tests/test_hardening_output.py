@@ -14,15 +14,15 @@ import sys
 
 import pytest
 
-from tokworkbench.core.session.settings import Settings
 from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import OutputError
 from tokworkbench.core.files import atomic
-from tokworkbench.core.registry import modelfile
 from tokworkbench.core.files.atomic import TMP_TAG, check_output, remove_stale_temps, write_atomic
+from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.session.settings import Settings
 
 TEXT = "the cat sat on the mat with the hat " * 30
 

@@ -4,9 +4,9 @@ with the floor forced low and high, training, undo and the pair table stay exact
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference import reference_train
 
 import tokworkbench.core.bpe.trainer as trainer_module
-from reference import reference_train
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 

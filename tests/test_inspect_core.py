@@ -5,16 +5,17 @@ import base64
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import DecodeError, TrainingError
-from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.inspection.segments import text_spans
-from tokworkbench.core.inspection.vocab import (count_tokens, parse_query, search, token_info, vocab_of)
-from tokworkbench.core.session.frozen import FrozenLearner
+from tokworkbench.core.inspection.vocab import count_tokens, parse_query, search, token_info, vocab_of
 from tokworkbench.core.models.protocol import Learner
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.session.frozen import FrozenLearner
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.session.snapshot import View
 from tokworkbench.core.text.corpus import load_corpus

@@ -9,13 +9,13 @@ from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
 
 from tokworkbench.core import TrainConfig, Trainer, load_corpus, pre_tokenizer, sample_paths
-from tokworkbench.core.errors import ExportError, ForeignModelError
-from tokworkbench.core.registry.export import check, export
-from tokworkbench.core.formats.hf_common import hf_pattern
-from tokworkbench.core.registry.load import load_any
-from tokworkbench.core.formats.tiktoken import tiktoken_encoding
-from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 from tokworkbench.core.bpe.model import Tokenizer
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
+from tokworkbench.core.errors import ExportError, ForeignModelError
+from tokworkbench.core.formats.hf_common import hf_pattern
+from tokworkbench.core.formats.tiktoken import tiktoken_encoding
+from tokworkbench.core.registry.export import check, export
+from tokworkbench.core.registry.load import load_any
 
 HELD_OUT = [
     "The quick brown fox jumps over the lazy dog; it's 3:45pm, isn't it? We'LL see.",

@@ -9,16 +9,26 @@ from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 from tokworkbench.core.errors import ExportError, ModelFileError, SettingError, TrainingError
 from tokworkbench.core.files.envelope import FORMAT, VERSION
 from tokworkbench.core.fixed.model import FixedVocab
-from tokworkbench.core.models.protocol import (CharLengths, Continuations, HasLattice, Learner, MergeRanked, Model,
-                                               OwnDisplay, Replaying, Scored, Transferable)
+from tokworkbench.core.models.protocol import (
+    CharLengths,
+    Continuations,
+    HasLattice,
+    Learner,
+    MergeRanked,
+    Model,
+    OwnDisplay,
+    Replaying,
+    Scored,
+    Transferable,
+)
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import FORMATS, check
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, kind_named, kind_of, trainable_kind
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.spbpe.model import CONTROL, NORMAL, UNKNOWN, SpBpeModel
-from tokworkbench.core.text.spnormalize import SpNormalizer
 from tokworkbench.core.text.pretokenize import pre_tokenizer
+from tokworkbench.core.text.spnormalize import SpNormalizer
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 from tokworkbench.core.wordpiece.model import WordPieceModel
 

@@ -19,12 +19,12 @@ from tokworkbench.cli import main
 from tokworkbench.core import TrainConfig, Trainer, load_corpus, pre_tokenizer, sample_paths
 from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import ForeignModelError, ModelFileError
-from tokworkbench.core.registry.export import export
-from tokworkbench.core.formats.hf_bpe import to_hf
-from tokworkbench.core.registry.load import load_any
-from tokworkbench.core.formats.presets import PRESETS, load_preset, preset_ranks
 from tokworkbench.core.formats import presets
+from tokworkbench.core.formats.hf_bpe import to_hf
+from tokworkbench.core.formats.presets import PRESETS, load_preset, preset_ranks
 from tokworkbench.core.formats.tiktoken import parse_ranks
+from tokworkbench.core.registry.export import export
+from tokworkbench.core.registry.load import load_any
 
 HELD_OUT = [
     "The quick brown fox jumps over the lazy dog; it's 3:45pm, isn't it? We'LL see. DON'T",

@@ -4,19 +4,26 @@ vocabularies through the same functions; model files and HF export carry the rol
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokworkbench.core import TrainConfig, Trainer
 from tokworkbench.core.errors import DecodeError, ModelFileError, RoleError
-from tokworkbench.core.registry import modelfile
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.formats.hf_bpe import to_hf
-from tokworkbench.core.registry.load import load_any
-from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.models.roles import (
-    Roles, decode, encode_content, encode_document, role_ids, with_boundaries, with_roles,
+    Roles,
+    decode,
+    encode_content,
+    encode_document,
+    role_ids,
+    with_boundaries,
+    with_roles,
 )
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.session.settings import Settings
 
 SPECIALS = ("<s>", "</s>", "<pad>", "<unk>")
@@ -213,8 +220,8 @@ def test_a_unigram_model_takes_the_unk_role_and_its_file_keeps_it(tmp_path):
     take one); the model file records it, and the fingerprint sees it."""
     from tokworkbench.core.compat import fingerprint
     from tokworkbench.core.errors import RoleError
-    from tokworkbench.core.registry import modelfile
     from tokworkbench.core.models.roles import Roles, with_roles
+    from tokworkbench.core.registry import modelfile
     from tokworkbench.core.session.session import Session
     from tokworkbench.core.session.settings import Settings
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner

@@ -5,6 +5,7 @@ with had), and Unigram's N stops at the target as r does."""
 from recording import RecordingApp
 from test_app_history import wait_until
 from test_app_unigram import course_app, course_files  # noqa: F401  (a fixture)
+
 from tokworkbench.app.labels import describe_stop
 from tokworkbench.core.session.session import FinishReason, RunFinished, Session
 from tokworkbench.core.session.settings import Settings

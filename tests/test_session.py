@@ -2,9 +2,9 @@
 
 import pytest
 
-from tokworkbench.core.session.childrun import run_in_child
 from tokworkbench.core.errors import ExportError, TrainingError
 from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.session.childrun import run_in_child
 from tokworkbench.core.session.session import FinishReason, Session
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.session.snapshot import View

@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
-from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.files.envelope import dumps
 from tokworkbench.core.formats.hf_unigram import write_hf
 from tokworkbench.core.formats.sentencepiece import _message
-from tokworkbench.core.files.envelope import dumps
-from tokworkbench.core.unigram.modelfile import from_json, to_json
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text.charsmap import read_charsmap
+from tokworkbench.core.unigram.modelfile import from_json, to_json
 
 spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
 
@@ -171,7 +171,8 @@ def test_a_charsmap_whose_strings_are_cut_is_refused(models):
 def _hf_like_t5(path: Path, sp, out: Path) -> Path:
     """A tokenizer.json as HF's T5 files are: Unigram, Precompiled + Replace(" {2,}"), Metaspace."""
     tk = pytest.importorskip("tokenizers")
-    from tokenizers import Regex, Tokenizer, decoders, models as hfm, normalizers, pre_tokenizers
+    from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
+    from tokenizers import models as hfm
 
     pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
     tok = Tokenizer(hfm.Unigram(pieces, unk_id=sp.unk_id(), byte_fallback=False))

@@ -5,8 +5,8 @@ number of times, and the merges are the reference trainer's."""
 import random
 
 import pytest
-
 from reference import reference_train
+
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import trainer as trainer_module
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from reference import reference_train
 from test_trainer_properties import SPLITS, _check_invariants, _state
+
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import flatchunks
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS

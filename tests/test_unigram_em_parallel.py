@@ -12,8 +12,7 @@ import pytest
 from tokworkbench.core.errors import WorkerError
 from tokworkbench.core.text.parallel import can_fork
 from tokworkbench.core.text.pretokenize import pre_tokenizer
-from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
-from tokworkbench.core.unigram import parallel_em
+from tokworkbench.core.unigram import UnigramConfig, UnigramLearner, parallel_em
 from tokworkbench.core.unigram.em import Lattices, PieceBlock, found_blocks, hash_strings, seed_pieces
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"

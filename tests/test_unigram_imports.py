@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import ExportError, ForeignModelError
-from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.formats.hf_unigram import to_hf, write_hf
 from tokworkbench.core.models.roles import encode_document
+from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.unigram import UnigramModel
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"

@@ -6,8 +6,8 @@ EOS to every segmentation instead of being dropped without a word."""
 import json
 
 import pytest
-
 from test_unigram_imports import sp_model  # noqa: F401 (fixture)
+
 from tokworkbench.cli import main
 from tokworkbench.core.registry.load import load_any
 
@@ -72,6 +72,7 @@ def test_the_first_of_the_nbest_is_encodes_even_on_a_tie(sp_model):  # noqa: F81
     """Where two segmentations score the same (the same pieces in another order, as in a line of
     box-drawing characters), the n-best list starts with the one encode (and sentencepiece) gives."""
     from test_unigram_imports import SAMPLES
+
     from tokworkbench.core.unigram.sampling import unigram_nbest
     path, sp = sp_model
     model = load_any(path)

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.fixed.model import FixedVocab
+from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 

@@ -8,12 +8,13 @@ import pytest
 import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_batchbpe import _reference_bpe as reference_bpe
+
 from tokworkbench.core.bpe import batchbpe
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_many
 from tokworkbench.core.formats.tiktoken import ranks_tokenizer
 from tokworkbench.core.text.pretokenize import parse_split
+
 
 @pytest.fixture(autouse=True)
 def whole_chars_always(monkeypatch):

@@ -5,7 +5,8 @@ on arbitrary text, and round trips through our file, through export and through 
 import json
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
 from tokenizers.implementations import BertWordPieceTokenizer
@@ -15,8 +16,15 @@ from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileEr
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.formats.hf_wordpiece import to_hf
 from tokworkbench.core.inspection.segments import text_spans
-from tokworkbench.core.models.protocol import (CharLengths, Continuations, HasLattice, MergeRanked, Model, OwnDisplay,
-                                               Scored)
+from tokworkbench.core.models.protocol import (
+    CharLengths,
+    Continuations,
+    HasLattice,
+    MergeRanked,
+    Model,
+    OwnDisplay,
+    Scored,
+)
 from tokworkbench.core.models.roles import decode, encode_document
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import check, export
@@ -343,6 +351,7 @@ def test_damaged_files_load_or_give_one_line_of_our_error(which, tmp_path):
     import random
 
     from mutations import json_mutations, line_mutations
+
     from tokworkbench.core.errors import TokWorkbenchError
 
     hf = _hf(VOCAB, post=True)

@@ -9,12 +9,12 @@ from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from tokworkbench.core.models.protocol import Model
-from tokworkbench.core.session.settings import Settings
 from tokworkbench.app.actions import ACTIONS, key_names
 from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
 from tokworkbench.app.loading import ModelLoader
 from tokworkbench.app.main_screen import MainScreen
+from tokworkbench.core.models.protocol import Model
+from tokworkbench.core.session.settings import Settings
 
 
 class WorkbenchApp(App):

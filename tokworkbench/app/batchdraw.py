@@ -14,8 +14,8 @@ import numpy as np
 from rich.cells import cell_len
 from rich.text import Text
 
-from tokworkbench.core.inspection.escape import visible
 from tokworkbench.app.render import TRUECOLOR, Palette
+from tokworkbench.core.inspection.escape import visible
 
 IGNORE = -100
 CELL = 5  # cells per grid column at least (ids up to 4 digits, or -100, and a gap)

@@ -7,8 +7,8 @@ lattice tab shows, which key makes a step, and how its settings read in a line. 
 of the app compares a kind's name (tests/test_architecture.py checks it).
 """
 
-from dataclasses import dataclass, replace
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from tokworkbench.core.models.kind import Kind
 from tokworkbench.core.models.protocol import Model

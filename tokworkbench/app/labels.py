@@ -2,11 +2,11 @@
 
 import shlex
 
+from tokworkbench.app.kind_views import step_noun, view_of  # noqa: F401 (step_noun: the widgets' import)
 from tokworkbench.core.models.protocol import MergeRanked, OwnDisplay
 from tokworkbench.core.registry.kinds import kind_named
 from tokworkbench.core.session.session import FinishReason, RunFinished
 from tokworkbench.core.session.settings import Settings
-from tokworkbench.app.kind_views import step_noun, view_of  # noqa: F401 (step_noun: the widgets' import)
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:

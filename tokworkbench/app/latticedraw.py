@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
 
+from tokworkbench.app.render import TRUECOLOR, Palette
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.unigram.rows import Lattice, LatticeEdge
-from tokworkbench.app.render import TRUECOLOR, Palette
 
 Run = tuple[str, str]  # text, style spec
 Line = list[Run]

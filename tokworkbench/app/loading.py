@@ -2,15 +2,15 @@
 that posts its progress and its result as messages."""
 
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
+from tokworkbench.app import messages as msg
 from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.session.settings import Settings
-from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.text.corpus import list_files, load_corpus
-from tokworkbench.app import messages as msg
 
 FRAME = 0.2  # seconds between progress posts while loading
 ModelLoader = Callable[[], Model]  # -m NAME: the model, read when the screen is up

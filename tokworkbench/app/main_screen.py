@@ -17,19 +17,9 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
-from tokworkbench.core.models.protocol import Model
-from tokworkbench.core.session.session import RunFinished, Session
-from tokworkbench.core.session.settings import Settings
-from tokworkbench.core.heap import settle
-from tokworkbench.core.session.snapshot import Snapshot, View
-from tokworkbench.core.registry.kinds import kind_named
-from tokworkbench.core.text.samples import sample_paths
 from tokworkbench.app import messages as msg
 from tokworkbench.app.actions import ACTIONS, Need, Situation, lookup
 from tokworkbench.app.dialogs import HelpDialog
-from tokworkbench.app.labels import (HELP_NOTES, describe_inspection, describe_settings, nothing_left, plural, step_noun)
 from tokworkbench.app.flows.changes import ChangeFlows
 from tokworkbench.app.flows.copying import copied_note, copied_text, what_to_copy
 from tokworkbench.app.flows.reads import ReadFlows
@@ -38,6 +28,7 @@ from tokworkbench.app.flows.ui import Folders, Ui
 from tokworkbench.app.flows.writes import WriteFlows
 from tokworkbench.app.keyhelp import help_sections
 from tokworkbench.app.kind_views import RIGHT_PANES, view_of
+from tokworkbench.app.labels import HELP_NOTES, describe_inspection, describe_settings, nothing_left, plural, step_noun
 from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
 from tokworkbench.app.widgets.batches import BatchesPanel, line_documents
 from tokworkbench.app.widgets.bytes_view import BytesPanel
@@ -54,6 +45,15 @@ from tokworkbench.app.widgets.progress import ProgressRow
 from tokworkbench.app.widgets.rounds import RoundsPanel
 from tokworkbench.app.widgets.token_details import TokenDetails
 from tokworkbench.app.widgets.vocab import VocabPanel
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.heap import settle
+from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
+from tokworkbench.core.models.protocol import Model
+from tokworkbench.core.registry.kinds import kind_named
+from tokworkbench.core.session.session import RunFinished, Session
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import Snapshot, View
+from tokworkbench.core.text.samples import sample_paths
 
 MIN_SIZE = (80, 24)
 ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from tokworkbench.core.session.session import RunFinished, RunProgress, Session
 from tokworkbench.core.inspection.vocab import TokenCounts
+from tokworkbench.core.session.session import RunFinished, RunProgress, Session
 from tokworkbench.core.session.snapshot import Snapshot
 
 

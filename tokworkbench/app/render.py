@@ -8,7 +8,6 @@ from rich.text import Text
 from tokworkbench.core.inspection.segments import TokenSpan
 
 
-
 @dataclass(frozen=True)
 class Palette:
     """Token backgrounds (adjacent tokens always differ), the mark for a character that a

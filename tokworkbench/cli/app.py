@@ -5,7 +5,13 @@ from functools import partial
 from pathlib import Path
 
 from tokworkbench.cli.options import (
-    DEFAULTS, load, role_options, roles_from, settings_from, special_ids, training_options,
+    DEFAULTS,
+    load,
+    role_options,
+    roles_from,
+    settings_from,
+    special_ids,
+    training_options,
 )
 from tokworkbench.core.errors import CorpusError, TrainingError
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES

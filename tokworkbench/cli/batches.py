@@ -8,13 +8,13 @@ import argparse
 import json
 import unicodedata
 
+from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, load, model_options
 from tokworkbench.core.batching import IGNORE, BatchSpec, document_ids, make_batch, save_json, save_npz, to_json
 from tokworkbench.core.errors import BatchError
 from tokworkbench.core.files.atomic import check_output, write_atomic
-from tokworkbench.core.registry.load import model_inputs
 from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.registry.load import model_inputs
 from tokworkbench.core.text.corpus import Skipped, iter_documents, list_files
-from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, load, model_options
 
 FLAGS = MODEL_FLAGS  # the flags the error hints may name (options.HINTS)
 

@@ -8,9 +8,9 @@ as an answer.
 import argparse
 from pathlib import Path
 
+from tokworkbench.cli.options import MODEL_FLAGS, emit, load, model_options
 from tokworkbench.core.compat import compare
 from tokworkbench.core.text.corpus import read_document
-from tokworkbench.cli.options import MODEL_FLAGS, emit, load, model_options
 
 ERROR_STATUS = 2  # the CLI's status for an error here; 1 is the answer "incompatible"
 

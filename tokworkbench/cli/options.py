@@ -14,8 +14,16 @@ from contextlib import contextmanager
 
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 from tokworkbench.core.errors import (
-    CorpusError, InvalidUtf8DecodeError, InvalidUtf8Error, ModelFileError, NeedsPatternError, OutputError,
-    SettingError, TokenLimitError, TokWorkbenchError, TrainingError,
+    CorpusError,
+    InvalidUtf8DecodeError,
+    InvalidUtf8Error,
+    ModelFileError,
+    NeedsPatternError,
+    OutputError,
+    SettingError,
+    TokenLimitError,
+    TokWorkbenchError,
+    TrainingError,
 )
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES
 from tokworkbench.core.inspection.escape import json_printable, printable

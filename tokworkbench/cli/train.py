@@ -6,7 +6,15 @@ import sys
 import time
 
 from tokworkbench.cli.options import (
-    Progress, check_own_tokens, emit, note, role_options, roles_from, settings_from, stdout, training_options,
+    Progress,
+    check_own_tokens,
+    emit,
+    note,
+    role_options,
+    roles_from,
+    settings_from,
+    stdout,
+    training_options,
 )
 from tokworkbench.core.bpe.gcpause import collector_paused
 from tokworkbench.core.errors import CountFileError, ExportError, TrainingError

@@ -7,14 +7,14 @@ roles name tokens of the list, which then are special (never matched inside cont
 import argparse
 from pathlib import Path
 
+from tokworkbench.cli.options import emit, role_options, roles_from
 from tokworkbench.core.compat import fingerprint
-from tokworkbench.core.registry import modelfile
 from tokworkbench.core.files.atomic import check_output
+from tokworkbench.core.fixed.model import FixedVocab
 from tokworkbench.core.fixed.modelfile import parse_tokens
 from tokworkbench.core.inspection.escape import quote
-from tokworkbench.core.fixed.model import FixedVocab
+from tokworkbench.core.registry import modelfile
 from tokworkbench.core.text.corpus import read_document
-from tokworkbench.cli.options import emit, role_options, roles_from
 
 FLAGS = frozenset()  # the flags the error hints may name (options.HINTS)
 

@@ -4,8 +4,8 @@ Pure Python + numpy + regex. It never imports Textual or Rich: the app and the C
 over it, and a test keeps it that way.
 """
 
-from tokworkbench.core.text.corpus import Corpus, Document, load_corpus
-from tokworkbench.core.text.samples import sample_paths
+from tokworkbench.core.bpe.model import Tokenizer
+from tokworkbench.core.bpe.trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
 from tokworkbench.core.errors import (
     CorpusError,
     DecodeError,
@@ -15,10 +15,10 @@ from tokworkbench.core.errors import (
     TokWorkbenchError,
     TrainingError,
 )
-from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
+from tokworkbench.core.text.corpus import Corpus, Document, load_corpus
 from tokworkbench.core.text.patterns import PRESETS
-from tokworkbench.core.bpe.model import Tokenizer
-from tokworkbench.core.bpe.trainer import MergeRecord, PairRow, TrainConfig, Trainer, train
+from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
+from tokworkbench.core.text.samples import sample_paths
 
 __all__ = [
     "Corpus", "CorpusError", "DecodeError", "Document", "EncodeError", "MergeRecord",

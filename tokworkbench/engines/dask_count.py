@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import dask
 import numpy as np
 from dask import delayed
-from distributed import Client, progress as dask_progress
+from distributed import Client
+from distributed import progress as dask_progress
 from distributed.client import FutureCancelledError
 from distributed.scheduler import KilledWorker
 

@@ -10,7 +10,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from tokworkbench.app.keyorder import retype
-
 from tokworkbench.app.widgets.steady_input import SteadyInput
 
 

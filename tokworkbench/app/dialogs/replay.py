@@ -7,10 +7,11 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Select
 
-from tokworkbench.core.formats.presets import ALIASES, PRESETS as ENCODINGS, is_preset
-from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.app.dialogs.base import Dialog
 from tokworkbench.app.widgets.steady_input import SteadyInput
+from tokworkbench.core.formats.presets import ALIASES, is_preset
+from tokworkbench.core.formats.presets import PRESETS as ENCODINGS
+from tokworkbench.core.text.patterns import PRESETS
 
 FROM_FILE = "from the file"
 PRESET_NAMES = ", ".join(n for n in (*ENCODINGS, *ALIASES) if n != "r50k_base")  # gpt2 is r50k_base

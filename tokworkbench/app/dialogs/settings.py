@@ -8,6 +8,10 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Label, Select
 
+from tokworkbench.app.dialogs.base import Dialog
+from tokworkbench.app.kind_views import view_of
+from tokworkbench.app.labels import train_command
+from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.models.roles import ROLES, Roles
@@ -16,10 +20,6 @@ from tokworkbench.core.session.settings import CUSTOM, FIT, Settings
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.units import Units
-from tokworkbench.app.kind_views import view_of
-from tokworkbench.app.labels import train_command
-from tokworkbench.app.dialogs.base import Dialog
-from tokworkbench.app.widgets.steady_input import SteadyInput
 
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
 ALGORITHM_CHOICES = {"course": "course (the HF course's, exactly; start cost 1)",

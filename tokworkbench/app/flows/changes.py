@@ -3,15 +3,15 @@ in the history), each asked before work is discarded."""
 
 from collections.abc import Callable
 
-from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.session.session import Session
-from tokworkbench.core.session.settings import Settings
-from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.core.registry.kinds import kind_of
 from tokworkbench.app.dialogs import PromptDialog, SettingsDialog
 from tokworkbench.app.flows.ui import Ui
 from tokworkbench.app.kind_views import step_noun, view_of
 from tokworkbench.app.labels import describe_settings, plural
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.registry.kinds import kind_of
+from tokworkbench.core.session.session import Session
+from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.session.snapshot import Snapshot
 
 
 class ChangeFlows:

@@ -2,9 +2,9 @@
 
 import json
 
+from tokworkbench.app.labels import plural
 from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.models.protocol import Model
-from tokworkbench.app.labels import plural
 
 
 def what_to_copy(model: Model, encode_text: str, selected_token: int | None) -> tuple[list[int], str] | None:

@@ -4,14 +4,14 @@ tokenizer with this one (C)."""
 from collections.abc import Callable
 from pathlib import Path
 
+from tokworkbench.app.dialogs import OpenDialog, ReplayDialog
+from tokworkbench.app.flows.ui import Folders, Ui
+from tokworkbench.app.kind_views import view_of
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.registry.kinds import kind_of
 from tokworkbench.core.registry.load import open_model
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.session.settings import Settings
-from tokworkbench.app.dialogs import OpenDialog, ReplayDialog
-from tokworkbench.app.flows.ui import Folders, Ui
-from tokworkbench.app.kind_views import view_of
 
 COMPARE_QUESTION = ("Tokenizer to compare with this one: a tokworkbench model (BPE or fixed vocabulary), "
                     "HF tokenizer.json, minbpe .model, .tiktoken, or a preset (cl100k_base, o200k_base, gpt2)")

@@ -8,15 +8,15 @@ from functools import partial
 
 from textual.worker import Worker, get_current_worker
 
-from tokworkbench.core.heap import settle
-from tokworkbench.core.session.childrun import run_in_child
-from tokworkbench.core.session.session import FinishReason, RunFinished, Session
-from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.app import messages as msg
 from tokworkbench.app.flows.ui import Ui
 from tokworkbench.app.kind_views import step_noun
 from tokworkbench.app.labels import describe_finish, describe_stop
 from tokworkbench.app.widgets.progress import ProgressRow
+from tokworkbench.core.heap import settle
+from tokworkbench.core.session.childrun import run_in_child
+from tokworkbench.core.session.session import FinishReason, RunFinished, Session
+from tokworkbench.core.session.snapshot import Snapshot, View
 
 STOP_PAINT_WAIT = 0.5  # seconds a stopped run's state waits for the screen to show the stop
 

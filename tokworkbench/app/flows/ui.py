@@ -8,10 +8,10 @@ from pathlib import Path
 
 from textual.screen import Screen
 
+from tokworkbench.app.dialogs import ConfirmDialog
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.text.samples import sample_paths
-from tokworkbench.app.dialogs import ConfirmDialog
 
 Notify = Callable[..., None]  # Textual's notify(message, title=, severity=, timeout=)
 

@@ -4,15 +4,15 @@ tab's w). Nothing is overwritten unasked, and nothing the CLI refuses is written
 from collections.abc import Callable
 from pathlib import Path
 
-from tokworkbench.core.batching import save_npz
-from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.session.session import Session
 from tokworkbench.app import messages as msg
 from tokworkbench.app.dialogs import ExportDialog, PromptDialog
 from tokworkbench.app.dialogs.export import HISTORY, folder_problem
 from tokworkbench.app.flows.ui import Folders, Ui
 from tokworkbench.app.kind_views import step_noun
 from tokworkbench.app.labels import plural
+from tokworkbench.core.batching import save_npz
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.session.session import Session
 
 
 class WriteFlows:

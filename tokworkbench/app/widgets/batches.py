@@ -26,16 +26,25 @@ from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.reactive import var
 from textual.widgets import Static
 
-from tokworkbench.core.batching import Batch, BatchSpec, document_ids, make_batch
-from tokworkbench.core.errors import TokWorkbenchError
-from tokworkbench.core.models.roles import role_ids
-from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.app.batchdraw import BOUNDARY, IGNORE, LABEL, draw_allowed, draw_grid, draw_stream, grid_layout, row_lines
+from tokworkbench.app.batchdraw import (
+    BOUNDARY,
+    IGNORE,
+    LABEL,
+    draw_allowed,
+    draw_grid,
+    draw_stream,
+    grid_layout,
+    row_lines,
+)
 from tokworkbench.app.dialogs.export import folder_problem
 from tokworkbench.app.dialogs.prompt import PromptDialog
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import BatchExport
 from tokworkbench.app.render import palette_of
+from tokworkbench.core.batching import Batch, BatchSpec, document_ids, make_batch
+from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.models.roles import role_ids
+from tokworkbench.core.session.snapshot import Snapshot
 
 LINES = 8  # documents (non-empty lines) taken from each corpus file
 DOC_CHARS = 200  # characters of each document the stream is cut from

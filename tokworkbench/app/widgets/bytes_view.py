@@ -2,12 +2,11 @@
 
 from textual.reactive import var
 
-from tokworkbench.core.inspection.escape import hex_bytes
+from tokworkbench.app.widgets.rowsview import RowsView
+from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.inspection.hexview import char_rows
 from tokworkbench.core.inspection.roundtrip import round_trip
 from tokworkbench.core.session.snapshot import Snapshot, selected_line
-from tokworkbench.core.inspection.escape import visible
-from tokworkbench.app.widgets.rowsview import RowsView
 
 MAX_ROWS = 400
 

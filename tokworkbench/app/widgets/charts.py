@@ -8,10 +8,10 @@ from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Label, Sparkline, Static
 
-from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.core.unigram.rows import RoundRow
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
+from tokworkbench.core.session.snapshot import Snapshot
+from tokworkbench.core.unigram.rows import RoundRow
 
 BAR = 28
 LONGEST = 24  # lengths past this share one row

@@ -11,11 +11,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
 
+from tokworkbench.app.labels import plural
+from tokworkbench.app.render import Palette, draw_tokens, palette_of
 from tokworkbench.core.compat import Comparison, compare
 from tokworkbench.core.inspection.roundtrip import RoundTrip, round_trip
 from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.app.labels import plural
-from tokworkbench.app.render import Palette, draw_tokens, palette_of
 
 SHORT_FP = 16  # hex digits of a fingerprint shown (the full one is in `tokworkbench compare`)
 

@@ -8,14 +8,14 @@ from textual.reactive import var
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tokworkbench.core.inspection.segments import pair_occurrences
-from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.core.text.corpus import CorpusStats
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural, step_noun
 from tokworkbench.app.messages import CorpusClicked, DocumentSelected
 from tokworkbench.app.render import palette_of, style_runs
 from tokworkbench.app.widgets.tokentext import TokenText
+from tokworkbench.core.inspection.segments import pair_occurrences
+from tokworkbench.core.session.snapshot import Snapshot
+from tokworkbench.core.text.corpus import CorpusStats
 
 
 class CorpusPane(Vertical):

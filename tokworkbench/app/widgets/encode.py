@@ -16,6 +16,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Input, Static
 
+from tokworkbench.app.messages import EncodeChanged
+from tokworkbench.app.render import Palette, palette_of, style_runs
+from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
@@ -23,9 +26,6 @@ from tokworkbench.core.models.protocol import HasUnknown, Model, OwnDisplay
 from tokworkbench.core.models.roles import decode as decode_ids
 from tokworkbench.core.models.roles import encode_document, hidden_ids, role_ids
 from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.app.messages import EncodeChanged
-from tokworkbench.app.render import Palette, palette_of, style_runs
-from tokworkbench.app.widgets.steady_input import SteadyInput
 
 
 def unknown_id(model: Model) -> int | None:

@@ -18,16 +18,16 @@ from textual.reactive import var
 from textual.strip import Strip
 from textual.widgets import Static
 
+from tokworkbench.app.labels import plural
+from tokworkbench.app.latticedraw import LatticeDrawing, cost_label, draw_lattice
+from tokworkbench.app.messages import LatticeWordShown
+from tokworkbench.app.render import palette_of
+from tokworkbench.app.widgets.lineview import LineView
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.models.protocol import HasLattice
 from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import Lattice
-from tokworkbench.app.labels import plural
-from tokworkbench.app.messages import LatticeWordShown
-from tokworkbench.app.latticedraw import LatticeDrawing, cost_label, draw_lattice
-from tokworkbench.app.render import palette_of
-from tokworkbench.app.widgets.lineview import LineView
 
 GUTTER = 6  # the row labels on the left, which stay while the lattice scrolls sideways
 MAX_WORD = 500  # characters of one word drawn; a longer chunk is cut (and says so)

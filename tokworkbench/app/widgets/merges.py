@@ -4,12 +4,12 @@ snapshot brings the newest rows, and the others are asked for when they come on 
 from textual.binding import Binding
 from textual.reactive import var
 
-from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import HistoryWanted, RewindTo
-from tokworkbench.core.inspection.escape import visible
 from tokworkbench.app.widgets.rowsview import RowsView
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.session.snapshot import Snapshot
 
 
 class HistoryTable(RowsView):

@@ -5,15 +5,14 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
-from tokworkbench.core.bpe.trainer import PairRow
-from tokworkbench.core.inspection.escape import hex_bytes
-from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PairSelected
-from tokworkbench.core.inspection.escape import visible
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
+from tokworkbench.core.bpe.trainer import PairRow
+from tokworkbench.core.inspection.escape import hex_bytes, visible
+from tokworkbench.core.session.snapshot import Snapshot
 
 SHOWN = 60
 

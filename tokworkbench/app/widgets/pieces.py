@@ -8,15 +8,15 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
-from tokworkbench.core.inspection.escape import visible
-from tokworkbench.core.inspection.vocab import TokenCounts
-from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.core.unigram.rows import PieceRow
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PieceSelected
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.inspection.vocab import TokenCounts
+from tokworkbench.core.session.snapshot import Snapshot
+from tokworkbench.core.unigram.rows import PieceRow
 
 SHOWN = 400
 REMOVED = "✗"  # the mark of a piece the next round removes (a mark, not only a colour)

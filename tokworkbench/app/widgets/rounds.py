@@ -4,12 +4,12 @@ as every merge is in the merge history."""
 
 from textual.binding import Binding
 
-from tokworkbench.core.inspection.escape import visible
-from tokworkbench.core.session.snapshot import Snapshot
-from tokworkbench.core.unigram.rows import RoundRow
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import RewindTo
 from tokworkbench.app.widgets.merges import HistoryTable
+from tokworkbench.core.inspection.escape import visible
+from tokworkbench.core.session.snapshot import Snapshot
+from tokworkbench.core.unigram.rows import RoundRow
 
 REMOVED_SHOWN = 12  # pieces named in a row; the rest are counted
 

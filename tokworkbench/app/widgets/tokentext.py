@@ -5,9 +5,8 @@ window of corpus text holds thousands of differently coloured tokens and is redr
 merge; going through Static/Content for that costs ten times more.
 """
 
-from functools import lru_cache
-
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.cells import cell_len
 from rich.segment import Segment

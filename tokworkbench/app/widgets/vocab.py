@@ -10,13 +10,13 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
-from tokworkbench.core.inspection.escape import hex_bytes, visible
-from tokworkbench.core.inspection.vocab import ORDERS, TokenCounts, VocabPage, search, vocab_of
-from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CountTokens, TokenSelected
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
+from tokworkbench.core.inspection.escape import hex_bytes, visible
+from tokworkbench.core.inspection.vocab import ORDERS, TokenCounts, VocabPage, search, vocab_of
+from tokworkbench.core.session.snapshot import Snapshot
 
 SHOWN = 500  # rows drawn; the subtitle says how many match in all
 FILL_EVERY = 0.5  # seconds: while training runs, the vocabulary (a new model each frame) is rebuilt this often

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.batching.batch import Batch
+from tokworkbench.core.files.atomic import write_atomic
 
 
 def to_json(batch: Batch) -> dict:

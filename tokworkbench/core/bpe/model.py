@@ -18,18 +18,18 @@ from typing import Any
 import numpy as np
 
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_flat, bpe_many
-from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
 from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_by_pairs, merge_ids
 from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError
 from tokworkbench.core.inspection.escape import render_bytes
-from tokworkbench.core.text.normalize import normalize
+from tokworkbench.core.models.idmap import IdMap
+from tokworkbench.core.models.roles import NO_ROLES, Roles
+from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.text.fastsplit import FAST_PRESETS, chunk_starts
+from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import can_parallelize, encode_parallel
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.units import Units
-from tokworkbench.core.models.idmap import IdMap
-from tokworkbench.core.models.roles import NO_ROLES, Roles
 
 UNK = "<unk>"
 JOINS = ("merges", "ranks", "pairs")

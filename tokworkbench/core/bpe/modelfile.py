@@ -17,8 +17,15 @@ from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 from tokworkbench.core.bpe.trainer import MergeRecord
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
-from tokworkbench.core.files.limits import (MAX_TOKEN_BYTES, check_token_lengths, describe_json, is_count, is_text,
-                                            read_pre_tokenizer, short)
+from tokworkbench.core.files.limits import (
+    MAX_TOKEN_BYTES,
+    check_token_lengths,
+    describe_json,
+    is_count,
+    is_text,
+    read_pre_tokenizer,
+    short,
+)
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.units import Units

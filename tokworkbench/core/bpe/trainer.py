@@ -16,20 +16,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
+from tokworkbench.core.bpe.gcpause import collector_paused
+from tokworkbench.core.bpe.model import Tokenizer
+from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
+from tokworkbench.core.curve import compression_curve
+from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.inspection.escape import render_bytes
+from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, count_chunks, units_total
 from tokworkbench.core.text.corpus import require_text
-from tokworkbench.core.curve import compression_curve
-from tokworkbench.core.transfer import Rebuild, built, in_pieces
-from tokworkbench.core.errors import TrainingError
-from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
-from tokworkbench.core.bpe.gcpause import collector_paused
 from tokworkbench.core.text.normalize import check_normalizer
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
-from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
-from tokworkbench.core.bpe.model import Tokenizer
-from tokworkbench.core.inspection.escape import render_bytes
-from tokworkbench.core.inspection.segments import layout_window
+from tokworkbench.core.transfer import Rebuild, built, in_pieces
 from tokworkbench.core.units import Units
 
 Pair = tuple[int, int]

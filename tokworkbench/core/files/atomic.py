@@ -40,7 +40,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tokworkbench.core.errors import OutputError
-from tokworkbench.core.text.corpus import kind_of as file_kind, os_reason
+from tokworkbench.core.text.corpus import kind_of as file_kind
+from tokworkbench.core.text.corpus import os_reason
 
 TMP_TAG = ".tokworkbench-tmp-"
 _TMP_NAME = re.compile(r"^\..*" + re.escape(TMP_TAG) + r"(?P<host>[A-Za-z0-9_-]*)-(?P<pid>\d+)-[A-Za-z0-9_]+$")

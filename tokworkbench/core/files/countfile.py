@@ -30,12 +30,12 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from tokworkbench.core.errors import CountFileError, PatternError
+from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, units_total
 from tokworkbench.core.text.corpus import describe_size, read_regular
 from tokworkbench.core.text.normalize import NORMALIZERS
-from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern
 from tokworkbench.core.text.patterns import PRESETS
-from tokworkbench.core.files.atomic import write_atomic
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern
 
 FORMAT = "tokworkbench-counts"
 VERSION = 1

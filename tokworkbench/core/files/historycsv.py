@@ -5,8 +5,8 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from tokworkbench.core.inspection.escape import hex_bytes, render_bytes
 from tokworkbench.core.files.atomic import write_atomic
+from tokworkbench.core.inspection.escape import hex_bytes, render_bytes
 
 COLUMNS = ("step", "left", "right", "new_id", "token", "token_hex", "count", "replacements",
            "tokens_after", "units_per_token")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tokworkbench.core.errors import ModelFileError, TokenLimitError, TokWorkbenchError
 from tokworkbench.core.text.corpus import describe_size, read_regular
-from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 from tokworkbench.core.text.patterns import PRESETS
+from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 
 MAX_MODEL_FILE_BYTES = 256 << 20  # a model file (and a tiktoken companion) is read up to this
 MAX_TOKEN_BYTES = 64 << 10  # one token's UTF-8 bytes; a parameter of every loader

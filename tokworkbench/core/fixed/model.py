@@ -17,11 +17,11 @@ from functools import cached_property
 
 from tokworkbench.core.errors import EncodeError, VocabFileError
 from tokworkbench.core.inspection.escape import quote
-from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
-from tokworkbench.core.units import Units
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.vocab import LongestMatch, check_ids
+from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
+from tokworkbench.core.units import Units
 
 KIND = "fixed"
 

@@ -10,10 +10,10 @@ as LF. The model file is our JSON with "model": "fixed" (see `to_json`).
 """
 
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError, VocabFileError
-from tokworkbench.core.fixed.model import KIND, FixedVocab
-from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.files.envelope import header
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, is_count, is_text
+from tokworkbench.core.fixed.model import KIND, FixedVocab
+from tokworkbench.core.models.roles import Roles
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "s": " "}
 

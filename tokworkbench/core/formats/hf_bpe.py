@@ -16,13 +16,21 @@ from pathlib import Path
 
 import regex
 
+from tokworkbench.core.bpe.model import UNK, Tokenizer
 from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import ExportError, ForeignModelError
-from tokworkbench.core.bpe.model import UNK, Tokenizer
-from tokworkbench.core.text.pretokenize import from_pattern
 from tokworkbench.core.files.atomic import write_atomic
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, check_token_length, check_token_lengths, describe_json, is_count, is_text, short
+from tokworkbench.core.files.limits import (
+    MAX_TOKEN_BYTES,
+    check_token_length,
+    check_token_lengths,
+    describe_json,
+    is_count,
+    is_text,
+    short,
+)
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
+from tokworkbench.core.text.pretokenize import from_pattern
 
 HF_BYTELEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 

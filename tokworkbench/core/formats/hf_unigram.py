@@ -13,11 +13,11 @@ from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, short
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_tokenizer
-from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.text import spnormalize
-from tokworkbench.core.unigram.model import UnigramModel
+from tokworkbench.core.text.patterns import METASPACE
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_tokenizer
 from tokworkbench.core.text.spnormalize import META
+from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.modelfile import check_pieces, check_scores
 
 # -- Hugging Face tokenizer.json -------------------------------------------------------------

@@ -8,10 +8,10 @@ written, and the export refuses it.
 
 import re
 
-from tokworkbench.core.errors import ExportError, ForeignModelError
 from tokworkbench.core.bpe.model import Tokenizer
-from tokworkbench.core.text.pretokenize import from_pattern
+from tokworkbench.core.errors import ExportError, ForeignModelError
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, check_token_lengths, whole_number
+from tokworkbench.core.text.pretokenize import from_pattern
 
 HEADER = "minbpe v1"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

@@ -25,11 +25,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tokworkbench.core.errors import ModelFileError
 from tokworkbench.core.bpe.model import Tokenizer
-from tokworkbench.core.text.pretokenize import parse_split
+from tokworkbench.core.errors import ModelFileError
 from tokworkbench.core.files.limits import MAX_MODEL_FILE_BYTES, MAX_TOKEN_BYTES, read_model_file
 from tokworkbench.core.formats.tiktoken import cached_ranks_tokenizer
+from tokworkbench.core.text.pretokenize import parse_split
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
 SHIPPED = Path(__file__).with_name("data")  # the ranks files that ship with tokworkbench (r50k_base)

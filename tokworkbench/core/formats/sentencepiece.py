@@ -13,13 +13,14 @@ from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, short
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.spbpe.model import UNK_SURFACE, SpBpeModel
 from tokworkbench.core.spbpe.modelfile import checked_model
-from tokworkbench.core.text.charsmap import read_charsmap
-from tokworkbench.core.text.pretokenize import pre_tokenizer
-from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.text import spnormalize
-from tokworkbench.core.unigram.model import UnigramModel
+from tokworkbench.core.text.charsmap import read_charsmap
+from tokworkbench.core.text.patterns import METASPACE
+from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.spnormalize import META
+from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.modelfile import check_pieces, check_scores
+
 
 # -- SentencePiece .model --------------------------------------------------------------------
 def looks_like_sentencepiece(raw: bytes) -> bool:

@@ -25,20 +25,28 @@ import binascii
 import hashlib
 import json
 import os
-
-import numpy as np
 from pathlib import Path
 
+import numpy as np
+
 from tokworkbench.core.bpe.encode import lowest_rank_parts as tiktoken_parts
-from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, NeedsPatternError
-from tokworkbench.core.models.idmap import IdMap
-from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.bpe.model import Tokenizer
-from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, parse_split
+from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, NeedsPatternError
 from tokworkbench.core.files import derivedcache
 from tokworkbench.core.files.atomic import write_atomic_all
-from tokworkbench.core.files.limits import (MAX_TOKEN_BYTES, check_token_length, describe_json, is_count, is_text, parse_json,
-                     read_model_file, whole_number)
+from tokworkbench.core.files.limits import (
+    MAX_TOKEN_BYTES,
+    check_token_length,
+    describe_json,
+    is_count,
+    is_text,
+    parse_json,
+    read_model_file,
+    whole_number,
+)
+from tokworkbench.core.models.idmap import IdMap
+from tokworkbench.core.models.roles import NO_ROLES, Roles
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, parse_split
 
 COMPANION_FORMAT = "tokworkbench-tiktoken"
 MAX_RANK = (1 << 32) - 1  # tiktoken keeps ranks (and special token ids) as u32

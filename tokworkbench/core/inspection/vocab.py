@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tokworkbench.core.errors import DecodeError
+from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.models.protocol import MergeRanked, WholeOnly
 from tokworkbench.core.units import Units
-from tokworkbench.core.inspection.escape import render_bytes
 
 ORDERS = ("id", "length", "count")
 _MARKS = str.maketrans({"␣": " ", "↵": "\n", "→": "\t"})

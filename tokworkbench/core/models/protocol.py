@@ -17,9 +17,9 @@ are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets 
 from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.units import Units
-from tokworkbench.core.models.roles import Roles
 
 if TYPE_CHECKING:  # the views' span type; segments.py asks these protocols in turn
     from tokworkbench.core.inspection.segments import TokenSpan

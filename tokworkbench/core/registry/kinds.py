@@ -14,10 +14,11 @@ from tokworkbench.core.bpe import modelfile as bpe_file
 from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
 from tokworkbench.core.errors import ModelFileError, TrainingError
 from tokworkbench.core.files.historycsv import write_history_csv, write_rounds_csv
+from tokworkbench.core.files.limits import short
 from tokworkbench.core.fixed import modelfile as fixed_file
 from tokworkbench.core.formats import hf_unigram, hf_wordpiece
-from tokworkbench.core.formats.bpe_export import FORMATS as BPE_FORMATS, check_bpe, write_bpe
-from tokworkbench.core.files.limits import short
+from tokworkbench.core.formats.bpe_export import FORMATS as BPE_FORMATS
+from tokworkbench.core.formats.bpe_export import check_bpe, write_bpe
 from tokworkbench.core.models.kind import Kind
 from tokworkbench.core.models.protocol import Learner, Model
 from tokworkbench.core.spbpe import modelfile as spbpe_file

@@ -10,18 +10,18 @@ import codecs
 import os
 from pathlib import Path
 
-from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
 from tokworkbench.core.bpe.model import Tokenizer
-from tokworkbench.core.text.pretokenize import PreTokenizer
+from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
+from tokworkbench.core.files.envelope import is_our_model
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.formats.hf_common import is_hf_tokenizer
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
 from tokworkbench.core.formats.minbpe import from_minbpe
-from tokworkbench.core.files.envelope import is_our_model
-from tokworkbench.core.registry.modelfile import from_json
+from tokworkbench.core.formats.sentencepiece import from_sentencepiece, looks_like_sentencepiece
 from tokworkbench.core.formats.tekken import from_tekken, is_tekken
 from tokworkbench.core.formats.tiktoken import companion_path, from_tiktoken, ranks_digest, read_companion
-from tokworkbench.core.formats.sentencepiece import from_sentencepiece, looks_like_sentencepiece
+from tokworkbench.core.registry.modelfile import from_json
+from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.wordpiece.modelfile import from_vocab_txt, looks_like_vocab_txt
 
 _JSON_STARTS = tuple(b'{["-0123456789tfn')

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from tokworkbench.core.errors import ModelFileError
 from tokworkbench.core.files.atomic import write_atomic
-from tokworkbench.core.files.envelope import FORMAT, check_version, dumps, is_our_model, kind_of as named_kind
+from tokworkbench.core.files.envelope import FORMAT, check_version, dumps, is_our_model
+from tokworkbench.core.files.envelope import kind_of as named_kind
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, parse_json, read_model_file
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.registry.kinds import kind_named, kind_of

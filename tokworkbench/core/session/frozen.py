@@ -20,13 +20,13 @@ import numpy as np
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 from tokworkbench.core.bpe.trainer import MergeRecord, MergeRow
 from tokworkbench.core.errors import TrainingError
-from tokworkbench.core.inspection.vocab import count_tokens
 from tokworkbench.core.inspection.segments import TokenSpan, chunk_spans
+from tokworkbench.core.inspection.vocab import count_tokens
+from tokworkbench.core.models.protocol import CharLengths, MergeRanked, Model, OwnDisplay, Scored
 from tokworkbench.core.session.settings import Settings
-from tokworkbench.core.unigram.rows import PieceRow
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import safe_cut
-from tokworkbench.core.models.protocol import CharLengths, MergeRanked, Model, OwnDisplay, Scored
+from tokworkbench.core.unigram.rows import PieceRow
 
 REACH = (256, 4096)  # characters looked at beyond a window's edge for a safe cut, short first
 

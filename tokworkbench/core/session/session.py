@@ -12,19 +12,18 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from tokworkbench.core.errors import TrainingError
-from tokworkbench.core.registry import modelfile
-from tokworkbench.core.registry.export import check, check_export_outputs, export
-from tokworkbench.core.session.frozen import FrozenLearner, inspect_settings
+from tokworkbench.core.errors import CountFileError, TrainingError
+from tokworkbench.core.files.countfile import looks_like_count_file, read_counts
 from tokworkbench.core.models.protocol import Learner, Model, Replaying
 from tokworkbench.core.models.roles import Roles, with_roles
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.export import check, check_export_outputs, export
 from tokworkbench.core.registry.kinds import kind_of
+from tokworkbench.core.session.frozen import FrozenLearner, inspect_settings
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.session.snapshot import Snapshot, View, take_snapshot
 from tokworkbench.core.text.chunks import ChunkCounts
 from tokworkbench.core.text.corpus import Corpus, CorpusStats, load_corpus, require_text
-from tokworkbench.core.files.countfile import looks_like_count_file, read_counts
-from tokworkbench.core.errors import CountFileError
 
 FRAME = 0.2  # seconds between progress reports while a run goes: a few a second is plenty
 

@@ -14,7 +14,7 @@ from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_text, short
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.spbpe.model import BYTE, KIND, TYPE_NAMES, UNK_SURFACE, UNKNOWN, CONTROL, SpBpeModel, byte_piece
+from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, TYPE_NAMES, UNK_SURFACE, UNKNOWN, SpBpeModel, byte_piece
 from tokworkbench.core.text import spnormalize
 
 _TYPES = {name: t for t, name in TYPE_NAMES.items()}

@@ -34,9 +34,24 @@ import regex
 
 from tokworkbench.core.errors import CorpusError, InvalidUtf8Error
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
-from tokworkbench.core.text.corpus import MAX_CORPUS_FILE_BYTES, Skipped, iter_documents, list_files, opened_regular, os_reason
+from tokworkbench.core.text.corpus import (
+    MAX_CORPUS_FILE_BYTES,
+    Skipped,
+    iter_documents,
+    list_files,
+    opened_regular,
+    os_reason,
+)
 from tokworkbench.core.text.normalize import normalize
-from tokworkbench.core.text.parallel import COUNT_PIECE, MIN_PARALLEL, can_fork, cut_points, fork_map, split_evenly, worker_count
+from tokworkbench.core.text.parallel import (
+    COUNT_PIECE,
+    MIN_PARALLEL,
+    can_fork,
+    cut_points,
+    fork_map,
+    split_evenly,
+    worker_count,
+)
 from tokworkbench.core.text.pretokenize import PreTokenizer
 
 BLOCK = 4 << 20  # bytes a block holds at most, nominally (a worker holds ~6x this at its peak)

@@ -9,16 +9,16 @@ keeps every chunk's order of first appearance.
 
 import multiprocessing
 import os
-import sys
 import signal
+import sys
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
 
 import regex
 
-from tokworkbench.core.orphans import started_child
 from tokworkbench.core.errors import WorkerError
+from tokworkbench.core.orphans import started_child
 from tokworkbench.core.text.pretokenize import PreTokenizer
 
 MIN_PARALLEL = 4_000_000  # characters; below this, starting processes costs more than it saves

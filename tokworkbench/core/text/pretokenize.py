@@ -18,8 +18,8 @@ from functools import lru_cache
 
 import regex
 
-from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.errors import PatternError, PatternTimeoutError
+from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.text.fastsplit import split_gpt4, split_o200k
 from tokworkbench.core.text.patterns import META, METASPACE, METASPACE_PATTERN, PRESETS
 

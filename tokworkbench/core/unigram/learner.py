@@ -29,22 +29,22 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import SettingError, TrainingError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.inspection.segments import layout_window
+from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import require_text
 from tokworkbench.core.text.normalize import check_normalizer
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
-from tokworkbench.core.units import Units
 from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.em import FINAL_MARGIN
 from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
 from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
+from tokworkbench.core.units import Units
 
 ALGORITHMS = ("course", "em")
 MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes

@@ -24,14 +24,14 @@ import numpy as np
 import regex
 
 from tokworkbench.core.errors import DecodeError
-from tokworkbench.core.text.normalize import normalize
-from tokworkbench.core.text.pretokenize import PreTokenizer
-from tokworkbench.core.text.patterns import METASPACE_PATTERN
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
-from tokworkbench.core.units import Units
+from tokworkbench.core.text.normalize import normalize
+from tokworkbench.core.text.patterns import METASPACE_PATTERN
+from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.unigram.rows import Lattice, LatticeEdge
 from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segment, to_f32
+from tokworkbench.core.units import Units
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18

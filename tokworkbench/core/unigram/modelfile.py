@@ -18,8 +18,8 @@ from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer, short
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text import spnormalize
+from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.rows import RoundRow
 

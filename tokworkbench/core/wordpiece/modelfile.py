@@ -19,8 +19,15 @@ from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, short
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.text.bert import (WHITESPACE, BertNormalizer, HfSteps, normalizer_from_hf, split_from_hf,
-                                         split_to_hf, word_split)
+from tokworkbench.core.text.bert import (
+    WHITESPACE,
+    BertNormalizer,
+    HfSteps,
+    normalizer_from_hf,
+    split_from_hf,
+    split_to_hf,
+    word_split,
+)
 from tokworkbench.core.wordpiece.model import KIND, MAX_INPUT_CHARS_PER_WORD, WordPieceDecoder, WordPieceModel
 
 VOCAB_TXT_ROLES = {"bos": "[CLS]", "eos": "[SEP]", "pad": "[PAD]", "unk": "[UNK]"}
