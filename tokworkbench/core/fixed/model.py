@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tokworkbench.core.errors import EncodeError, VocabFileError
-from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
-from tokworkbench.core.models.vocab import LongestMatch, check_ids
+from tokworkbench.core.models.vocab import LongestMatch, check_ids, index_tokens
 from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
 from tokworkbench.core.units import Units
 
@@ -45,13 +44,7 @@ class FixedVocab:
         object.__setattr__(self, "extra_specials", tuple(self.extra_specials))
         if not tokens:
             raise VocabFileError("a fixed vocabulary needs at least one token")
-        seen: dict[str, int] = {}
-        for i, t in enumerate(tokens):
-            if not isinstance(t, str) or not t:
-                raise VocabFileError(f"token {i} must be a non-empty string, not {t!r}")
-            if t in seen:
-                raise VocabFileError(f"token {i} repeats token {seen[t]} ({quote(t)}); each token appears once")
-            seen[t] = i
+        seen = index_tokens(tokens)
         object.__setattr__(self, "roles", Roles.of(self.roles).check(seen, "in this vocabulary"))
         for s in self.extra_specials:
             if s not in seen:

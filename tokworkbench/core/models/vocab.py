@@ -1,10 +1,23 @@
-"""What models over a plain token list share (a fixed vocabulary, WordPiece): the id check every
-decode makes, and the longest-match lookup both segment with."""
+"""What models over a plain token list share (a fixed vocabulary, WordPiece, SentencePiece's
+pieces): the token list's check, the id check every decode makes, and the longest-match lookup."""
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from tokworkbench.core.errors import DecodeError
+from tokworkbench.core.errors import DecodeError, VocabFileError
+from tokworkbench.core.inspection.escape import quote
+
+
+def index_tokens(tokens: Collection[str]) -> dict[str, int]:
+    """token -> id; a VocabFileError naming the first token that is empty, not text, or repeated."""
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tokens):
+        if not isinstance(t, str) or not t:
+            raise VocabFileError(f"token {i} must be a non-empty string, not {t!r}")
+        if t in seen:
+            raise VocabFileError(f"token {i} repeats token {seen[t]} ({quote(t)}); each token appears once")
+        seen[t] = i
+    return seen
 
 
 def check_ids(ids: Collection[int], size: int) -> list[int]:

@@ -28,9 +28,9 @@ from functools import cached_property
 
 import regex
 
-from tokworkbench.core.errors import DecodeError
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
+from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
 from tokworkbench.core.text.spnormalize import META, SpNormalizer
 from tokworkbench.core.units import Units
@@ -321,11 +321,7 @@ class SpBpeModel:
 
     # -- decoding --------------------------------------------------------------------------
     def _checked(self, ids: list[int]) -> list[int]:
-        size = len(self.pieces)
-        for pos, t in enumerate(ids):
-            if not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < size:
-                raise DecodeError(f"id {t!r} at position {pos} is out of range: this vocabulary has ids 0..{size - 1}")
-        return list(ids)
+        return check_ids(ids, len(self.pieces))
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         """SentencePiece's `Decode` of these ids."""

@@ -22,7 +22,7 @@ from tokworkbench.core.errors import VocabFileError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
-from tokworkbench.core.models.vocab import LongestMatch, check_ids
+from tokworkbench.core.models.vocab import LongestMatch, check_ids, index_tokens
 from tokworkbench.core.text.bert import HfSteps, bert_normalizer, is_space, word_split
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.units import Units
@@ -79,7 +79,7 @@ class WordPieceModel:
             raise VocabFileError("a WordPiece vocabulary needs at least one token")
         seen = self._index
         if len(seen) != len(vocab) or not all(type(t) is str and t for t in vocab):
-            self._refuse(vocab)
+            index_tokens(vocab)  # raises, naming the token
         if not isinstance(self.unk_token, str) or self.unk_token not in seen:
             raise VocabFileError(f"the unk token {quote(str(self.unk_token))} is not in the vocabulary "
                                  "(WordPiece needs it for a word it cannot spell)")
@@ -93,16 +93,6 @@ class WordPieceModel:
         object.__setattr__(self, "specials", tuple(specials))
         names = [vocab[i] for i in specials]
         object.__setattr__(self, "roles", Roles.of(self.roles).check(names))
-
-    @staticmethod
-    def _refuse(vocab: tuple) -> None:
-        seen: dict[str, int] = {}
-        for i, t in enumerate(vocab):
-            if not isinstance(t, str) or not t:
-                raise VocabFileError(f"token {i} must be a non-empty string, not {t!r}")
-            if t in seen:
-                raise VocabFileError(f"token {i} repeats token {seen[t]} ({quote(t)}); each token appears once")
-            seen[t] = i
 
     @cached_property
     def _index(self) -> dict:
