@@ -53,3 +53,16 @@ def test_runs_alternate_through_the_chosen_palette():
     spans = [TokenSpan(i, i + 1, i, i, False) for i in range(5)]
     runs = style_runs("abcde", spans, palette=PALETTES["none"])
     assert [style for _, style in runs] == ["underline", "reverse", "underline", "reverse", "underline"]
+
+
+def test_text_between_tokens_is_drawn_plain_not_dropped():
+    """WordPiece gives the spaces between words no ids: the corpus still shows them."""
+    from tokworkbench.app.render import style_runs
+    from tokworkbench.core.inspection.segments import TokenSpan
+
+    text = "the first"
+    spans = [TokenSpan(0, 3, 1, 0, False), TokenSpan(4, 9, 2, 1, False)]
+    owners: list[int] = []
+    runs = style_runs(text, spans, owners=owners)
+    assert "".join(piece for piece, _ in runs).replace("␣", " ") == text
+    assert owners == [0, -1, 1]

@@ -88,6 +88,11 @@ def style_runs(
     runs: list[tuple[str, str]] = []
     pos = 0
     for index, span in enumerate(spans):
+        if span.start > pos:  # text no token covers (WordPiece's spaces between words): drawn plain
+            runs.append((_display(text[pos:min(span.start, end)]), ""))
+            if owners is not None:
+                owners.append(-1)
+            pos = min(span.start, end)
         s, e = max(span.start, pos), min(span.end, end)
         if e <= s:
             continue

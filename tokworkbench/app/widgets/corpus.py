@@ -9,11 +9,12 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tokworkbench.app.kind_views import view_of
-from tokworkbench.app.labels import plural, step_noun
+from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CorpusClicked, DocumentSelected
 from tokworkbench.app.render import palette_of, style_runs
 from tokworkbench.app.widgets.tokentext import TokenText
 from tokworkbench.core.inspection.segments import pair_occurrences
+from tokworkbench.core.registry.kinds import kind_named
 from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.text.corpus import CorpusStats
 
@@ -140,9 +141,10 @@ class CorpusPane(Vertical):
                   f" {snap.units.plural}/token")
         if not snap.total_tokens:  # a loaded tokenizer (inspect mode) counts the corpus in the background
             tokens = ("counting tokens…",)
+        noun = kind_named(snap.kind).step  # a kind that is not trained has no steps to count
         line = Text.assemble(  # the training line first: it is what changes on every merge
-            *tokens, " · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}",
-            f" · {plural(snap.steps, step_noun(snap.kind))}\n",
+            *tokens, " · vocab ", (f"{snap.vocab_size:,}", "bold"), f"/{snap.target:,}" if noun else "",
+            f" · {plural(snap.steps, noun)}\n" if noun else "\n",
             f"{plural(stats.documents, 'doc')} · {stats.chars:,} chars · {stats.bytes:,} bytes · "
             f"{stats.distinct_chars:,} distinct chars",
         )
