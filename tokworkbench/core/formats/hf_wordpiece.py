@@ -19,8 +19,8 @@ from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_co
 from tokworkbench.core.formats.hf_common import padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.bert import normalizer_from_hf, split_from_hf, split_to_hf
-from tokworkbench.core.wordpiece.model import MAX_INPUT_CHARS_PER_WORD, WordPieceModel
-from tokworkbench.core.wordpiece.modelfile import check_tokens, read_decoder
+from tokworkbench.core.wordpiece.model import WordPieceModel
+from tokworkbench.core.wordpiece.modelfile import check_tokens, read_decoder, word_fields
 
 PAD_NAME = "[PAD]"  # what BERT's pad token is called when no padding section names it
 
@@ -32,12 +32,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> WordPieceModel
     if not (is_text(unk) and unk in vocab):
         raise ForeignModelError(f"the unk_token {short(unk)} is not in the vocabulary; WordPiece needs it "
                                 "for a word it cannot spell")
-    prefix = model.get("continuing_subword_prefix", "##")
-    if not is_text(prefix):
-        raise ForeignModelError(f"'continuing_subword_prefix' must be text, not {short(prefix)}")
-    longest = model.get("max_input_chars_per_word", MAX_INPUT_CHARS_PER_WORD)
-    if not is_count(longest):
-        raise ForeignModelError(f"'max_input_chars_per_word' must be a whole number, not {short(longest)}")
+    prefix, longest = word_fields(model, ForeignModelError)
     normalizer = normalizer_from_hf(doc.get("normalizer"), ForeignModelError)
     split = split_from_hf(doc.get("pre_tokenizer"), ForeignModelError)
     decoder = _decoder(doc.get("decoder"))

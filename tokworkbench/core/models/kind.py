@@ -4,7 +4,7 @@ Each kind is a package of its own (`core/bpe/`, `core/unigram/`, `core/fixed/`) 
 learner, its model and its model file; `core/registry/kinds.py` makes one `Kind` of each and is
 the only place a kind's name is compared. The session, the formats, the CLI and the app ask the
 record, so a new kind is a package and a registry entry, not an edit in every file that once
-said `if kind == "unigram"`.
+tested the kind's name.
 """
 
 from collections.abc import Callable, Iterable

@@ -6,7 +6,7 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
                   seed_size=300, prune_fraction=0.1, shrinking_factor=0.75,
                   sub_iterations=2, max_piece_length=16)
     learner = UnigramLearner(texts, config, keep_layout=False, progress=None, counted=None)
-    learner.kind == "unigram"
+    learner.kind                             its kind's name in the registry (core/registry/kinds.py)
     learner.step() -> RoundRow | None        one round (course: prune; em: prune, then EM)
     learner.undo() -> RoundRow | None        back to the previous round exactly
     learner.next_rows(k, query) -> (list[PieceRow], total)   removal order: the pieces the

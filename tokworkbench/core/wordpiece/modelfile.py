@@ -34,6 +34,18 @@ VOCAB_TXT_ROLES = {"bos": "[CLS]", "eos": "[SEP]", "pad": "[PAD]", "unk": "[UNK]
 VOCAB_TXT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # what BERT's tokenizer makes special
 
 
+
+def word_fields(spec: dict, error: type) -> tuple[str, int]:
+    """`continuing_subword_prefix` and `max_input_chars_per_word`, as HF names them in a
+    tokenizer.json and we in our file: checked, or `error` naming the field."""
+    prefix = spec.get("continuing_subword_prefix", "##")
+    if not is_text(prefix):
+        raise error(f"'continuing_subword_prefix' must be text, not {short(prefix)}")
+    longest = spec.get("max_input_chars_per_word", MAX_INPUT_CHARS_PER_WORD)
+    if not is_count(longest):
+        raise error(f"'max_input_chars_per_word' must be a whole number, not {short(longest)}")
+    return prefix, longest
+
 def to_json(model: WordPieceModel, corpus: dict | None = None) -> dict:
     """A WordPiece model learns nothing here, so `corpus` is not kept."""
     decoder = model.decoder
@@ -62,12 +74,7 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> WordPieceMod
         raise ModelFileError("'special_tokens' must map tokens of 'vocab' to their ids")
     if not is_text(doc["unk_token"]):
         raise ModelFileError(f"'unk_token' must be text, not {short(doc['unk_token'])}")
-    prefix = doc.get("continuing_subword_prefix", "##")
-    if not is_text(prefix):
-        raise ModelFileError(f"'continuing_subword_prefix' must be text, not {short(prefix)}")
-    longest = doc.get("max_input_chars_per_word", MAX_INPUT_CHARS_PER_WORD)
-    if not is_count(longest):
-        raise ModelFileError(f"'max_input_chars_per_word' must be a whole number, not {short(longest)}")
+    prefix, longest = word_fields(doc, ModelFileError)
     decoder = read_decoder(doc.get("decoder"), ModelFileError)
     try:
         return WordPieceModel(tuple(vocab), doc["unk_token"], prefix, longest,
