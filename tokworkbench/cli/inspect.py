@@ -36,6 +36,12 @@ def _pre_tokenizer(tok) -> str:
     return f"pre-tokenizer {pre.name}" + (f"  {pre.pattern}" if pre.name == "custom" else "")
 
 
+def _vocabulary(tok) -> str:
+    whole = f" + {len(tok.whole_tokens)} whole-chunk only" if tok.whole_tokens else ""
+    return (f"vocabulary   {tok.vocab_size} = {tok.base_size} base + {len(tok.merges)} merges{whole} + "
+            f"{len(tok.special_tokens)} special")
+
+
 def _specials(tok, unk_id: int | None = None) -> list[str]:
     return [f"  {i:>7}  {s}" + (f"  ({tok.roles.role_of(s)})" if tok.roles.role_of(s) else "")
             + ("  (unknown characters)" if i == unk_id and tok.roles.role_of(s) != "unk" else "")
@@ -54,7 +60,7 @@ def _bpe(args, tok) -> list[str]:
         f"normalizer   {tok.normalizer}",
         _pre_tokenizer(tok),
         f"tie-break    {tok.tie_break}",
-        f"vocabulary   {tok.vocab_size} = {tok.base_size} base + {len(tok.merges)} merges + {len(tok.special_tokens)} special",
+        _vocabulary(tok),
     ]
     if tok.history and tok.history[-1].length > 0:
         last = tok.history[-1]

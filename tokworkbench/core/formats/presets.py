@@ -28,6 +28,7 @@ from pathlib import Path
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.errors import ModelFileError
 from tokworkbench.core.files.limits import MAX_MODEL_FILE_BYTES, MAX_TOKEN_BYTES, read_model_file
+from tokworkbench.core.formats.known_ranks import OPENAI_RANKS
 from tokworkbench.core.formats.tiktoken import cached_ranks_tokenizer
 from tokworkbench.core.text.pretokenize import parse_split
 
@@ -47,15 +48,7 @@ class Preset:
         return f"{self.name}.tiktoken"
 
 
-PRESETS = {
-    "r50k_base": Preset("r50k_base", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
-                        "gpt2", {"<|endoftext|>": 50256}),
-    "cl100k_base": Preset("cl100k_base", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-                          "gpt4", {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}),
-    "o200k_base": Preset("o200k_base", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-                         "o200k", {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
-}
+PRESETS = {name: Preset(name, sha, known.split, known.specials(0)) for name, (sha, known) in OPENAI_RANKS.items()}
 ALIASES = {"gpt2": "r50k_base"}  # GPT-2's ranks are r50k_base's, with the same pattern and special token
 
 

@@ -44,6 +44,7 @@ from tokworkbench.core.files.limits import (
     read_model_file,
     whole_number,
 )
+from tokworkbench.core.formats.known_ranks import known_ranks
 from tokworkbench.core.models.idmap import IdMap
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, parse_split
@@ -111,8 +112,7 @@ def parse_ranks(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> dict[byte
 def _rank_digits(text: str) -> str | None:
     """The digits of a rank as Python's `int` reads it (tiktoken calls `int(rank)`): a '+' and
     underscores between digits are allowed; a negative rank tiktoken cannot hold (u32) either."""
-    if text.startswith("+"):
-        text = text[1:]
+    text = text.removeprefix("+")
     if not text or text[0] == "_" or text[-1] == "_" or "__" in text:
         return None
     digits = text.replace("_", "")
@@ -474,17 +474,20 @@ def from_tiktoken(raw: bytes, split: "str | PreTokenizer | None", meta: dict | N
     """A model from ranks and a checked companion (`read_companion`), or ranks and `split`: a
     preset name, `regex:PATTERN`, or a PreTokenizer. `split` wins over the companion's pattern,
     and `specials` (name -> id) over the companion's special tokens. The ranks stay the ids."""
-    digest = ranks_digest(raw) if len(raw) >= CACHE_FROM_BYTES else None
+    digest = ranks_digest(raw)
     ranks = parse_ranks(raw, max_token_bytes)
-    kept = _kept(digest, ranks)
+    kept = _kept(digest if len(raw) >= CACHE_FROM_BYTES else None, ranks)
+    known = known_ranks(digest) if meta is None else None
     if split is not None:
         pre = split if isinstance(split, PreTokenizer) else parse_split(split)
     elif meta is not None:
         pre = from_pattern(meta["pat_str"])
+    elif known is not None:
+        pre = parse_split(known.split)
     else:
         raise NeedsPatternError(f"a tiktoken ranks file with no companion {side_name} beside it carries no "
-                                "pattern; name one (gpt2, gpt4, o200k, or regex:PATTERN)")
-    found = dict(meta["special_tokens"]) if meta is not None else {}
+                                "pattern; name one (gpt2, gpt4, o200k, llama3, or regex:PATTERN)")
+    found = dict(meta["special_tokens"]) if meta is not None else known.specials(len(ranks)) if known else {}
     found.update(specials or {})
     n_vocab = meta.get("explicit_n_vocab") if meta is not None else None
     if is_count(n_vocab, 1):  # tiktoken's own check of explicit_n_vocab

@@ -22,6 +22,12 @@ O200K_PATTERN = "|".join(
         r"""\s+""",
     ]
 )
+# Llama 3's (llama_models/llama3/tokenizer.py): cl100k's but for the end of a text, where a
+# run of spaces after a newline is a chunk of its own ("\r " is "\r", " "; cl100k keeps it whole)
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+    r"|\s+(?!\S)|\s+"
+)
 
 # Metaspace (SentencePiece's and HF's `Metaspace(replacement="▁", prepend_scheme="always",
 # split=True)`) is not a regex over the text: it first rewrites it (every space becomes ▁, and a
@@ -31,5 +37,5 @@ METASPACE = "metaspace"
 META = "\u2581"
 METASPACE_PATTERN = f"{META}[^{META}]*|[^{META}]+"
 
-PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN,
+PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN, "llama3": LLAMA3_PATTERN,
            METASPACE: METASPACE_PATTERN}
