@@ -1,4 +1,4 @@
-"""The numpy pre-tokenizers give exactly `regex.findall`'s chunks for the gpt4 and o200k presets."""
+"""The numpy pre-tokenizers give exactly `regex.findall`'s chunks for the gpt4, o200k and llama3 presets."""
 
 from pathlib import Path
 
@@ -8,11 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core.text import fastsplit
-from tokworkbench.core.text.patterns import GPT4_PATTERN, O200K_PATTERN
+from tokworkbench.core.text.patterns import GPT4_PATTERN, LLAMA3_PATTERN, O200K_PATTERN
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
-SPLITS = [("gpt4", GPT4_PATTERN, fastsplit.split_gpt4), ("o200k", O200K_PATTERN, fastsplit.split_o200k)]
+SPLITS = [("gpt4", GPT4_PATTERN, fastsplit.split_gpt4), ("o200k", O200K_PATTERN, fastsplit.split_o200k),
+          ("llama3", LLAMA3_PATTERN, fastsplit.split_llama3)]
 
 
 @pytest.fixture(autouse=True)
@@ -63,13 +64,13 @@ def test_equals_regex_findall_on_the_sample_texts(name, pattern, split):
 @pytest.mark.parametrize("text", [
     "", "x", " ", "\n", "don't", "DON'T", "x'll's", "x'll'sa", "'s's's", "x's's'sa", "中Ax", "中AB", "x中AB",
     "xA中B", "HELLOWorld", "helloWorld", "iPhone", "!!\u0301!!", "!\u0301abc", " \u0301abc", ";\n// c",
-    "!\n/\n/x", "a  \n  ", "a \n", "  \n  \n  ", "1234567", "x\t.foo", " .foo", " 's", "❤\ufe0f ok",
+    "!\n/\n/x", "a  \n  ", "a \n", "a\r ", "\n\n \t", " \n", "x!\n\n  ", "\r\n\r\n", "  \n  \n  ", "1234567", "x\t.foo", " .foo", " 's", "❤\ufe0f ok",
 ])
 def test_edge_cases(name, pattern, split, text):
     assert split(text) == regex.findall(pattern, text)
 
 
-@pytest.mark.parametrize("preset", ["gpt4", "o200k"])
+@pytest.mark.parametrize("preset", ["gpt4", "o200k", "llama3"])
 def test_the_presets_split_long_text_through_it(preset):
     text = (SAMPLES / "12_code_sample.py").read_text(encoding="utf-8") * 3
     assert pre_tokenizer(preset).split(text) == regex.findall(pre_tokenizer(preset).pattern, text)

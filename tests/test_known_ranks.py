@@ -105,8 +105,7 @@ def _texts() -> list[str]:
 @pytest.mark.parametrize("env, pattern, how", [
     ("TOKWORKBENCH_LLAMA3_MODEL", LLAMA3, "llama_models/llama3/tokenizer.model (pip download --no-deps llama-models)"),
     ("TOKWORKBENCH_LLAMA4_MODEL", LLAMA4, "llama_models/llama4/tokenizer.model (pip download --no-deps llama-models)"),
-    ("TOKWORKBENCH_WHISPER_TIKTOKEN", WHISPER, "whisper/assets/multilingual.tiktoken (pip download --no-deps "
-                                               "openai-whisper)"),
+    ("TOKWORKBENCH_WHISPER_TIKTOKEN", WHISPER, "whisper/assets/multilingual.tiktoken (pip download openai-whisper)"),
 ])
 def test_real_known_files_open_as_their_library_runs_them(env, pattern, how):
     from tiktoken.load import load_tiktoken_bpe

@@ -316,3 +316,28 @@ def test_ranks_lines_are_read_as_tiktoken_reads_them(ranks, tmp_path):
     path = tmp_path / "odd.tiktoken"
     path.write_bytes(("\n".join(lines) + "\n").encode())
     assert parse_ranks(path.read_bytes()) == load_tiktoken_bpe(str(path))
+
+
+# -- the batch path with the rank rule's odd chunks (core/bpe/rankguard.py) ------------------------
+words = st.lists(st.one_of(st.sampled_from(PIECES), st.text(alphabet=st.sampled_from(list("qzxkjạệcviZ!étheaşd")),
+                                                              min_size=1, max_size=8)), min_size=400, max_size=900)
+
+
+@settings(max_examples=25, deadline=None)
+@given(words, st.sampled_from([" ", "", "\n", " x"]))
+def test_many_distinct_chunks_take_the_batch_path_with_tiktokens_ids(ranks_path, theirs, parts, glue):
+    """Long texts of many distinct chunks: found by offset and encoded in one numpy batch, the
+    chunks holding an odd token (whole-only, a later-ranked part) by the rank rule. A fresh model
+    each time, so nothing comes from an earlier example's cache."""
+    text = glue.join(parts)
+    fresh = load_any(ranks_path, "gpt4")
+    assert fresh.encode_normalized(text) == theirs.encode_ordinary(text)
+    assert fresh._rank_guard is not None and fresh._rank_guard.odd >= len(WHOLE_ONLY)
+
+
+def test_the_guard_finds_the_odd_tokens(ours, ranks):
+    """Odd: the whole-only tokens, and any token holding one. Not `kqj`: the batch rounds take
+    the lowest-ranked pair present, so they make `kq` and then `kqj`, as tiktoken does."""
+    odd = {t for t in ranks if t and ours._rank_guard.unsafe([t]) == [0]}
+    assert odd == set(WHOLE_ONLY)
+    assert ours.encode_ordinary("kqj") == [ranks[b"kqj"]]

@@ -409,10 +409,24 @@ def _tokens(table: MergeTable) -> list[bytes]:
     tokens = [bytes([b]) for b in range(256)]
     if len(order) == table.never:  # every rank has its pair, in order
         append = tokens.append
-        for a, b in pairs:
-            append(tokens[a] + tokens[b])
-        return tokens
-    tokens += [b""] * table.never
-    for r, (a, b) in zip(table.ranks[order].tolist(), pairs):
-        tokens[256 + r] = tokens[a] + tokens[b]
-    return tokens
+        try:
+            for a, b in pairs:
+                append(tokens[a] + tokens[b])
+            return tokens
+        except IndexError:  # a part made by a later rank (Llama 3 has 90): build in passes below
+            del tokens[256:]
+            pairs = zip((keys >> 32).tolist(), (keys & 0xFFFFFFFF).tolist())
+    made: list[bytes | None] = tokens + [None] * table.never
+    pending = list(zip(table.ranks[order].tolist(), pairs))
+    while pending:  # each pass builds the tokens whose parts are built
+        still = []
+        for r, (a, b) in pending:
+            left, right = made[a], made[b]
+            if left is None or right is None:
+                still.append((r, (a, b)))
+            else:
+                made[256 + r] = left + right
+        if len(still) == len(pending):
+            raise ValueError("the merges make a token out of itself")
+        pending = still
+    return [b"" if t is None else t for t in made]

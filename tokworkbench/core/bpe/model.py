@@ -20,6 +20,7 @@ import numpy as np
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_flat, bpe_many
 from tokworkbench.core.bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
 from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_by_pairs, merge_ids
+from tokworkbench.core.bpe.rankguard import RankGuard, odd_tokens
 from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError
 from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.models.idmap import IdMap
@@ -36,7 +37,7 @@ JOINS = ("merges", "ranks", "pairs")
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
 _DERIVED = ("ranked_tokens", "_inside_of", "_byte_ranks", "_pair_table", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array",
-            "_chunk_store")
+            "_chunk_store", "_rank_guard")
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,41 @@ class Tokenizer:
         """Encoded by the merges alone, so the batch paths (numpy over many chunks) apply."""
         return self.join == "merges" and not self.whole_chunk
 
+    @property
+    def _batched(self) -> bool:
+        """The batch paths apply: byte units, and the merges alone or tiktoken's rank rule,
+        whose odd chunks `_rank_guard` hands to it one by one."""
+        return self.units.is_bytes and (self._plain or self.join == "ranks")
+
+    @cached_property
+    def _rank_guard(self) -> RankGuard | None:
+        """join "ranks": the tokens the merges do not make of their own bytes, found by the
+        batch path itself over every token (under 0.2 s for Llama 3's 128,000)."""
+        if self._plain:
+            return None
+        tokens = self.ranked_tokens[: self.ordinary_size]
+        merged, lengths = bpe_flat(list(tokens), self._merge_table)
+        return RankGuard(odd_tokens(tokens, merged, lengths))
+
+    def _batch_flat(self, chunks: list[str], pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """Outside ids of many chunks (their UTF-8 `pieces`) as one flat array and each
+        chunk's count: the merges' batch path, and the rank rule for the odd chunks."""
+        guard = self._rank_guard
+        odd = guard.unsafe(pieces) if guard is not None else []
+        if odd:
+            pieces = list(pieces)
+            for i in odd:
+                pieces[i] = b""
+        ids, lens = bpe_flat(pieces, self._merge_table, self._outside_array)
+        if odd:
+            made = [self._encode_chunk_outside(chunks[i], 0) for i in odd]
+            sizes = [len(m) for m in made]
+            bounds = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+            ids = np.insert(ids, np.repeat(bounds[odd], sizes),
+                            np.fromiter(chain.from_iterable(made), dtype=np.int64, count=sum(sizes)))
+            lens[odd] = sizes
+        return ids, lens
+
     @cached_property
     def _inside_of(self) -> dict:
         """Each ordinary token (bytes, or str for char units) and its inside id."""
@@ -262,7 +298,7 @@ class Tokenizer:
         """Outside ids. Each distinct chunk is encoded once (and cached, already as outside
         ids); the rest is C-speed lookups."""
         pre = self.pre_tokenizer
-        if self._plain and self.units.is_bytes and pre.is_preset_pattern and pre.name in FAST_PRESETS:
+        if self._batched and pre.is_preset_pattern and pre.name in FAST_PRESETS:
             found = chunk_starts(pre.name, text)
             if found is not None:
                 return self._encode_by_offsets(text, offset, *found)
@@ -274,7 +310,7 @@ class Tokenizer:
             return list(chain.from_iterable(map(cache.get, chunks)))
         except TypeError:
             pass
-        if self._plain and self.units.is_bytes and len(chunks) >= _BATCH_FROM:
+        if self._batched and len(chunks) >= _BATCH_FROM:
             self._encode_new_chunks_at_once(chunks, cache)
         try:
             return list(chain.from_iterable(map(cache.__getitem__, chunks)))
@@ -334,9 +370,9 @@ class Tokenizer:
                 self._encode_chunk(text[at : at + size], offset + at)  # raises at the first bad one
             raise
         if len(pieces) >= _BATCH_FROM:
-            ids, id_lens = bpe_flat(pieces, self._merge_table, self._outside_array)
+            ids, id_lens = self._batch_flat(chunks, pieces)
         else:
-            made = [self.to_outside(self.apply_merges(list(p))) for p in pieces]
+            made = [self._encode_chunk_outside(c, 0) for c in chunks]
             id_lens = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
             ids = np.fromiter(chain.from_iterable(made), dtype=np.int64, count=int(id_lens.sum()))
         return store.add(cps, a, n, hashes[rows], ids, id_lens)
@@ -353,7 +389,10 @@ class Tokenizer:
             pieces = list(map(str.encode, new))
         except UnicodeEncodeError:
             return
-        cache.update(zip(new, bpe_many(pieces, self._merge_table, self._outside_array)))
+        flat, lens = self._batch_flat(new, pieces)
+        flat = flat.tolist()
+        bounds = [0, *np.cumsum(lens).tolist()]
+        cache.update(zip(new, (flat[i:j] for i, j in zip(bounds, bounds[1:]))))
 
     @cached_property
     def _outside_array(self) -> np.ndarray | None:

@@ -1,4 +1,4 @@
-"""The gpt4 (cl100k) and o200k pre-tokenizers without a regex engine: chunk starts in numpy.
+"""The gpt4 (cl100k), llama3 and o200k pre-tokenizers without a regex engine: chunk starts in numpy.
 
 `regex.findall` with tiktoken's patterns took longer than tiktoken's whole encode (about
 0.6 µs a chunk). Both patterns are a handful of rules over character classes, so the chunk
@@ -29,7 +29,7 @@ import regex
 from tokworkbench.core.text.patterns import PRESETS
 
 FAST_FROM = 2048  # characters; below this `regex` alone is quicker
-FAST_PRESETS = ("gpt4", "o200k")
+FAST_PRESETS = ("gpt4", "o200k", "llama3")
 
 # Character classes (one table over all code points, built from `regex`'s own properties).
 P, WS, SP, NL, NUM, UP, LOW, OTH, MARK, APOS = range(10)
@@ -75,16 +75,38 @@ def split_o200k(text: str) -> list[str]:
     return _split_with("o200k", text)
 
 
+def split_llama3(text: str) -> list[str]:
+    """`regex.findall(LLAMA3_PATTERN, text)`."""
+    return _split_with("llama3", text)
+
+
 def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The text's code points and the offset where each chunk starts (the first is 0), for
     the preset `name` ("gpt4" or "o200k"); None for a short text, where `regex` is quicker.
     Lets an encoder find its chunks without making a str of each."""
     if not max(FAST_FROM, 1) <= len(text) < 1 << 31:  # offsets are int32 in places
         return None
-    scan = _Scan(text, _KIND_GPT4 if name == "gpt4" else _KIND_O200K)
+    scan = _Scan(text, _KIND_O200K if name == "o200k" else _KIND_GPT4)
     if name == "gpt4":
         return scan.cps, scan.gpt4()
+    if name == "llama3":
+        return scan.cps, _llama3_tail(text, scan.gpt4())
     return scan.cps, scan.o200k(PRESETS[name])
+
+
+_SPACES = regex.compile(r"\s+")
+
+
+def _llama3_tail(text: str, starts: np.ndarray) -> np.ndarray:
+    """Llama 3's pattern is cl100k's but for `\\s++$`: cl100k takes a text's trailing
+    whitespace as one chunk, Llama 3 cuts it after its last newline (`\\s*[\\r\\n]+`, then
+    `\\s+(?!\\S)` for the rest). Every other chunk is the same."""
+    last = int(starts[-1])
+    tail = text[last:]
+    if not _SPACES.fullmatch(tail):
+        return starts
+    cut = max(tail.rfind("\r"), tail.rfind("\n")) + 1
+    return np.append(starts, last + cut).astype(starts.dtype) if 0 < cut < len(tail) else starts
 
 
 def _split_with(name: str, text: str) -> list[str]:
