@@ -12,6 +12,7 @@ from test_app_dialogs import burst, keys_done
 from test_app_inspect import app_from_cli, ready, wait_until
 from textual.widgets import Input
 
+import tokworkbench.app as app_package
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.core.formats.presets import PRESETS, preset_ranks
 from tokworkbench.core.formats.tiktoken import parse_ranks
