@@ -197,8 +197,8 @@ async def test_the_browser_searches_by_text_id_and_hex_and_sorts(opened, ranks_f
         token = next(t for t, r in ranks.items() if r == 302)
         assert [r.id for r in panel.page.rows] == [302]
         row = cells(app, "#vocab-table", 0)
-        assert row[0] == "302" and row[3] == "2"  # the second merge
-        assert row[6] == " ".join(f"{b:02X}" for b in token)
+        assert row[0] == "302" and row[3] == "merged" and row[4] == "2"  # the second merge
+        assert row[7] == " ".join(f"{b:02X}" for b in token)
         # by text: every token holding it, in id order
         box = app.query_one("#vocab-search", Input)
         box.value = "th"

@@ -68,7 +68,7 @@ async def test_a_t5_layout_opens_with_specials_in_the_vocabulary_not_the_piece_t
             await pilot.pause()
             assert [r.id for r in panel.page.rows] == [tid]
             row = cells(app.query_one("#vocab-table").rows[0])
-            assert (row[0], row[1], row[3]) == (str(tid), text, "special")
+            assert (row[0], row[1], row[4]) == (str(tid), text, "special")
         # an unknown character becomes <unk>, id 2, and the encode pane says so
         app.main.query_one("#encode-input", Input).value = "In the beginning ☃"
         await pilot.pause()

@@ -146,6 +146,10 @@ class BatchError(TokWorkbenchError):
     """A batch cannot be cut: T or B not positive, starts out of range, a stream too short."""
 
 
+class QueryError(TokWorkbenchError):
+    """A vocabulary query or health flag that names nothing (`is:bogus`)."""
+
+
 class Terminated(BaseException):
     """SIGTERM, raised by the CLI's handler so that the work in hand unwinds as for ctrl+c:
     forked workers are stopped and joined, a half-written temp file is removed, and the exit

@@ -11,6 +11,13 @@ A query is one of:
 - hex bytes: `x:e6 97`, `0xe697`, `\\xe6\\x97`, or two or more byte pairs apart (`e6 97`);
 - anything else: text, matched anywhere in the token's bytes (␣ ↵ → stand for space,
   line feed and tab, as the views draw them).
+Words `is:KIND` anywhere in it keep only tokens of that kind (`is:byte`, `is:whole-only`,
+`is:continuation`… models/tokenkinds.py), any of them when there are several.
+
+Each token's kind (`TokenKind`) comes from the model's capabilities, once per vocabulary:
+typed pieces (SentencePiece's byte, control, user-defined) first, then continuations
+(WordPiece), then merge ranks (base, merged, whole chunk only); specials are the unknown token
+(its role, or the model's unk id), a control piece, or special.
 """
 
 import re
@@ -20,15 +27,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tokworkbench.core.errors import DecodeError
+from tokworkbench.core.errors import DecodeError, QueryError
 from tokworkbench.core.inspection.escape import render_bytes
-from tokworkbench.core.models.protocol import MergeRanked, WholeOnly
+from tokworkbench.core.models.protocol import Continuations, HasUnknown, MergeRanked, TypedPieces, WholeOnly
+from tokworkbench.core.models.tokenkinds import TokenKind, token_kind_named
 from tokworkbench.core.units import Units
 
 ORDERS = ("id", "length", "count")
 _MARKS = str.maketrans({"␣": " ", "↵": "\n", "→": "\t"})
 _ID_QUERY = re.compile(r"^\s*(?:#|id:)\s*(\d+)\s*(?:-\s*(\d+)\s*)?$", re.IGNORECASE)
 _HEX_PAIRS = re.compile(r"^\s*[0-9a-fA-F]{2}(?:\s+[0-9a-fA-F]{2})+\s*$")
+_KIND_WORD = re.compile(r"(?:^|\s)is:(\S*)", re.IGNORECASE)
+KIND_CODES = tuple(TokenKind)  # the kinds column holds indices into this
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,7 @@ class TokenInfo:
     parent_texts: tuple[str, str] | None
     count: int | None  # how often it occurs in the counted corpus; None when not counted
     whole_only: bool = False  # no merge makes it: a chunk reaches it only whole (models/protocol.py WholeOnly)
+    kind: TokenKind = TokenKind.PIECE
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,7 @@ class Vocab:
             self.steps[made] = np.arange(1, len(pairs) + 1)
             self.left[made] = self.ids[pairs[:, 0]]
             self.right[made] = self.ids[pairs[:, 1]]
+        self.kinds = token_kinds(model, self, n, base)
         self._row_of = {int(t): r for r, t in enumerate(self.ids.tolist())}
         self.blob = b"".join(self.data)  # every token end to end: one scan finds a needle in all
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])) if len(self.data) else self.lengths
@@ -122,10 +134,52 @@ class Vocab:
             texts = (self.text(self.row_of(left)), self.text(self.row_of(right)))
         return TokenInfo(tid, self.data[row], self.text(row), bool(self.special[row]),
                          int(self.steps[row]) or None, parents, texts, count_of(counts, tid),
-                         bool(self.whole_only[row]))
+                         bool(self.whole_only[row]), KIND_CODES[int(self.kinds[row])])
 
     def text(self, row: int) -> str:
         return render_bytes(self.data[row])
+
+
+def token_kinds(model, vocab: Vocab, ordinary: int, base: int) -> np.ndarray:
+    """Each row's `TokenKind`, as an index into KIND_CODES (see the module's docstring)."""
+    code = {k: i for i, k in enumerate(KIND_CODES)}
+    kinds = np.full(len(vocab.data), code[TokenKind.PIECE], dtype=np.int8)
+    ids = vocab.ids.tolist()
+    if isinstance(model, TypedPieces):
+        kinds[:] = [code[model.piece_kind(t)] for t in ids]
+    elif isinstance(model, Continuations):
+        kinds[:ordinary] = [code[TokenKind.CONTINUATION if model.is_continuation(t) else TokenKind.PIECE]
+                            for t in ids[:ordinary]]
+    elif isinstance(model, MergeRanked):
+        kinds[:base] = code[TokenKind.BASE]
+        kinds[vocab.steps > 0] = code[TokenKind.MERGED]
+        kinds[vocab.whole_only] = code[TokenKind.WHOLE_ONLY]
+    unk = model.special_ids.get(model.roles.unk) if model.roles.unk else None
+    if unk is None and isinstance(model, HasUnknown):
+        unk = model.unk_id
+    for row in range(ordinary, len(ids)):
+        if ids[row] == unk:
+            kinds[row] = code[TokenKind.UNKNOWN]
+        elif KIND_CODES[kinds[row]] not in (TokenKind.CONTROL, TokenKind.UNKNOWN):
+            kinds[row] = code[TokenKind.SPECIAL]
+    return kinds
+
+
+def kinds_present(vocab: Vocab) -> list[TokenKind]:
+    """The kinds this vocabulary has, in KIND_CODES order (what a kind filter cycles through)."""
+    return [KIND_CODES[i] for i in np.unique(vocab.kinds).tolist()]
+
+
+def split_kind_words(query: str) -> tuple[str, list[TokenKind]]:
+    """The query without its `is:KIND` words, and the kinds they name; a word naming no kind is
+    an error listing the kinds."""
+    kinds: list[TokenKind] = []
+    for word in _KIND_WORD.findall(query):
+        kind = token_kind_named(word)
+        if kind is None:
+            raise QueryError(f"is:{word} names no token kind; kinds: {', '.join(k.value for k in TokenKind)}")
+        kinds.append(kind)
+    return (_KIND_WORD.sub(" ", query).strip() if kinds else query), kinds
 
 
 def count_of(counts: np.ndarray | None, tid: int) -> int | None:
@@ -174,8 +228,20 @@ def parse_query(query: str) -> tuple[str, object]:
     return "text", query.translate(_MARKS).encode("utf-8", errors="surrogatepass")
 
 
-def matching_rows(vocab: Vocab, query: str) -> np.ndarray:
-    """The rows whose token the query finds, in inside order."""
+def matching_rows(vocab: Vocab, query: str, keep: np.ndarray | None = None) -> np.ndarray:
+    """The rows whose token the query finds, in inside order; only rows where `keep` (a mask
+    over rows) is set, when given."""
+    query, kinds = split_kind_words(query)
+    rows = _query_rows(vocab, query)
+    if kinds:
+        wanted = np.isin(vocab.kinds[rows], [KIND_CODES.index(k) for k in kinds])
+        rows = rows[wanted]
+    if keep is not None:
+        rows = rows[keep[rows]]
+    return rows
+
+
+def _query_rows(vocab: Vocab, query: str) -> np.ndarray:
     what, arg = parse_query(query)
     if what == "all":
         return np.arange(len(vocab))
@@ -202,13 +268,13 @@ def rows_holding(vocab: Vocab, needle: bytes) -> np.ndarray:
 
 
 def search(vocab: Vocab, query: str = "", order: str = "id", counts: np.ndarray | None = None,
-           limit: int = 500) -> VocabPage:
+           limit: int = 500, keep: np.ndarray | None = None) -> VocabPage:
     """The tokens `query` finds, sorted by id (ascending), length or count (longest or most
     frequent first, then by id), the first `limit` as rows. Sorting by count needs `counts`
     (tokens per outside id); without them it sorts by id."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}")
-    rows = matching_rows(vocab, query)
+    rows = matching_rows(vocab, query, keep)
     ids = vocab.ids[rows]
     if order == "count" and counts is not None:
         padded = np.zeros(int(vocab.ids.max()) + 1, dtype=np.int64)

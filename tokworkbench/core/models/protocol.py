@@ -6,7 +6,7 @@ the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram
 vocabularies implement the same two protocols. Every id here is an outside id.
 
 What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
-`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `Replaying`, `Transferable`), checked with
+`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `TypedPieces`, `Replaying`, `Transferable`), checked with
 `isinstance`: a view asks whether a model has merges, never which kind it is.
 
 Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.units import Units
 
@@ -231,6 +232,27 @@ class Continuations(Protocol):
     continuing_subword_prefix: str
 
     def is_continuation(self, tid: int) -> bool: ...
+
+
+@runtime_checkable
+class TypedPieces(Protocol):
+    """A model whose pieces carry a type of their own (SentencePiece's NORMAL, BYTE, CONTROL,
+    USER_DEFINED, UNKNOWN): the vocabulary view labels and filters byte-fallback, control and
+    user-defined pieces by it."""
+
+    def piece_kind(self, tid: int) -> TokenKind: ...
+
+
+@runtime_checkable
+class SelfJoining(Protocol):
+    """A model whose join of a token's own units can be asked alone (BPE's merges, tiktoken's
+    ranks, SentencePiece BPE's scored merges). A token the join of its own units does not give
+    can come out of no text: merges inside a token's span happen in the same order whatever
+    surrounds it (inspection/health.py's unreachable tokens)."""
+
+    def self_joins(self, tids: list[int]) -> list[bool | None]:
+        """For each id: whether joining the token's units alone gives it back; None where the
+        question has no answer (a special token, a byte piece reached only by fallback)."""
 
 
 @runtime_checkable

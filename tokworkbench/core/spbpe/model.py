@@ -30,6 +30,7 @@ import regex
 
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
+from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
 from tokworkbench.core.text.spnormalize import META, SpNormalizer
@@ -40,6 +41,8 @@ KIND = "spbpe"
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 TYPE_NAMES = {NORMAL: "normal", UNKNOWN: "unknown", CONTROL: "control", USER_DEFINED: "user_defined",
               BYTE: "byte"}
+_PIECE_KINDS = {NORMAL: TokenKind.PIECE, UNKNOWN: TokenKind.UNKNOWN, CONTROL: TokenKind.CONTROL,
+                USER_DEFINED: TokenKind.USER_DEFINED, UNUSED: TokenKind.PIECE, BYTE: TokenKind.BYTE}
 UNK_SURFACE = " \u2047 "  # SentencePiece's kDefaultUnknownSymbol
 _WORD_START = regex.compile("(?<=[^\u2581])(?=\u2581)")
 _CACHE_LIMIT = 1 << 18
@@ -154,6 +157,20 @@ class SpBpeModel:
 
     def score(self, tid: int) -> float:
         return self.scores[self._checked([tid])[0]]
+
+    def piece_kind(self, tid: int) -> TokenKind:
+        """The piece's SentencePiece type as the vocabulary view names it (protocol.py TypedPieces)."""
+        return _PIECE_KINDS[self.types[self._checked([tid])[0]]]
+
+    def self_joins(self, tids: list[int]) -> list[bool | None]:
+        """For each id: whether the scored merges make the NORMAL piece of its characters alone
+        (a USER_DEFINED piece is matched whole: always); None for byte, control and unknown
+        pieces, which no merge makes (protocol.py SelfJoining)."""
+        out: list[bool | None] = []
+        for tid in self._checked(list(tids)):
+            kind, piece = self.types[tid], self.pieces[tid]
+            out.append(True if kind == USER_DEFINED else self._merge(piece) == [piece] if kind == NORMAL else None)
+        return out
 
     # -- normalizing -----------------------------------------------------------------------
     def normalize_text(self, text: str) -> str:
