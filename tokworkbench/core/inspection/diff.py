@@ -4,8 +4,8 @@ Tokens are matched by their bytes, never by their ids: a token is *added* when B
 has no token for, *removed* the other way, and *moved* when both have it under other ids. The
 special tokens are compared by their strings, apart. Merges (models with the MergeRanked
 capability) are matched by their two parts' bytes, and a merge whose rank differs is *re-ranked*.
-The pipeline is what each model says of itself: kind, units, normalizer, pre-tokenizer pattern,
-tie-break, and the lines its kind adds (`describe`, Kind.describe: the caller passes it, the
+The pipeline is what each model says of itself: kind, units, normalizer, pre-tokenizer pattern
+and the lines its kind adds (`describe`, Kind.describe: the caller passes it, the
 registry being a layer above). Given texts, the first text whose content ids differ is named
 with the id where the runs part and the character there (lockcheck.char_offset, in B's view).
 
@@ -149,8 +149,6 @@ def pipeline_of(model, describe: Callable[[object], list[str]] = lambda m: []) -
     out = {"kind": model.kind, "units": Units.named(model.units).value,
            "normalizer": model.normalizer_label if isinstance(model, OwnDisplay) else str(model.normalizer),
            "pre-tokenizer": pre.name if pre.pattern is None else f"{pre.name} {pre.pattern}"}
-    if isinstance(model, MergeRanked):
-        out["tie-break"] = model.tie_break
     for k, line in enumerate(describe(model), 1):
         out[f"{model.kind} {k}"] = line
     return out
