@@ -153,3 +153,41 @@ def test_a_file_that_is_not_a_tokenizer_is_one_line_and_exit_2(tmp_path, capsys)
     assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "x.json")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
+
+
+# -- the Compare tab --------------------------------------------------------------------------
+async def test_the_compare_tab_shows_the_diff_summary_at_80x24(tmp_path):
+    from textual.widgets import Input, Static
+
+    from tokworkbench.app import WorkbenchApp
+    from tokworkbench.app.widgets.compare import ComparePanel
+
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("N")
+        await pilot.pause()
+        saved = tmp_path / "saved.json"
+        app.main.session.save(saved)
+        await pilot.press("n")  # one merge more here than in the file
+        await pilot.pause()
+        here, there = app.main.session.model(), modelfile.load(saved)
+        lines = [line for d in app.main.session.corpus.documents for line in d.text.split("\n")]
+        parting = next(line for line in lines if encode_content(here, line) != encode_content(there, line))
+        app.main.query_one("#encode-input", Input).value = parting
+        await pilot.press("C")
+        await pilot.pause()
+        app.screen.query_one("#replay-path", Input).value = str(saved)
+        await pilot.press("enter")
+        await pilot.pause()
+        panel = app.query_one(ComparePanel)
+        expected = diff_models(here, there, texts=[Text("the encode input", None, parting)])
+        assert (panel.diff.added.count, panel.diff.removed.count) == (0, 1) == \
+            (expected.added.count, expected.removed.count)
+        widget = app.query_one("#compare-diff", Static)
+        drawn = str(widget.render())
+        assert f"{expected.shared:,} tokens shared · 0 added · 1 removed" in drawn
+        assert f"first parting: the encode input at character {expected.parting.offset:,} " \
+               f"(id {expected.parting.index:,})" in drawn
+        region = widget.region
+        assert drawn.count("\n") + 1 <= region.height <= 3
+        assert region.y + region.height <= 24 and region.width <= 80  # on screen
