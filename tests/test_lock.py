@@ -3,6 +3,7 @@ change (one merge is enough), and a damaged lock file is one error line with exi
 
 import json
 import shutil
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,26 @@ def test_texts_outside_the_folder_are_refused(texts, tmp_path, capsys):
     (tmp_path / "evil.json").write_text(json.dumps(doc))
     status, _, err = run(["check", "evil.json", "m.json", "--texts", "texts"], capsys)
     assert status == 2 and "is not a path inside a folder" in err and err.count("\n") == 1
+
+
+def test_the_offset_of_a_normalizing_model_counts_the_text_it_sees(tmp_path):
+    """NFKC makes 'ﬁ' (one character) 'fi' (two): the ids spell the normalized text, and the
+    offset counts characters there, as the model's token spans do."""
+    corpus = ["ﬁne ﬁnds the theme there then these theses"] * 3
+
+    def model(merges):
+        t = Trainer(corpus, TrainConfig(normalizer="nfkc", pre_tokenizer=pre_tokenizer("gpt2")))
+        list(t.run(merges=merges))
+        return t.model()
+
+    old, new = model(12), model(11)
+    text = "ﬁﬁﬁ ﬁne the theme there then these theses"
+    (tmp_path / "t.txt").write_text(text, encoding="utf-8")
+    lock = make_lock(old, "old", gather_texts([tmp_path / "t.txt"], lines=False), False)
+    change = check_lock(lock, new).change
+    a, b = encode_content(old, text), encode_content(new, text)
+    k = next(k for k, (x, y) in enumerate(zip(a, b)) if x != y)
+    seen = unicodedata.normalize("NFKC", text)
+    assert change.index == k and change.offset == len(new.decode_bytes(b[:k]).decode())
+    assert change.offset != len(text.encode()[:len(new.decode_bytes(b[:k]))].decode("utf-8", "ignore"))
+    assert change.context[change.context_at:] == seen[change.offset:change.offset + 20]

@@ -147,9 +147,13 @@ def first_change(t: LockedText, number: int, text: str, now: list[int], tokens: 
 
 def char_offset(model, text: str, ids: list[int], k: int) -> tuple[str, int]:
     """The text as the model sees it, and the character where id `k` of `ids` starts there
-    (its end, past the last id): from the token spans, or, where the spans do not give these
-    ids, from the bytes the first `k` ids decode to."""
+    (its end, past the last id). Where the ids spell the text's own bytes (byte-level BPE with
+    no normalizer) that is counted from the bytes of the first `k`; otherwise from the token
+    spans, or, where the spans do not give these ids, from the decoded bytes alone."""
+    data = text.encode("utf-8", "surrogatepass")
     try:
+        if model.decode_bytes(ids) == data:
+            return text, len(data[:len(model.decode_bytes(ids[:k]))].decode("utf-8", "ignore"))
         normalized, spans = text_spans(model, text)
     except TokWorkbenchError:
         spans, normalized = [], text
