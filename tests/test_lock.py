@@ -76,6 +76,8 @@ def test_the_lock_detects_a_change_of_one_merge(texts, tmp_path, capsys):
                                    f"id {index} ({len(encode_content(old, dict(listed)[name])):,} ids locked, "
                                    f"{len(encode_content(new, dict(listed)[name])):,} now)")
     assert "fingerprint changed" in out  # a merge less is a token less
+    assert (f"  model    locked: bpe, vocabulary {old.vocab_size:,} (old.json); "
+            f"now: bpe, vocabulary {new.vocab_size:,} (new.json)") in out.splitlines()
     now_line = next(line for line in out.splitlines() if line.startswith("  now"))
     assert f"[{index}] {encode_content(new, dict(listed)[name])[index]} " in now_line
 

@@ -27,6 +27,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     lock = read_lock(args.lock)
-    result = check_lock(lock, load(args, args.model), args.texts)
+    result = check_lock(lock, load(args, args.model), args.texts, args.model)
     emit("\n".join(result.lines()))
     return 0 if result.identical else 1

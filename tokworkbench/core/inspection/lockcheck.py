@@ -13,10 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from tokworkbench.core.compat import fingerprint
 from tokworkbench.core.errors import CorpusError, LockFileError, TokWorkbenchError
 from tokworkbench.core.inspection.escape import quote
-from tokworkbench.core.inspection.lock import Lock, LockedText, sha256_of, split_lines
+from tokworkbench.core.inspection.lock import Lock, LockedText, ModelDescription, describe_model, sha256_of, split_lines
 from tokworkbench.core.inspection.segments import text_spans
 from tokworkbench.core.models.roles import encode_content
 from tokworkbench.core.text.corpus import read_document
@@ -46,12 +45,30 @@ class CheckResult:
     texts: int
     ids: int
     change: Change | None
-    locked_fingerprint: str
-    now_fingerprint: str
+    locked_model: ModelDescription
+    now_model: ModelDescription
+
+    @property
+    def locked_fingerprint(self) -> str:
+        return self.locked_model.fingerprint
+
+    @property
+    def now_fingerprint(self) -> str:
+        return self.now_model.fingerprint
 
     @property
     def fingerprint_changed(self) -> bool:
         return self.locked_fingerprint != self.now_fingerprint
+
+    def model_lines(self) -> list[str]:
+        """The fingerprint, and the kind and vocabulary size where they changed."""
+        was, now = self.locked_model, self.now_model
+        out = [f"  fingerprint changed: {was.fingerprint[:SHORT_FP]}… locked, {now.fingerprint[:SHORT_FP]}… now"
+               if self.fingerprint_changed else f"  fingerprint unchanged ({now.fingerprint[:SHORT_FP]}…)"]
+        if (was.kind, was.vocab_size) != (now.kind, now.vocab_size):
+            out.append(f"  model    locked: {was.kind}, vocabulary {was.vocab_size:,} ({was.source}); "
+                       f"now: {now.kind}, vocabulary {now.vocab_size:,} ({now.source})")
+        return out
 
     @property
     def identical(self) -> bool:
@@ -60,20 +77,18 @@ class CheckResult:
     def lines(self) -> list[str]:
         if self.identical:
             return [f"{self.texts:,} texts, {self.ids:,} ids: identical"]
-        fp = (f"fingerprint changed: {self.locked_fingerprint[:SHORT_FP]}… locked, "
-              f"{self.now_fingerprint[:SHORT_FP]}… now" if self.fingerprint_changed
-              else f"fingerprint unchanged ({self.now_fingerprint[:SHORT_FP]}…)")
+        model = self.model_lines()
         c = self.change
         if c is None:
             return [f"CHANGED: {self.texts:,} texts, {self.ids:,} ids are identical, but the ids now stand for other "
-                    + "tokens", f"  {fp}"]
+                    + "tokens", *model]
         head = f"CHANGED: {c.where} (text {c.text_number:,} of {self.texts:,}): "
         if c.error is not None:
-            return [head + "it no longer encodes", f"  error    {c.error}", f"  {fp}"]
+            return [head + "it no longer encodes", f"  error    {c.error}", *model]
         return [head + f"the ids part at character {c.offset:,}, id {c.index:,} "
                 f"({c.locked_count:,} ids locked, {c.now_count:,} now)",
                 "  text     " + quote(c.context[:c.context_at]) + " | " + quote(c.context[c.context_at:]),
-                "  locked   " + _run(c.locked), "  now      " + _run(c.now), f"  {fp}"]
+                "  locked   " + _run(c.locked), "  now      " + _run(c.now), *model]
 
 
 def _run(items: Sequence[tuple[int, int, str]]) -> str:
@@ -108,22 +123,22 @@ def _path(name: str, root: str | Path | None) -> Path:
     return Path(root) / pure
 
 
-def check_lock(lock: Lock, model, root: str | Path | None = None) -> CheckResult:
-    """Every text encoded again; stops at the first whose ids differ."""
+def check_lock(lock: Lock, model, root: str | Path | None = None, source: str = "") -> CheckResult:
+    """Every text encoded again; stops at the first whose ids differ. `source` names the model."""
     texts = ids = 0
-    now_fp = fingerprint(model)
+    now_model = describe_model(model, source or lock.model.source)
     for number, (t, text) in enumerate(locked_texts(lock, root), 1):
         try:
             now = encode_content(model, text)
         except TokWorkbenchError as exc:
             change = Change(t.where, number, 0, None, "", 0, (), (), len(t.ids), 0, str(exc))
-            return CheckResult(len(lock.texts), lock.id_count, change, lock.model.fingerprint, now_fp)
+            return CheckResult(len(lock.texts), lock.id_count, change, lock.model, now_model)
         if tuple(now) != t.ids:
             change = first_change(t, number, text, now, lock.tokens, model)
-            return CheckResult(len(lock.texts), lock.id_count, change, lock.model.fingerprint, now_fp)
+            return CheckResult(len(lock.texts), lock.id_count, change, lock.model, now_model)
         texts += 1
         ids += len(now)
-    return CheckResult(texts, ids, None, lock.model.fingerprint, now_fp)
+    return CheckResult(texts, ids, None, lock.model, now_model)
 
 
 def first_index(a: Sequence[int], b: Sequence[int]) -> int:
