@@ -191,3 +191,25 @@ async def test_the_compare_tab_shows_the_diff_summary_at_80x24(tmp_path):
         region = widget.region
         assert drawn.count("\n") + 1 <= region.height <= 3
         assert region.y + region.height <= 24 and region.width <= 80  # on screen
+
+
+def test_a_scored_piece_whose_score_moved_is_a_change(tmp_path):
+    """Unigram segments by its scores: one score changed is a difference even with the same
+    pieces under the same ids (the same fingerprint)."""
+    from dataclasses import replace
+
+    from tokworkbench.core.registry.load import load_any
+
+    uni = tmp_path / "u.json"
+    assert main(["train", str(sample_paths()[0]), "--kind", "unigram", "--vocab-size", "200",
+                 "-o", str(uni)]) == 0
+    model = load_any(uni)
+    k = len(model.pieces) - 1
+    piece, score = model.pieces[k]
+    other = replace(model, pieces=[*model.pieces[:k], (piece, score - 1.0)])
+    same = diff_models(model, load_any(uni))
+    d = diff_models(model, other)
+    assert same.identical and same.scored and same.rescored.count == 0
+    assert d.fingerprints[0] == d.fingerprints[1] and not d.identical
+    assert [(c.piece, c.score_a, c.score_b) for c in d.rescored.first] == [(piece, score, score - 1.0)]
+    assert "scores: 1 of the pieces both have scored otherwise" in diff_lines(d)

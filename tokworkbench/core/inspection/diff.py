@@ -3,7 +3,8 @@
 Tokens are matched by their bytes, never by their ids: a token is *added* when B has bytes A
 has no token for, *removed* the other way, and *moved* when both have it under other ids. The
 special tokens are compared by their strings, apart. Merges (models with the MergeRanked
-capability) are matched by their two parts' bytes, and a merge whose rank differs is *re-ranked*.
+capability) are matched by their two parts' bytes, and a merge whose rank differs is *re-ranked*;
+pieces of two scored models (Unigram) by their text, and one whose score differs is *rescored*.
 The pipeline is what each model says of itself: kind, units, normalizer, pre-tokenizer pattern
 and the lines its kind adds (`describe`, Kind.describe: the caller passes it, the
 registry being a layer above). Given texts, the first text whose content ids differ is named
@@ -21,7 +22,7 @@ from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import quote, render_bytes
 from tokworkbench.core.inspection.lock import Text
 from tokworkbench.core.inspection.lockcheck import AROUND, CONTEXT, char_offset, first_index
-from tokworkbench.core.models.protocol import MergeRanked, OwnDisplay
+from tokworkbench.core.models.protocol import MergeRanked, OwnDisplay, Scored
 from tokworkbench.core.models.roles import encode_content
 from tokworkbench.core.units import Units
 
@@ -41,6 +42,13 @@ class MergeChange:
     right: bytes
     rank_a: int | None
     rank_b: int | None
+
+
+@dataclass(frozen=True)
+class ScoreChange:
+    piece: str
+    score_a: float
+    score_b: float
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,8 @@ class ModelDiff:
     merges_added: Changes = field(default_factory=Changes)
     merges_removed: Changes = field(default_factory=Changes)
     reranked: Changes = field(default_factory=Changes)
+    scored: bool = False  # both models score their pieces (the Scored capability)
+    rescored: Changes = field(default_factory=Changes)  # pieces both have, with another score
     pipeline: tuple[tuple[str, str, str], ...] = ()  # (what, A's, B's) where they differ
     texts: int = 0  # texts both encoded alike before `parting` (all of them when it is None)
     parting: Parting | None = None
@@ -91,7 +101,8 @@ class ModelDiff:
         """Nothing that changes ids or what they mean: same tokens, specials, merges, pipeline
         and, on the texts given, the same ids."""
         return (self.fingerprints[0] == self.fingerprints[1] and not self.pipeline and self.parting is None
-                and not (self.reranked.count or self.merges_added.count or self.merges_removed.count))
+                and not (self.reranked.count or self.merges_added.count or self.merges_removed.count
+                         or self.rescored.count))
 
 
 # -- the comparison -------------------------------------------------------------------------
@@ -141,6 +152,14 @@ def compare_merges(ma: dict, mb: dict, show: int = SHOW) -> tuple[int, Changes, 
             Changes(len(added), tuple(MergeChange(*p, None, r) for r, p in added[:show])),
             Changes(len(removed), tuple(MergeChange(*p, r, None) for r, p in removed[:show])),
             Changes(len(reranked), tuple(MergeChange(*p, r, mb[p]) for r, p in reranked[:show])))
+
+
+def compare_scores(a, b, show: int = SHOW) -> Changes:
+    """Pieces (by their text) both score, whose scores differ, in A's id order: a Unigram
+    model's segmentation follows its scores, so they count as much as merges' ranks."""
+    sb = {piece: score for piece, score in b.pieces}
+    changed = [(piece, score, sb[piece]) for piece, score in a.pieces if piece in sb and sb[piece] != score]
+    return Changes(len(changed), tuple(ScoreChange(*c) for c in changed[:show]))
 
 
 def pipeline_of(model, describe: Callable[[object], list[str]] = lambda m: []) -> dict[str, str]:
@@ -208,6 +227,8 @@ def diff_models(a, b, names: tuple[str, str] = ("A", "B"), texts: Iterable[Text]
         m_shared, m_added, m_removed, reranked = compare_merges(merge_ranks(a), merge_ranks(b), show)
         merge_fields = {"merges": (len(a.merges), len(b.merges)), "merges_shared": m_shared,
                         "merges_added": m_added, "merges_removed": m_removed, "reranked": reranked}
+    if isinstance(a, Scored) and isinstance(b, Scored):
+        merge_fields |= {"scored": True, "rescored": compare_scores(a, b, show)}
     alike, parting = first_parting(a, b, texts)
     return ModelDiff(names, (a.kind, b.kind), (a.vocab_size, b.vocab_size), (fingerprint(a, table_a), fingerprint(b, table_b)),
                      shared, added, removed, moved, compare_specials(a, b), **merge_fields,
@@ -265,6 +286,9 @@ def diff_lines(d: ModelDiff) -> list[str]:
         out += _examples("re-ranked", d.reranked, lambda m: f"{_merge(m)} rank {m.rank_a} -> {m.rank_b}")
         out += _examples("added", d.merges_added, lambda m: f"{_merge(m)} rank {m.rank_b}")
         out += _examples("removed", d.merges_removed, lambda m: f"{_merge(m)} rank {m.rank_a}")
+    if d.scored:
+        out.append(f"scores: {d.rescored.count:,} of the pieces both have scored otherwise")
+        out += _examples("rescored", d.rescored, lambda c: f"{quote(c.piece)} {c.score_a:.6g} -> {c.score_b:.6g}")
     if d.specials:
         out.append("special tokens that differ:")
         out += [f"  {_token(s.token)} id {_id(s.id_a)} -> {_id(s.id_b)}" for s in d.specials]
@@ -301,7 +325,9 @@ def diff_json(d: ModelDiff) -> dict:
                       "removed": _changes_json(d.removed, _token_json), "moved": _changes_json(d.moved, _token_json)},
            "special_tokens": [_token_json(s) for s in d.specials],
            "pipeline": [{"what": w, "a": a, "b": b} for w, a, b in d.pipeline],
-           "merges": None, "texts_alike": d.texts, "first_parting": None}
+           "merges": None, "texts_alike": d.texts, "first_parting": None,
+           "rescored": _changes_json(d.rescored, lambda c: {"piece": c.piece, "score_a": c.score_a,
+                                                          "score_b": c.score_b}) if d.scored else None}
     if d.merges is not None:
         out["merges"] = {"a": d.merges[0], "b": d.merges[1], "shared": d.merges_shared,
                          "reranked": _changes_json(d.reranked, _merge_json),
@@ -332,6 +358,8 @@ def diff_markdown(d: ModelDiff) -> list[str]:
            f"- tokens removed: {d.removed.count:,}", f"- tokens under another id: {d.moved.count:,}"]
     if d.merges is not None:
         out.append(f"- merges re-ranked: {d.reranked.count:,}")
+    if d.scored:
+        out.append(f"- pieces scored otherwise: {d.rescored.count:,}")
     out += [f"- special tokens that differ: {len(d.specials):,}", f"- pipeline differences: {len(d.pipeline):,}"]
     if d.parting is not None:
         out.append(f"- first parting text: {_cell(d.parting.where)}"
