@@ -234,3 +234,15 @@ def test_the_offset_of_a_normalizing_model_counts_the_text_it_sees(tmp_path):
     assert change.index == k and change.offset == len(new.decode_bytes(b[:k]).decode())
     assert change.offset != len(text.encode()[:len(new.decode_bytes(b[:k]))].decode("utf-8", "ignore"))
     assert change.context[change.context_at:] == seen[change.offset:change.offset + 20]
+
+
+def test_a_text_the_model_no_longer_encodes_is_a_change(texts, tmp_path, capsys):
+    from tokworkbench.core.fixed.model import FixedVocab
+
+    modelfile.save(trained(12), tmp_path / "m.json")
+    modelfile.save(FixedVocab(("t", "h", "e", " ", "\n")), tmp_path / "few.json")  # no 'm' in 'theme'
+    run(["lock", "m.json", "texts", "-o", "t.lock.json"], capsys)
+    status, out, _ = run(["check", "t.lock.json", "few.json"], capsys)
+    lines = out.splitlines()
+    assert status == 1 and lines[0] == "CHANGED: texts/a.txt (text 1 of 3): it no longer encodes"
+    assert lines[1].startswith("  error    ") and "fingerprint changed" in lines[2]
