@@ -1,5 +1,6 @@
-"""The command line: train, count, encode, decode, inspect, export, vocab, batches, compare, and
-the workbench (app, serve) — thin wrappers over the same core the app uses, one module each.
+"""The command line: train, count, encode, decode, inspect, export, vocab, batches, compare, diff,
+lock, check and the workbench (app, serve) — thin wrappers over the same core the app uses, one
+module each.
 
 With no sub-command it starts the workbench. Every failure prints one line and exits 1 (argument
 errors exit 2 with the usage, as argparse does). Outputs are checked before any work: a bad

@@ -150,6 +150,11 @@ class QueryError(TokWorkbenchError):
     """A vocabulary query or health flag that names nothing (`is:bogus`)."""
 
 
+class LockFileError(TokWorkbenchError):
+    """A regression lock file is unreadable, damaged (a field missing, of the wrong type or out
+    of range), of an unknown version, or names a text that cannot be read as it was locked."""
+
+
 class Terminated(BaseException):
     """SIGTERM, raised by the CLI's handler so that the work in hand unwinds as for ctrl+c:
     forked workers are stopped and joined, a half-written temp file is removed, and the exit

@@ -1,7 +1,8 @@
 """Compare: this session's model beside a second tokenizer loaded from a file.
 
 The encode input tokenized by both, side by side with token counts; the ids whose tokens differ;
-both fingerprints and the verdict. A model must never be fed ids from a tokenizer with the same
+both fingerprints and the verdict; under them, the diff's summary (core/inspection/diff.py: tokens
+added and removed by their bytes, merges re-ranked, and where the two part on the encode input). A model must never be fed ids from a tokenizer with the same
 vocabulary size but other ids, and this is where a user sees why.
 """
 
@@ -14,6 +15,8 @@ from textual.widgets import Static
 from tokworkbench.app.labels import plural
 from tokworkbench.app.render import Palette, draw_tokens, palette_of
 from tokworkbench.core.compat import Comparison, compare
+from tokworkbench.core.inspection.diff import ModelDiff, Parting, diff_models, first_parting
+from tokworkbench.core.inspection.lock import Text as TextToEncode
 from tokworkbench.core.inspection.roundtrip import RoundTrip, round_trip
 from tokworkbench.core.session.snapshot import Snapshot
 
@@ -38,6 +41,33 @@ def describe_comparison(c: Comparison, name_b: str, differences: int = 4) -> Tex
             out.append(f" … and {c.differing - min(len(c.first), differences):,} more", "dim")
     if c.specials_a != c.specials_b:
         out.append("\nthe special tokens or their roles differ", "dim")
+    return out
+
+
+ENCODE_INPUT = "the encode input"
+
+
+def describe_diff(d: ModelDiff, parting: Parting | None, text: str) -> Text:
+    """The diff in two lines: what changed in the vocabulary, then where the ids part."""
+    out = Text()
+    out.append("diff ", "bold")
+    parts = [f"{d.shared:,} tokens shared", f"{d.added.count:,} added", f"{d.removed.count:,} removed",
+             f"{d.moved.count:,} under another id"]
+    if d.merges is not None:
+        parts.append(f"{plural(d.reranked.count, 'merge')} re-ranked")
+    if d.specials:
+        parts.append(f"{plural(len(d.specials), 'special token')} differ")
+    if d.pipeline:
+        parts.append("pipeline: " + ", ".join(w for w, _, _ in d.pipeline) + " differ")
+    out.append(" · ".join(parts))
+    if not text:
+        return out
+    if parting is None:
+        out.append(f"\n{ENCODE_INPUT}: the same ids from both", "dim")
+    elif parting.error is not None:
+        out.append(f"\nfirst parting: {ENCODE_INPUT}: only one encodes it ({parting.error})", "bold")
+    else:
+        out.append(f"\nfirst parting: {ENCODE_INPUT} at character {parting.offset:,} (id {parting.index:,})", "bold")
     return out
 
 
@@ -66,6 +96,11 @@ class ComparePanel(Vertical):
         max-height: 9;
         padding: 0 1;
     }
+    ComparePanel #compare-diff {
+        height: auto;
+        max-height: 3;
+        padding: 0 1;
+    }
     ComparePanel #compare-sides {
         height: 1fr;
         min-height: 3;
@@ -89,10 +124,14 @@ class ComparePanel(Vertical):
         self.other = None  # side B, a Model, once loaded
         self.other_name = ""
         self.comparison: Comparison | None = None
+        self.diff: ModelDiff | None = None
+        self.parting: Parting | None = None
+        self._diffed: tuple[object, object] | None = None  # the two models `diff` is of
         self._stale = True
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-summary")
+        yield Static(id="compare-diff")
         with Horizontal(id="compare-sides"):
             with VerticalScroll(id="compare-a", classes="compare-side"):
                 yield Static(id="compare-a-text")
@@ -128,18 +167,27 @@ class ComparePanel(Vertical):
         self._stale = False
         summary, a_text, b_text = self.query_one("#compare-summary", Static), \
             self.query_one("#compare-a-text", Static), self.query_one("#compare-b-text", Static)
+        diff_text = self.query_one("#compare-diff", Static)
         if self.other is None or self.snapshot is None:
             summary.update(Text("No second tokenizer yet: press C to load one (ours, HF tokenizer.json, "
                                 ".tiktoken, minbpe .model, a fixed vocabulary); the encode input is then "
                                 "tokenized by both, side by side.", "dim"))
             a_text.update("")
             b_text.update("")
-            self.comparison = None
+            diff_text.update("")
+            self.comparison = self.diff = self.parting = None
             return
         model = self.snapshot.model
         text = self.encode_text
         self.comparison = c = compare(model, self.other, text or None)
         described = describe_comparison(c, self.other_name)
+        if self._diffed is None or self._diffed[0] is not model or self._diffed[1] is not self.other:
+            # the vocabulary diff is kept until either model changes
+            self.diff, self._diffed = diff_models(model, self.other, ("this session", self.other_name)), \
+                (model, self.other)
+        self.parting = first_parting(model, self.other, [TextToEncode(ENCODE_INPUT, None, text)])[1] if text \
+            else None
+        diff_text.update(describe_diff(self.diff, self.parting, text))
         if not text:
             described.append("\nType text in the Encode / decode tab: both tokenizers encode it here, side by side.",
                              "dim")
