@@ -11,6 +11,12 @@ Refused, saying why: a Unigram model whose text SentencePiece cannot normalize o
 way (an NFC/NFKC setting, for which SentencePiece needs a charsmap this tool does not compile; an
 HF normalizer; a split other than metaspace; a piece with ▁ after its start, which SentencePiece's
 whole-sentence lattice would match across words).
+
+Not refused, and said in a note: SentencePiece puts its dummy ▁ before any text, metaspace (HF's
+rule) not before text that already starts with a space or ▁; where whitespace is not collapsed,
+such text encodes in the file as our model encodes it with one more space in front. No
+SentencePiece setting says "prepend unless it starts with ▁", and refusing would leave no trained
+Unigram model a .model file.
 """
 
 import struct
@@ -140,6 +146,17 @@ def spbpe_spec(model: SpBpeModel) -> SpModelSpec:
                        model.add_dummy_prefix, norm.remove_extra_whitespaces)
 
 
-def write_spec(spec: SpModelSpec, out: Path) -> list[str]:
+def unigram_notes(model: UnigramModel) -> list[str]:
+    """What the file encodes otherwise: the dummy ▁ before text that starts with a space, which
+    SentencePiece adds and metaspace does not (unless whitespace is collapsed, when no such text
+    is left)."""
+    norm = model.text_normalizer
+    if isinstance(norm, SpNormalizer) and norm.remove_extra_whitespaces:
+        return []
+    return [("note: SentencePiece puts its dummy ▁ before text that starts with a space or ▁ and metaspace does "
+            "not, so such text gets one more ▁ at its start there (as if it began with one more space)")]
+
+
+def write_spec(spec: SpModelSpec, out: Path, notes: list[str] = ()) -> list[str]:
     write_atomic(out, encode_spec(spec))
-    return [f"wrote {out}"]
+    return list(notes) + [f"wrote {out}"]

@@ -108,14 +108,15 @@ def _unigram_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
 def _unigram_check_export(model: Model, fmt: str) -> list[str]:
     if fmt == "sentencepiece":
         sentencepiece_write.unigram_spec(model)
-    else:
-        hf_unigram.check_hf(model)
+        return sentencepiece_write.unigram_notes(model)
+    hf_unigram.check_hf(model)
     return []
 
 
 def _unigram_write_export(model: Model, fmt: str, out: Path) -> list[str]:
     if fmt == "sentencepiece":
-        return sentencepiece_write.write_spec(sentencepiece_write.unigram_spec(model), out)
+        return sentencepiece_write.write_spec(sentencepiece_write.unigram_spec(model), out,
+                                              sentencepiece_write.unigram_notes(model))
     return hf_unigram.write_hf(model, out)
 
 
