@@ -185,3 +185,11 @@ def test_the_cli_writes_and_refuses_in_one_line(trained, tmp_path, capsys):
     assert main(["export", "-m", str(trained["uni_nfkc"]), "--format", "tiktoken", "-o", str(vocab)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "export it to hf, sentencepiece" in err, err
+
+
+def test_the_app_offers_the_formats_the_cli_does():
+    from tokworkbench.app.dialogs.export import DEFAULT_NAMES, FORMAT_CHOICES
+    from tokworkbench.core.registry.export import FORMATS
+
+    assert list(FORMAT_CHOICES)[: len(FORMATS)] == list(FORMATS) and "sentencepiece" in FORMATS
+    assert DEFAULT_NAMES["sentencepiece"] == "tokenizer.model" and DEFAULT_NAMES["vocab.txt"] == "vocab.txt"
