@@ -3,6 +3,7 @@ gives SentencePiece's ids, or the export is refused in one line saying why. Mode
 here with sentencepiece (model_type=bpe, small vocabularies, seconds)."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,77 @@ def test_the_cli_writes_it(trained, tmp_path, capsys):
     text = "  In the beginning   God created 日本 the heaven. "
     assert hf.encode(text, add_special_tokens=False).ids == sp.encode(text)
     assert hf.encode(text).ids[0] == sp.bos_id()
+
+
+# -- shared scores: Llama 2's and Mistral's runs of ▁ at -1e9 -------------------------------------
+RUNS = ["▁" * k for k in (2, 3, 4, 5, 6, 8, 16)]
+
+
+def _with(model, pieces: list[str], scores: list[float]):
+    """`model` with pieces appended (NORMAL) and some scores replaced, as SentencePiece would load it."""
+    all_scores = list(model.scores) + [-1e9] * len(pieces)
+    for i, s in zip(range(len(all_scores)), scores):
+        if s is not None:
+            all_scores[i] = s
+    return checked_model(list(model.pieces) + pieces, all_scores, list(model.types) + [1] * len(pieces),
+                         model.text_normalizer, model.add_dummy_prefix, model.byte_fallback, model.roles,
+                         model.unk_surface, 100, ExportError)
+
+
+@pytest.fixture(scope="module")
+def runs_pair(trained, tmp_path_factory):
+    """The identity model with Mistral's whitespace pieces, written as a .model (the judge) and
+    exported to HF."""
+    folder = tmp_path_factory.mktemp("runs")
+    model = _with(load_any(trained["identity"]), [r for r in RUNS if r not in load_any(trained["identity"]).pieces],
+                  [])
+    export(model, "sentencepiece", folder / "runs.model")
+    export(model, "hf", folder / "runs.json")
+    return (spm.SentencePieceProcessor(model_file=str(folder / "runs.model")),
+            tokenizers.Tokenizer.from_file(str(folder / "runs.json")), load_any(folder / "runs.model"))
+
+
+def test_runs_of_spaces_tied_at_the_bottom_export_exactly(runs_pair):
+    for n in range(1, 300):
+        for text in (" " * n, "a" + " " * n + "b", "def f():\n" + " " * n + "return", "▁" * n + " x"):
+            _same(runs_pair, text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "    ", "\n", "the", "a", "▁", "Лев", "日"]), max_size=30).map("".join))
+def test_hypothesis_whitespace_with_tied_runs(runs_pair, text):
+    _same(runs_pair, text)
+
+
+def test_other_shared_scores_and_orphan_merges_are_refused(trained):
+    model = load_any(trained["identity"])
+    normal = [i for i, (p, t) in enumerate(zip(model.pieces, model.types)) if t == 1 and len(p) > 2]
+    a, b = normal[0], normal[5]
+    tied = _with(model, [], [None] * b + [model.scores[a]])
+    with pytest.raises(ExportError, match="share the score"):
+        export(tied, "hf", Path("/nonexistent/never.json"))
+    mixed = _with(model, ["▁▁", "▁▁a"], [])  # '▁▁a' holds ▁▁ and more: runs would join other symbols
+    with pytest.raises(ExportError, match="share the score"):
+        export(mixed, "hf", Path("/nonexistent/never.json"))
+    orphan = _with(model, ["ᚠa"], [])  # 'ᚠ' is no piece: SentencePiece still merges ᚠ + a
+    with pytest.raises(ExportError, match="no piece"):
+        export(orphan, "hf", Path("/nonexistent/never.json"))
+
+
+REAL = Path(os.environ.get("TOKWORKBENCH_REAL_SPBPE", "/nonexistent"))
+REAL_FILES = sorted(REAL.glob("*.model*")) if REAL.is_dir() else []
+
+
+@pytest.mark.skipif(not REAL_FILES, reason="no real SentencePiece BPE files (set TOKWORKBENCH_REAL_SPBPE to a folder "
+                                           "holding e.g. mistral-common's tokenizer.model.v1)")
+@pytest.mark.parametrize("path", REAL_FILES, ids=[p.name for p in REAL_FILES])
+def test_real_files_export_with_sentencepieces_ids(path, tmp_path):
+    ours = load_any(path)
+    try:
+        export(ours, "hf", tmp_path / "t.json")
+    except ExportError as exc:
+        pytest.skip(f"refused: {exc}")  # user-defined pieces (v3, v7)
+    pair = (spm.SentencePieceProcessor(model_file=str(path)), tokenizers.Tokenizer.from_file(str(tmp_path / "t.json")),
+            ours)
+    for text in sample_lines() + TRICKY + [" " * 40 + "x", "\t\t  code"]:
+        _same(pair, text)

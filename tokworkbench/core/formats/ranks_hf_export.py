@@ -5,9 +5,10 @@ tiktoken looks a chunk up whole, then joins the adjacent pair whose joined bytes
 does the first with `ignore_merges` and the second with a merges list holding every split of each
 token into two ranked tokens, in the order of the joined token's rank (the parts' ranks among a
 token's splits): each pair HF can merge is one whose join is a token, ranked as tiktoken ranks it.
-They part only where one chunk holds two different splits of the same token at once (tiktoken
-joins the leftmost, HF the split listed first) and the order changes what follows, which a ranks
-file made by BPE training never does.
+They can part only where one chunk holds two different splits of the same token at once
+(tiktoken joins the leftmost, HF the split listed first) and the order changes what follows; on
+Llama 3's file no such text was found (the samples, runs of 1-119 of each ASCII symbol with and
+without a space, and 20,000 strings of joined vocabulary tokens gave tiktoken's ids).
 """
 
 import json
