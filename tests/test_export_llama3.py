@@ -134,3 +134,18 @@ def test_real_llama3():
                               "hello world .:.: :::: e\u0301\n\n  tabs\tand  spaces")]
     for text in texts:
         assert hf.encode(text, add_special_tokens=False).ids == theirs.encode_ordinary(text)
+
+
+def test_named_special_tokens_keep_their_ids(ranks, tmp_path):
+    path = tmp_path / "s.tiktoken"
+    path.write_bytes(_ranks_file(ranks))
+    out = tmp_path / "t.json"
+    bos, eos = len(ranks) + 10, len(ranks) + 11
+    assert main(["export", "-m", str(path), "--split", "regex:" + LLAMA3, "--special", f"<|begin_of_text|>={bos}",
+                 "--special", f"<|end_of_text|>={eos}", "--format", "hf", "-o", str(out)]) == 0
+    hf = HFTokenizer.from_file(str(out))
+    theirs = tiktoken.Encoding("s", pat_str=LLAMA3, mergeable_ranks=ranks,
+                               special_tokens={"<|begin_of_text|>": bos, "<|end_of_text|>": eos})
+    text = "<|begin_of_text|> việc kqjz<|end_of_text|>"
+    assert hf.encode(text, add_special_tokens=False).ids == theirs.encode(text, allowed_special="all")
+    assert bos in hf.encode(text, add_special_tokens=False).ids
