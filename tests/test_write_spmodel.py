@@ -193,3 +193,23 @@ def test_the_app_offers_the_formats_the_cli_does():
 
     assert list(FORMAT_CHOICES)[: len(FORMATS)] == list(FORMATS) and "sentencepiece" in FORMATS
     assert DEFAULT_NAMES["sentencepiece"] == "tokenizer.model" and DEFAULT_NAMES["vocab.txt"] == "vocab.txt"
+
+
+def test_an_hf_normalizer_is_refused(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, normalizers, pre_tokenizers
+
+    hf = tokenizers.Tokenizer(models.Unigram([("<unk>", 0.0), ("▁a", -1.0), ("a", -2.0), ("▁", -3.0), ("b", -2.5)],
+                                             unk_id=0))
+    hf.normalizer = normalizers.Lowercase()
+    hf.pre_tokenizer = pre_tokenizers.Metaspace()
+    hf.decoder = decoders.Metaspace()
+    path = tmp_path / "lower.json"
+    hf.save(str(path))
+    with pytest.raises(ExportError, match="HF's steps"):
+        export(load_any(path), "sentencepiece", tmp_path / "lower.model")
+    hf.normalizer = None
+    hf.save(str(path))
+    export(load_any(path), "sentencepiece", tmp_path / "plain.model")
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "plain.model"))
+    assert sp.encode("ab a") == load_any(path).encode_ordinary("ab a") == hf.encode("ab a").ids
