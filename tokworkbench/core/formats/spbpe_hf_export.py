@@ -114,7 +114,7 @@ def _check_tie(model: SpBpeModel, normal: dict, mergeable: dict, score: float, t
     order = {pair: rank for rank, pair in enumerate(merges_of(model, runs))}
     longest = max(len(p) for p in runs)
     for n in range(2, RUNS_CHECKED * longest + 1):
-        ours = [len(s) for s in model._merge(c * n)]
+        ours = [len(s) for s in model.merge_symbols(c * n)]
         if ours != _hf_run(n, c, order):
             raise ExportError(f"{why}; in a run of {n} {short(c)} the two rules segment otherwise")
 
