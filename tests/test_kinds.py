@@ -114,13 +114,13 @@ def test_capabilities_are_claimed_by_the_kinds_that_have_them(models):
 def test_exports_follow_the_record(models):
     unigram, fixed = models["unigram"][1], models["fixed"][1]
     with pytest.raises(ExportError, match="tiktoken cannot hold this Unigram model: a Unigram model has scored "
-                                          r"pieces and no merges \(export it to hf\)"):
+                                          r"pieces and no merges \(export it to hf, sentencepiece\)"):
         check(unigram, "tiktoken")
     with pytest.raises(ExportError, match="keep it as a tokworkbench model file"):
         check(fixed, "hf")
     wordpiece = models["wordpiece"][1]
     assert check(wordpiece, "hf") == []
-    with pytest.raises(ExportError, match=r"tiktoken cannot hold this WordPiece model: .* \(export it to hf\)"):
+    with pytest.raises(ExportError, match=r"tiktoken cannot hold this WordPiece model: .* \(export it to hf, vocab.txt\)"):
         check(wordpiece, "tiktoken")
     with pytest.raises(ExportError, match="unknown export format 'onnx'"):
         check(models["bpe"][1], "onnx")

@@ -279,6 +279,11 @@ class SpBpeModel:
         cache[chunk] = out
         return out
 
+    def merge_symbols(self, normalized: str) -> list[str]:
+        """The symbols the merge loop makes of normalized text, before any becomes an id (what
+        an export compares with another library's merge rule)."""
+        return self._merge(normalized)
+
     def _merge(self, chunk: str) -> list[str]:
         """bpe_model.cc's agenda: the best-scoring pair first, the leftmost among ties. An entry
         is stale once either side has changed (its length no longer adds up)."""
