@@ -653,7 +653,8 @@ class MainScreen(Screen):
 
     def action_compare(self) -> None:
         def show(model: Model, name: str) -> None:
-            self.query_one(ComparePanel).set_other(model, name)
+            texts = [d.text for d in self.session.corpus.documents] if self.session is not None else []
+            self.query_one(ComparePanel).set_other(model, name, texts)
             self.query_one("#bottom", TabbedContent).active = "tab-compare"
 
         self.reads.compare(show)
