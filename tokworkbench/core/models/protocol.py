@@ -6,7 +6,7 @@ the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram
 vocabularies implement the same two protocols. Every id here is an outside id.
 
 What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
-`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `Replaying`, `Transferable`), checked with
+`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `Replaying`, `Transferable`, `NormalizesText`), checked with
 `isinstance`: a view asks whether a model has merges, never which kind it is.
 
 Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
@@ -204,6 +204,15 @@ class OwnDisplay(Protocol):
     def display_text(self, text: str) -> str: ...
 
     def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]: ...
+
+
+@runtime_checkable
+class NormalizesText(Protocol):
+    """A model whose normalizer is more than `Model.normalizer`'s name (SentencePiece's, HF's
+    steps, BERT's): the pipeline view asks it for the text its pre-tokenizer sees, rather than
+    applying the named one (which is "none" for such models)."""
+
+    def normalize_text(self, text: str) -> str: ...
 
 
 @runtime_checkable
