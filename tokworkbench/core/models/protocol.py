@@ -168,6 +168,10 @@ class WholeOnly(Protocol):
     def is_whole_only(self, tid: int) -> bool:
         """Whether the token of outside id `tid` has no merge parents."""
 
+    def apply_merges(self, units: list[int]) -> list[int]:
+        """The inside ids the merges alone make of a run of base units (no whole-chunk lookup):
+        what the merge tree shows in place of a whole-only token's parents."""
+
 
 @runtime_checkable
 class Scored(Protocol):
