@@ -17,6 +17,7 @@ from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.inspection.pipeline import char_edits, pipeline
 from tokworkbench.core.models.roles import with_roles
+from tokworkbench.core.registry.load import load_any
 
 TEXTS = [
     "Héllo,  WORLD!! ﬁ naïve  café ① 日本語 👋🏽 x",
@@ -145,3 +146,26 @@ def test_a_long_changed_middle_is_aligned_up_to_the_limit():
     text = " ".join(["word"] * 3000)
     edits, complete = char_edits(text, text.replace(" ", "\u2581"), limit=1000)
     assert not complete and edits and all(e.out_end <= len(text) for e in edits)
+
+
+@pytest.fixture(scope="module")
+def sentencepiece_bpe(tmp_path_factory):
+    spm = pytest.importorskip("sentencepiece")
+    prefix = tmp_path_factory.mktemp("sp") / "bpe"
+    samples = [str(p) for p in sample_paths()[:3]]
+    spm.SentencePieceTrainer.train(input=",".join(samples), model_prefix=str(prefix), model_type="bpe",
+                                   vocab_size=600, minloglevel=2, byte_fallback=True,
+                                   normalization_rule_name="nmt_nfkc")
+    path = f"{prefix}.model"
+    return spm.SentencePieceProcessor(model_file=path), load_any(path)
+
+
+def test_a_sentencepiece_model_shows_sentencepieces_normalizer_and_pieces(sentencepiece_bpe, corpus_texts):
+    sp, model = sentencepiece_bpe
+    for text in TEXTS + [t[:1000] for t in corpus_texts[:4]]:
+        p = pipeline(model, text)
+        assert p.normalized == sp.normalize(text), text[:40]
+        assert "".join(c.text for c in p.chunks) == p.normalized and p.offsets_in_normalized
+        assert p.ids == sp.encode(text), text[:40]
+        assert [t for c in p.chunks for t in c.tokens] == [sp.id_to_piece(i) for i in p.ids]
+        assert p.decoded == sp.decode(p.ids)

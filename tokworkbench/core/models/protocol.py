@@ -6,8 +6,8 @@ the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram
 vocabularies implement the same two protocols. Every id here is an outside id.
 
 What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
-`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `Replaying`, `Transferable`, `NormalizesText`), checked with
-`isinstance`: a view asks whether a model has merges, never which kind it is.
+`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `Replaying`, `Transferable`, `NormalizesText`,
+`PieceTypes`), checked with `isinstance`: a view asks whether a model has merges, never which kind it is.
 
 Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
 are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets them by having
@@ -217,6 +217,14 @@ class NormalizesText(Protocol):
     applying the named one (which is "none" for such models)."""
 
     def normalize_text(self, text: str) -> str: ...
+
+
+@runtime_checkable
+class PieceTypes(Protocol):
+    """A model whose pieces carry SentencePiece's types: "normal", "unknown", "control",
+    "user_defined", "byte" (a byte-fallback piece <0xNN>), "unused"; the details line says which."""
+
+    def piece_type(self, tid: int) -> str: ...
 
 
 @runtime_checkable

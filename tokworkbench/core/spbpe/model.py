@@ -155,6 +155,10 @@ class SpBpeModel:
     def score(self, tid: int) -> float:
         return self.scores[self._checked([tid])[0]]
 
+    def piece_type(self, tid: int) -> str:
+        """SentencePiece's type of the piece (models/protocol.py PieceTypes)."""
+        return TYPE_NAMES.get(self.types[self._checked([tid])[0]], "unused")
+
     # -- normalizing -----------------------------------------------------------------------
     def normalize_text(self, text: str) -> str:
         """SentencePiece's normalized text: ▁ for spaces and the dummy ▁ in front."""
