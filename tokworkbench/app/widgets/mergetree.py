@@ -36,7 +36,8 @@ class MergeTreeDialog(Dialog):
     MergeTreeDialog #tree-box {{
         width: {BOX_WIDTH};
         max-width: 100%;
-        height: 90%;
+        height: auto;
+        max-height: 90%;
         border: thick $accent;
         background: $surface;
         padding: 0 2;
@@ -49,10 +50,10 @@ class MergeTreeDialog(Dialog):
 
     def __init__(self, tree: TokenTree, source: str):
         super().__init__()
-        self.tree, self.source = tree, source  # source: where the counts come from, or why there are none
+        self.token_tree, self.source = tree, source  # source: where the counts come from, or why there are none
 
     def compose(self) -> ComposeResult:
-        lines = describe_tree(self.tree, tree_width(self.app.size.width))
+        lines = describe_tree(self.token_tree, tree_width(self.app.size.width))
         with VerticalScroll(id="tree-box"):
             yield Static(Text(f"Merge tree · {self.source} · escape closes", "dim"), id="tree-hint")
             yield Static(Text("\n".join(lines), no_wrap=True, overflow="crop"), id="tree-lines")

@@ -55,9 +55,9 @@ def _chunks(out: Text, p: Pipeline, palette: Palette) -> None:
           f"({where})")
     out.append("  ")
     for k, c in enumerate(p.chunks[:SHOWN_CHUNKS]):
-        out.append(" " if k else "")
+        out.append("  " if k else "")
         out.append(visible(c.text) or "∅", palette.tokens[k % len(palette.tokens)])
-        out.append(f"{c.start}–{c.end}", "dim")
+        out.append(f" {c.start}–{c.end}", "dim")
     if len(p.chunks) > SHOWN_CHUNKS:
         out.append(f" … {len(p.chunks) - SHOWN_CHUNKS:,} more", "dim")
     out.append("\n")
@@ -87,9 +87,9 @@ def _model(out: Text, p: Pipeline, palette: Palette, kind: str) -> None:
 def _post(out: Text, p: Pipeline, palette: Palette, names: dict[int, str]) -> None:
     post = p.post
     if not post.before and not post.after:
-        why = "the model gives no token the bos or eos role (settings, c)" if post.template == "$A" else \
-            "the text already carries them"
-        _head(out, 4, "post-processor", f"{post.template}: adds nothing ({why})")
+        why = "no token has the bos or eos role (roles are set in settings, c)" if post.template == "$A" else \
+            "the ids already begin and end with them"
+        _head(out, 4, "post-processor", f"{post.template}: adds nothing — {why}")
         return
     _head(out, 4, "post-processor", f"{post.template}: adds {len(post.before) + len(post.after)} id"
           f"{'s' if len(post.before) + len(post.after) != 1 else ''} (encode_document, ctrl+t)")

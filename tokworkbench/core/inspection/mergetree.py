@@ -249,4 +249,6 @@ def describe_tree(tree: TokenTree, width: int = 80) -> list[str]:
         return [fit(f"{head}: whole chunk only — no merge makes it; a chunk reaches it by being it whole", width),
                 fit(f"the merges alone build {len(tree.roots)} tokens from its bytes: {parts}", width), "",
                 *draw_nodes(tree.roots, width)]
+    if tree.what == BASE:
+        return [fit(f"{head}: a base unit; no merge makes it, every merged token is built of these", width)]
     return draw_nodes(tree.roots, width)
