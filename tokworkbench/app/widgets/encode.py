@@ -176,8 +176,7 @@ class EncodePanel(Vertical):
         """`document`: the ids with BOS/EOS when the text is encoded as a document."""
         out = Text()
         if rt is None or not rt.text:
-            out.append(f"Type above: {palette_of(self.app).legend}. ctrl+t adds BOS/EOS; ctrl+l shows each stage "
-                       "of the pipeline.", "dim")
+            out.append(f"Type above: {palette_of(self.app).legend}. ctrl+t adds BOS/EOS.", "dim")
             out.append_text(self._switches(self.add_specials, "+specials", "ctrl+t"))
         elif rt.error:
             out.append("✗ cannot encode: ", "bold red")
