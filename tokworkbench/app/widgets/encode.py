@@ -147,7 +147,11 @@ class EncodePanel(Vertical):
         self._refresh()
 
     def action_toggle_pipeline(self) -> None:
+        """The stages take the decode box's room too (the pipeline's last stage is the decode):
+        at 80×24 the tab has a few lines."""
         self.show_pipeline = not self.show_pipeline
+        for box in ("#decode-input", "#decode-result"):
+            self.query_one(box).display = not self.show_pipeline
         self._refresh()
 
     def _pipeline(self, model: Model, text: str) -> Text:

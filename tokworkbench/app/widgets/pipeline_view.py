@@ -20,7 +20,7 @@ def _select(tid: int) -> Style:
 
 
 def _head(out: Text, number: int, name: str, what: str) -> None:
-    out.append(f"{number} {name:<15}", "bold")
+    out.append(f"{number} {name:<15}", "bold")  # "post-processor" and a space
     out.append(what, "dim")
     out.append("\n")
 
@@ -51,8 +51,8 @@ def _normalizer(out: Text, p: Pipeline) -> None:
 
 def _chunks(out: Text, p: Pipeline, palette: Palette) -> None:
     where = "offsets in the normalized text" if p.offsets_in_normalized else "offsets in the chunks' own text"
-    _head(out, 2, "pre-tokenizer", f"{p.pre_tokenizer}: {len(p.chunks):,} chunk{'s' if len(p.chunks) != 1 else ''} "
-          f"({where})")
+    _head(out, 2, "pre-tokenizer", f"{p.pre_tokenizer}: {len(p.chunks):,} chunk{'s' if len(p.chunks) != 1 else ''}, "
+          f"{where}")
     out.append("  ")
     for k, c in enumerate(p.chunks[:SHOWN_CHUNKS]):
         out.append("  " if k else "")
@@ -65,8 +65,8 @@ def _chunks(out: Text, p: Pipeline, palette: Palette) -> None:
 
 def _model(out: Text, p: Pipeline, palette: Palette, kind: str) -> None:
     ids = p.ids
-    _head(out, 3, "model", f"{kind}: {len(ids):,} token{'s' if len(ids) != 1 else ''} — each chunk │ its tokens "
-          "(id); click one for its details, m for its merge tree")
+    _head(out, 3, "model", f"{kind}: {len(ids):,} token{'s' if len(ids) != 1 else ''} (id), chunks apart by │; "
+          "click: details, m: tree")
     out.append("  ")
     ordinal = 0
     for k, c in enumerate(p.chunks[:SHOWN_CHUNKS]):
