@@ -103,3 +103,19 @@ async def test_the_normalizer_and_the_post_processor_say_what_they_did():
         bos = role_ids(app.main.snapshot.model)["bos"]
         assert "<|endoftext|> $A: adds 1 id" in stages["4"] and f"⟨bos⟩ {bos} in front" in text
         assert "the normalizer changed the text" in stages["5"] and "differs at char 0" in text
+
+
+async def test_a_long_paste_draws_the_first_chunks_and_counts_them_all():
+    app = RecordingApp(settings=Settings(normalizer="nfkc"))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await ready(app, pilot)
+        text = "ﬁne day, " * 6000
+        app.query_one("#encode-input", Input).value = text
+        app.query_one(EncodePanel).action_toggle_pipeline()
+        await pilot.pause()
+        p = pipeline(app.main.snapshot.model, text)
+        shown_text = shown(app)
+        stages = stage_lines(shown_text)
+        assert f"{len(p.chunks):,} chunks" in stages["2"] and f"{len(p.ids):,} tokens" in stages["3"]
+        assert f"… {len(p.chunks) - 400:,} more" in shown_text and "more characters" in shown_text
+        assert len(shown_text) < 40_000  # drawn: the first chunks and characters, not all 54,000

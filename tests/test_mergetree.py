@@ -19,6 +19,7 @@ from tokworkbench.core.formats.tiktoken import parse_ranks
 from tokworkbench.core.inspection.mergetree import (
     BASE,
     MERGED,
+    OTHER,
     PIECE,
     SPECIAL,
     WHOLE,
@@ -175,3 +176,13 @@ def test_the_command_line_draws_the_tree(capsys):
     assert out[1] == "├─ '␣n' id 299 · merge 44" and out[-1] == "      └─ 'l' id 75 · base"
     assert main(["tree", "r50k_base", "nope-nope-nope"]) == 1
     assert "no token of this model is exactly" in capsys.readouterr().err
+
+
+def test_a_model_without_ranked_merges_says_it_has_no_tree():
+    hf = HFTokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2, "ab": 3}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    hf.decoder = decoders.WordPiece()
+    model = from_hf(json.loads(hf.to_str()))
+    tree = merge_tree(model, 3)
+    assert tree.what == OTHER and tree.roots == () and tree.data == b"ab"
+    assert describe_tree(tree) == ["'ab' id 3: no merge tree — this model's tokens are not built by ranked merges"]

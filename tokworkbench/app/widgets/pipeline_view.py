@@ -10,6 +10,7 @@ from tokworkbench.core.inspection.escape import quote, visible
 from tokworkbench.core.inspection.pipeline import Pipeline
 
 SHOWN_CHUNKS = 400  # chunks drawn at most; the counts cover them all
+SHOWN_CHARS = 2_000  # of the input with the normalizer's changes marked (a long paste lays out slowly)
 REMOVED, INSERTED, CHANGED = "strike #ff7b7b", "bold #98c379", "bold #e5c07b"
 WHY = {"normalizer": "the normalizer changed the text; decoding does not undo it",
        "unknown": "characters the vocabulary lacks became the unknown token"}
@@ -29,12 +30,14 @@ def _normalizer(out: Text, p: Pipeline) -> None:
     if not p.edits:
         _head(out, 1, "normalizer", f"{p.normalizer}: no change")
         return
-    more = "" if p.edits_complete else " (the first of them: the changed part is long)"
+    more = "" if p.edits_complete else " in its first part (a longer changed stretch is not aligned)"
     _head(out, 1, "normalizer", f"{p.normalizer}: {len(p.edits)} change{'s' if len(p.edits) != 1 else ''}{more} — "
           "removed struck out red, inserted green, changed yellow (input → normalized)")
     out.append("  ")
     pos = 0
-    for e in p.edits[:SHOWN_CHUNKS]:
+    for e in p.edits:
+        if e.start >= SHOWN_CHARS:
+            break
         out.append(visible(p.text[pos:e.start]))
         if e.op == "inserted":
             out.append(visible(e.after), INSERTED)
@@ -45,7 +48,9 @@ def _normalizer(out: Text, p: Pipeline) -> None:
             out.append("→", "dim")
             out.append(visible(e.after), CHANGED)
         pos = e.end
-    out.append(visible(p.text[pos:]) if len(p.edits) <= SHOWN_CHUNKS else " …")
+    out.append(visible(p.text[pos:max(pos, SHOWN_CHARS)]))
+    if len(p.text) > max(pos, SHOWN_CHARS):
+        out.append(f" … {len(p.text) - max(pos, SHOWN_CHARS):,} more characters", "dim")
     out.append("\n")
 
 

@@ -235,7 +235,7 @@ def describe_tree(tree: TokenTree, width: int = 80) -> list[str]:
     if tree.what == SPECIAL:
         return [fit(f"{head}: a special token; no merge makes it", width)]
     if tree.what == OTHER:
-        return [fit(f"{head}: this model matches its tokens whole; no merge makes one", width)]
+        return [fit(f"{head}: no merge tree — this model's tokens are not built by ranked merges", width)]
     if tree.what == PIECE:
         lines = [fit(f"{head}: a Unigram piece, score {tree.score:.4f}; no merges", width),
                  "best segmentation of its own text:"]
