@@ -30,7 +30,8 @@ from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import METASPACE_PATTERN
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.unigram.rows import Lattice, LatticeEdge
-from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segment, to_f32
+from tokworkbench.core.unigram.spviterbi import Solved, best_costs_sp, solve
+from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment, to_f32
 from tokworkbench.core.units import Units
 
 UNK = "<unk>"
@@ -113,8 +114,8 @@ class UnigramModel:
         """Piece text -> cost (-score); special pieces are no pieces to match in text.
 
         A USER_DEFINED piece costs what SentencePiece's unigram_model.cc gives it, "an extra
-        bonus to always be selected": score = length in UTF-8 bytes × max_score − 0.1, in float32,
-        max_score being the highest NORMAL score (at least FLT_MIN). It is not matched greedily
+        bonus to always be selected": score = length in UTF-8 bytes × max_score (a float32
+        product) − 0.1 (in double), max_score being the highest NORMAL score (at least FLT_MIN). It is not matched greedily
         before Viterbi: it is one more edge in the lattice, and nearly always the best one."""
         table: dict[str, float] = {}
         user = set(self.user_defined)
@@ -125,7 +126,7 @@ class UnigramModel:
         for i in self.matched_ids():
             text, score = self.pieces[i]
             if i in user:
-                score = float(np.float32(len(text.encode("utf-8"))) * top - np.float32(0.1))
+                score = float(np.float32(len(text.encode("utf-8"))) * top) - 0.1
             table.setdefault(text, -score)
         return table
 
@@ -152,7 +153,7 @@ class UnigramModel:
         return -(low - UNK_PENALTY)
 
     @cached_property
-    def _cache(self) -> dict[str, list[int]]:
+    def _cache(self) -> dict[str, Any]:
         return {}
 
     def __getstate__(self):
@@ -193,38 +194,79 @@ class UnigramModel:
             chunks = _METASPACE_CHUNKS.findall(shown)
         else:
             chunks = self.pre_tokenizer.split(shown)
-        return [(chunk, self.encode_word(chunk)) for chunk in chunks]
+        return self._encode_list(chunks)
 
     @property
     def normalizer_label(self) -> str:
         return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
-        text = self.normalize_text(text)
+        return self._encode_list(self.pre_tokenizer.split(self.normalize_text(text)))
+
+    def _encode_list(self, chunks: list[str]) -> list[tuple[str, list[int]]]:
+        """Each chunk with its ids. HF's Unigram solves each pre-tokenizer word alone (float64,
+        from 0); SentencePiece solves the whole sentence (spviterbi.py): each chunk goes on from
+        the score the path reached, and a run of unknowns is fused across chunks (the fused id
+        stays with the chunk where the run starts)."""
         cache = self._cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
         out = []
-        for chunk in self.pre_tokenizer.split(text):
-            ids = cache.get(chunk)
-            if ids is None:
-                ids = cache[chunk] = self.encode_word(chunk)
+        if not self.float32:
+            for chunk in chunks:
+                hit = cache.get(chunk)
+                if hit is None:
+                    hit = cache[chunk] = self._word(chunk)
+                out.append((chunk, [tid for tid, _ in hit]))
+            return out
+        score, prev_unk, unk = np.float32(0.0), False, self.unk_id
+        for chunk in chunks:
+            hit = cache.get(chunk)
+            if hit is None:
+                hit = cache[chunk] = self._solved(chunk, 0.0)
+            solved, ids = hit[0], hit[2]
+            if score and not abs(score) < solved.reach:
+                solved, _, ids = self._solved(chunk, float(score))
+            score = solved.end_score(score)
+            if prev_unk and ids and ids[0] == unk:
+                ids = ids[1:]
+            if ids:
+                prev_unk = ids[-1] == unk
             out.append((chunk, list(ids)))
         return out
 
     def encode_word(self, word: str) -> list[int]:
-        """One pre-tokenizer chunk's ids: the Viterbi path, runs of unknown characters fused."""
+        """One pre-tokenizer chunk's ids, solved alone: the Viterbi path, runs of unknown
+        characters fused."""
         return [tid for tid, _ in self._word(word)]
 
     def char_lengths(self, chunk: str, ids: list[int]) -> list[int]:
-        """Characters each id covers: a fused <unk> covers its whole run of unknown characters."""
-        return [n for _, n in self._word(chunk)]
+        """Characters each id covers: a fused <unk> covers its whole run of unknown characters
+        (of this chunk, where the run began in the chunk before)."""
+        pairs = self._word(chunk)
+        own = [tid for tid, _ in pairs]
+        if own == ids:
+            return [n for _, n in pairs]
+        if own[1:] == ids and own[0] == self.unk_id:
+            return [n for _, n in pairs[1:]]
+        return _fit(chunk, ids, self.pieces, self.unk_id) or [n for _, n in pairs]
 
     def _word(self, word: str) -> list[tuple[int, int]]:
-        """(id, characters it covers) along the Viterbi path."""
+        """(id, characters it covers) along the path from 0 (a chunk alone)."""
+        if self.float32:
+            return self._solved(word, 0.0)[1]
+        return self._pairs(word, self.segment(word))
+
+    def _solved(self, word: str, start: float) -> tuple[Solved, list[tuple[int, int]], tuple[int, ...]]:
+        """SentencePiece's path through one chunk from `start`: (path, (id, characters), ids)."""
+        solved = solve(self._vocab.edges(word, self.unk_cost), start)
+        pairs = self._pairs(word, solved.spans)
+        return solved, pairs, tuple(tid for tid, _ in pairs)
+
+    def _pairs(self, word: str, spans) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         unk = self.unk_id
-        for a, b in self.segment(word):
+        for a, b in spans:
             tid = self._ids.get(word[a:b], unk)
             if tid == unk and out and out[-1][0] == unk:
                 out[-1] = (unk, out[-1][1] + b - a)  # HF and SentencePiece fuse a run of unknowns
@@ -236,11 +278,10 @@ class UnigramModel:
         """The best segmentation's spans (an unknown character is a span of its own)."""
         if not word:
             return []
-        _, back = self._best(self._vocab.edges(word, self.unk_cost))
+        if self.float32:
+            return list(self._solved(word, 0.0)[0].spans)
+        _, back = best_costs(self._vocab.edges(word, self.unk_cost))
         return segment(len(word), back)
-
-    def _best(self, edges):
-        return best_costs_f32(edges) if self.float32 else best_costs(edges)
 
     def nbest(self, word: str, k: int) -> list[tuple[list[int], float]]:
         """The k best segmentations of one chunk with their scores (log probabilities), best
@@ -332,10 +373,32 @@ def build_lattice(word: str, vocab: Vocab, ids: dict[str, int], start_cost: floa
                     for end, at in enumerate(ends) for start, piece, c in at), key=lambda e: (e.start, e.end))
     if not word:
         return Lattice(word, (), (), (start_cost,), start_cost)
-    best, back = best_costs_f32(ends) if float32 else best_costs(ends, start_cost)
+    best, back = best_costs_sp(ends)[:2] if float32 else best_costs(ends, start_cost)
     where = {(e.start, e.end): i for i, e in enumerate(edges)}
     path = tuple(where[s] for s in segment(len(word), back)) if back[len(word)] >= 0 else ()
     return Lattice(word, tuple(edges), path, tuple(best), start_cost)
+
+
+def _fit(chunk: str, ids: list[int], pieces, unk: int) -> list[int] | None:
+    """Characters each id covers, read off the ids (a path from another start score than the
+    chunk's own): a piece its text, an unknown run up to where the next piece's text starts
+    (through the chunk's end if it is last). None where the ids do not fit the chunk."""
+    out, pos, n = [], 0, len(chunk)
+    for k, tid in enumerate(ids):
+        if tid != unk:
+            text = pieces[tid][0]
+            if not chunk.startswith(text, pos):
+                return None
+            out.append(len(text))
+            pos += len(text)
+            continue
+        follow = pieces[ids[k + 1]][0] if k + 1 < len(ids) else None
+        end = n if follow is None else chunk.find(follow, pos + 1)
+        if end <= pos:
+            return None
+        out.append(end - pos)
+        pos = end
+    return out if pos == n else None
 
 
 def _logsumexp(values: list[float]) -> float:
