@@ -29,7 +29,9 @@ from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import METASPACE_PATTERN
 from tokworkbench.core.text.pretokenize import PreTokenizer
+from tokworkbench.core.unigram.hffloat import hf_score
 from tokworkbench.core.unigram.rows import Lattice, LatticeEdge
+from tokworkbench.core.unigram.spconventions import SpConventions
 from tokworkbench.core.unigram.spviterbi import Solved, best_costs_sp, solve
 from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment, to_f32
 from tokworkbench.core.units import Units
@@ -62,6 +64,12 @@ class UnigramModel:
     text_normalizer: Any = None
     """The model's own normalizer (spnormalize.py: SentencePiece's rules and charsmap, or HF's
     steps), applied after `normalizer` (then always "none") and before the pre-tokenizer."""
+    hf_floats: bool = False
+    """Viterbi takes each score as HF's `tokenizers` holds it after reading tokenizer.json
+    (hffloat.py: an ulp off here and there), so that ties come out as in HF."""
+    sp_conventions: SpConventions | None = None
+    """Set for a model read from SentencePiece's file: its dummy prefix and its decoding
+    (spconventions.py) instead of HF's Metaspace."""
 
     kind = "unigram"
     units = Units.CHAR
@@ -127,6 +135,8 @@ class UnigramModel:
             text, score = self.pieces[i]
             if i in user:
                 score = float(np.float32(len(text.encode("utf-8"))) * top) - 0.1
+            elif self.hf_floats:
+                score = hf_score(score)
             table.setdefault(text, -score)
         return table
 
@@ -149,7 +159,7 @@ class UnigramModel:
             user = set(self.user_defined)
             low = min((self.pieces[i][1] for i in self.matched_ids() if i not in user), default=0.0)
             return -to_f32(low - UNK_PENALTY)
-        low = min((s for _, s in self.pieces), default=0.0)
+        low = min((hf_score(s) if self.hf_floats else s for _, s in self.pieces), default=0.0)
         return -(low - UNK_PENALTY)
 
     @cached_property
@@ -185,7 +195,10 @@ class UnigramModel:
     def display_text(self, text: str) -> str:
         """What the corpus view draws: the text as the pieces cover it (normalized, and with
         metaspace's ▁ for spaces and in front), so every token's span is its own characters."""
-        return self.pre_tokenizer.surface(self.normalize_text(text))
+        normalized = self.normalize_text(text)
+        if self.sp_conventions is not None:
+            return self.sp_conventions.surface(text, normalized)
+        return self.pre_tokenizer.surface(normalized)
 
     def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]:
         """`encode_chunks` for a piece of `display_text`'s output, which is not normalized
@@ -201,6 +214,8 @@ class UnigramModel:
         return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        if self.sp_conventions is not None:
+            return self._encode_list(_METASPACE_CHUNKS.findall(self.display_text(text)))
         return self._encode_list(self.pre_tokenizer.split(self.normalize_text(text)))
 
     def _encode_list(self, chunks: list[str]) -> list[tuple[str, list[int]]]:
@@ -351,7 +366,13 @@ class UnigramModel:
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         pieces = self.pieces
+        if self.sp_conventions is not None:
+            return self.sp_conventions.decode(self._checked(ids), pieces, self._special_set, self.unk_id)
         return self.pre_tokenizer.restore([pieces[t][0] for t in self._checked(ids)])
+
+    @cached_property
+    def _special_set(self) -> frozenset[int]:
+        return frozenset(self.specials)
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         return self.decode(ids).encode("utf-8")
