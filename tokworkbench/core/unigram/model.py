@@ -214,15 +214,24 @@ class UnigramModel:
         return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
-        if self.sp_conventions is not None:
-            return self._encode_list(_METASPACE_CHUNKS.findall(self.display_text(text)))
-        return self._encode_list(self.pre_tokenizer.split(self.normalize_text(text)))
+        return self._encode_list(self.chunks_of(text))
 
-    def _encode_list(self, chunks: list[str]) -> list[tuple[str, list[int]]]:
+    def chunks_of(self, text: str) -> list[str]:
+        """The chunks Viterbi solves one after the other (joined: the sentence it sees)."""
+        if self.sp_conventions is not None:
+            return _METASPACE_CHUNKS.findall(self.display_text(text))
+        return self.pre_tokenizer.split(self.normalize_text(text))
+
+    @property
+    def fuses_across_chunks(self) -> bool:
+        """SentencePiece fuses a run of unknowns over the whole sentence; HF within a word."""
+        return self.float32
+
+    def _encode_list(self, chunks: list[str], fuse: bool = True) -> list[tuple[str, list[int]]]:
         """Each chunk with its ids. HF's Unigram solves each pre-tokenizer word alone (float64,
         from 0); SentencePiece solves the whole sentence (spviterbi.py): each chunk goes on from
-        the score the path reached, and a run of unknowns is fused across chunks (the fused id
-        stays with the chunk where the run starts)."""
+        the score the path reached, and (with `fuse`) a run of unknowns is fused across chunks
+        (the fused id stays with the chunk where the run starts)."""
         cache = self._cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
@@ -243,7 +252,7 @@ class UnigramModel:
             if score and not abs(score) < solved.reach:
                 solved, _, ids = self._solved(chunk, float(score))
             score = solved.end_score(score)
-            if prev_unk and ids and ids[0] == unk:
+            if fuse and prev_unk and ids and ids[0] == unk:
                 ids = ids[1:]
             if ids:
                 prev_unk = ids[-1] == unk
@@ -298,9 +307,14 @@ class UnigramModel:
         _, back = best_costs(self._vocab.edges(word, self.unk_cost))
         return segment(len(word), back)
 
-    def nbest(self, word: str, k: int) -> list[tuple[list[int], float]]:
+    def chunk_paths(self, text: str) -> list[tuple[str, list[int]]]:
+        """`encode_chunks` with each chunk's own ids, no unknown fused into the chunk before."""
+        return self._encode_list(self.chunks_of(text), fuse=False)
+
+    def nbest(self, word: str, k: int, first: list[int] | None = None) -> list[tuple[list[int], float]]:
         """The k best segmentations of one chunk with their scores (log probabilities), best
-        first: each position keeps its k best partial paths (exact for k-best)."""
+        first: each position keeps its k best partial paths (exact for k-best). `first`: the
+        ids encode gave the chunk (SentencePiece's path depends on the sentence before it)."""
         if not word:
             return [([], 0.0)]
         n, edges = len(word), self._vocab.edges(word, self.unk_cost)
@@ -318,23 +332,29 @@ class UnigramModel:
             for end in ends:
                 ids.append(self._ids.get(word[start:end], self.unk_id))
                 start = end
-            out.append((self._fused(ids), -total))
-        return self._encode_first(word, edges, out, k)
+            out.append((self.fuse_unknowns(ids), -total))
+        return self._encode_first(word, edges, out, k, first)
 
     def _encode_first(self, word: str, edges, out: list[tuple[list[int], float]],
-                      k: int) -> list[tuple[list[int], float]]:
+                      k: int, first: list[int] | None = None) -> list[tuple[list[int], float]]:
         """`out` with encode's segmentation first when it ties with the first: the same pieces in
         another order score the same, and the sort above breaks such ties its own way, Viterbi
         (ours and SentencePiece's) another; `encode --nbest 1` must be `encode`."""
-        spans = self.segment(word)
-        best = self.encode_word(word)
-        score = -sum(min(c for start, _, c in edges[b] if start == a) for a, b in spans)
+        if first is None or first == self.encode_word(word):
+            spans = self.segment(word)
+            best = self.encode_word(word)
+            score = -sum(min(c for start, _, c in edges[b] if start == a) for a, b in spans)
+        else:
+            best = list(first)
+            lengths = self.char_lengths(word, best)
+            score = -sum(n * self.unk_cost if t == self.unk_id else self._cost[self.pieces[t][0]]
+                         for t, n in zip(best, lengths))
         if not math.isclose(score, out[0][1], rel_tol=1e-6):
             return out
         rest = [(ids, s) for ids, s in out if ids != best]
         return [(best, score)] + rest[: k - 1]
 
-    def _fused(self, ids: list[int]) -> list[int]:
+    def fuse_unknowns(self, ids: list[int]) -> list[int]:
         """A run of unknown characters as one <unk>, as `encode_word` (and both libraries) give it."""
         unk = self.unk_id
         return [t for k, t in enumerate(ids) if not (t == unk and k and ids[k - 1] == unk)]
@@ -358,7 +378,7 @@ class UnigramModel:
             ids.append(self._ids.get(word[start:end], self.unk_id))
             end = start
         ids.reverse()
-        return self._fused(ids)
+        return self.fuse_unknowns(ids)
 
     # -- decoding --------------------------------------------------------------------------
     def _checked(self, ids: list[int]) -> list[int]:
