@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from tokworkbench.core.formats.hf_unigram import to_hf
 from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
 
 spm = pytest.importorskip("sentencepiece")
@@ -166,6 +167,17 @@ def test_the_dummy_prefix_goes_before_a_leading_space(trained):
         assert model.encode_ordinary(text) == sp.encode(text), text
         assert model.decode(sp.encode(text)) == sp.decode(sp.encode(text)) == text.replace("▁", " "), text
     assert model.encode_ordinary(" ABC ")[0] == space[0]  # the dummy ▁ alone: the next ▁ starts "▁ABC"
+
+
+def test_an_hf_export_says_where_hf_differs_on_a_leading_space(tmp_path):
+    pieces = BASE + [("▁", -2.0, NORMAL), ("▁ab", -1.0, NORMAL), ("a", -3.0, NORMAL), ("b", -3.0, NORMAL)]
+    for collapse in (False, True):
+        model, sp = both(tmp_path, pieces, f"c{collapse}", collapse=collapse)
+        notes = export(model, "hf", tmp_path / f"c{collapse}.json")
+        hf = tokenizers.Tokenizer.from_file(str(tmp_path / f"c{collapse}.json"))
+        assert any("leading space" in n for n in notes) == (not collapse)
+        assert (hf.encode(" ab", add_special_tokens=False).ids == sp.encode(" ab")) == collapse  # what it says
+        assert hf.encode("ab b", add_special_tokens=False).ids == sp.encode("ab b") == model.encode("ab b")
 
 
 def test_unknown_decodes_to_the_unknown_surface(trained, tmp_path):

@@ -78,6 +78,9 @@ def write_hf(model: UnigramModel, out) -> list[str]:
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
     notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
              "exactly, HF may pick the other one"] if model.float32 else []
+    if model.sp_conventions is not None and not model.sp_conventions.collapse:
+        notes.append("note: this SentencePiece model keeps whitespace, and SentencePiece puts its ▁ before a leading "
+                     "space where HF's Metaspace does not: a text that starts with a space gets other ids in HF")
     return notes + [f"wrote {out}"]
 
 
