@@ -30,9 +30,10 @@ from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import METASPACE_PATTERN
 from tokworkbench.core.text.pretokenize import PreTokenizer
 from tokworkbench.core.unigram.hffloat import hf_score
-from tokworkbench.core.unigram.rows import Lattice, LatticeEdge
+from tokworkbench.core.unigram.paths import build_lattice, fit_lengths
+from tokworkbench.core.unigram.rows import Lattice
 from tokworkbench.core.unigram.spconventions import SpConventions
-from tokworkbench.core.unigram.spviterbi import Solved, best_costs_sp, solve
+from tokworkbench.core.unigram.spviterbi import Solved, solve
 from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment, to_f32
 from tokworkbench.core.units import Units
 
@@ -273,7 +274,7 @@ class UnigramModel:
             return [n for _, n in pairs]
         if own[1:] == ids and own[0] == self.unk_id:
             return [n for _, n in pairs[1:]]
-        return _fit(chunk, ids, self.pieces, self.unk_id) or [n for _, n in pairs]
+        return fit_lengths(chunk, ids, self.pieces, self.unk_id) or [n for _, n in pairs]
 
     def _word(self, word: str) -> list[tuple[int, int]]:
         """(id, characters it covers) along the path from 0 (a chunk alone)."""
@@ -405,41 +406,6 @@ class UnigramModel:
 def lattice(model: UnigramModel, word: str) -> Lattice:
     """Every piece of `model` over its span of `word` (one pre-tokenizer chunk), and the path."""
     return model.lattice(word)
-
-
-def build_lattice(word: str, vocab: Vocab, ids: dict[str, int], start_cost: float,
-                  unk_cost: float | None, unk_id: int = 0, float32: bool = False) -> Lattice:
-    ends = vocab.edges(word, unk_cost)
-    edges = sorted((LatticeEdge(start, end, word[start:end], ids.get(piece, unk_id) if piece is not None else unk_id, c)
-                    for end, at in enumerate(ends) for start, piece, c in at), key=lambda e: (e.start, e.end))
-    if not word:
-        return Lattice(word, (), (), (start_cost,), start_cost)
-    best, back = best_costs_sp(ends)[:2] if float32 else best_costs(ends, start_cost)
-    where = {(e.start, e.end): i for i, e in enumerate(edges)}
-    path = tuple(where[s] for s in segment(len(word), back)) if back[len(word)] >= 0 else ()
-    return Lattice(word, tuple(edges), path, tuple(best), start_cost)
-
-
-def _fit(chunk: str, ids: list[int], pieces, unk: int) -> list[int] | None:
-    """Characters each id covers, read off the ids (a path from another start score than the
-    chunk's own): a piece its text, an unknown run up to where the next piece's text starts
-    (through the chunk's end if it is last). None where the ids do not fit the chunk."""
-    out, pos, n = [], 0, len(chunk)
-    for k, tid in enumerate(ids):
-        if tid != unk:
-            text = pieces[tid][0]
-            if not chunk.startswith(text, pos):
-                return None
-            out.append(len(text))
-            pos += len(text)
-            continue
-        follow = pieces[ids[k + 1]][0] if k + 1 < len(ids) else None
-        end = n if follow is None else chunk.find(follow, pos + 1)
-        if end <= pos:
-            return None
-        out.append(end - pos)
-        pos = end
-    return out if pos == n else None
 
 
 def _logsumexp(values: list[float]) -> float:
