@@ -328,3 +328,18 @@ def test_every_botchan_line_on_test_model(test_model):
         ids = sp.encode(line)
         assert model.encode_ordinary(line) == ids, line
         assert model.decode(ids) == sp.decode(ids), line
+
+
+@pytest.mark.parametrize("vocab, collapse", [(1000, True), (5000, True), (2000, False)])
+def test_every_botchan_line_on_a_model_spm_trains_on_it(tmp_path, vocab, collapse):
+    botchan = _named("TOKWORKBENCH_BOTCHAN")
+    if botchan is None:
+        pytest.skip("sentencepiece's data/botchan.txt is not on this machine (set TOKWORKBENCH_BOTCHAN)")
+    prefix = tmp_path / "b"
+    spm.SentencePieceTrainer.train(input=str(botchan), model_prefix=str(prefix), vocab_size=vocab,
+                                   model_type="unigram", remove_extra_whitespaces=collapse, minloglevel=2)
+    model, sp = load_any(f"{prefix}.model"), spm.SentencePieceProcessor(model_file=f"{prefix}.model")
+    for line in botchan.read_text(encoding="utf-8").splitlines():
+        ids = sp.encode(line)
+        assert model.encode_ordinary(line) == ids, line
+        assert model.decode(ids) == sp.decode(ids), line
