@@ -127,14 +127,16 @@ class UnigramModel:
         and the library as installed scores it as if max_score_ were 0.1 whatever the normal
         scores are (measured: the threshold at which it loses to its characters is 0.1 × bytes −
         0.1 for max normal scores from −3 to 7; with the highest normal score, 2,402 of 4,500
-        tie-heavy texts differed, with 0.1 none). It is not matched greedily before Viterbi: it
-        is one more edge in the lattice, and nearly always the best one."""
+        tie-heavy texts differed, with 0.1 none). Computed in float32 (double gives the same ids
+        there), so every cost is a float32 value and spviterbi's folds round as its search does.
+        It is not matched greedily before Viterbi: it is one more edge in the lattice, and nearly
+        always the best one."""
         table: dict[str, float] = {}
         user = set(self.user_defined)
         for i in self.matched_ids():
             text, score = self.pieces[i]
             if i in user:
-                score = float(np.float32(len(text.encode("utf-8"))) * _USER_BONUS) - 0.1
+                score = float(np.float32(len(text.encode("utf-8"))) * _USER_BONUS - np.float32(0.1))
             elif self.hf_floats:
                 score = hf_score(score)
             table.setdefault(text, -score)
