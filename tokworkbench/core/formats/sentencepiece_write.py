@@ -147,14 +147,17 @@ def spbpe_spec(model: SpBpeModel) -> SpModelSpec:
 
 
 def unigram_notes(model: UnigramModel) -> list[str]:
-    """What the file encodes otherwise: the dummy ▁ before text that starts with a space, which
-    SentencePiece adds and metaspace does not (unless whitespace is collapsed, when no such text
-    is left)."""
+    """Nothing to note when SentencePiece reads the file with our ids: a model that keeps
+    SentencePiece's conventions (read from a .model), or one whose whitespace is collapsed (no
+    text then starts with a space). Otherwise refused: SentencePiece puts its dummy ▁ in front
+    even of a leading space, HF's Metaspace (our trained models' rule) does not, and no
+    SentencePiece setting says the latter, so the file would give other ids on such text."""
     norm = model.text_normalizer
-    if isinstance(norm, SpNormalizer) and norm.remove_extra_whitespaces:
+    if model.sp_conventions is not None or (isinstance(norm, SpNormalizer) and norm.remove_extra_whitespaces):
         return []
-    return [("note: SentencePiece puts its dummy ▁ before text that starts with a space or ▁ and metaspace does "
-            "not, so such text gets one more ▁ at its start there (as if it began with one more space)")]
+    raise ExportError("SentencePiece puts its dummy ▁ in front even of text that starts with a space, and this "
+                      "model (HF's Metaspace rule) does not: a .model file would give other ids on such text; "
+                      "export it to hf instead")
 
 
 def write_spec(spec: SpModelSpec, out: Path, notes: list[str] = ()) -> list[str]:
