@@ -22,6 +22,7 @@ from tokworkbench.core.formats.bpe_export import check_bpe, write_bpe
 from tokworkbench.core.models.kind import Kind
 from tokworkbench.core.models.protocol import Learner, Model
 from tokworkbench.core.spbpe import modelfile as spbpe_file
+from tokworkbench.core.spbpe.learner import SpBpeConfig, SpBpeLearner
 from tokworkbench.core.unigram import modelfile as unigram_file
 from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
 from tokworkbench.core.wordpiece import modelfile as wordpiece_file
@@ -115,6 +116,13 @@ def _unigram_write_export(model: Model, fmt: str, out: Path) -> list[str]:
 
 
 # -- SentencePiece BPE --------------------------------------------------------------------------
+def _spbpe_config(s: "Settings") -> SpBpeConfig:
+    if s.special_tokens:
+        raise TrainingError(f"a SentencePiece BPE model's special tokens are <unk>, <s> and </s>: special tokens "
+                            f"such as {s.special_tokens[0]!r} need BPE")
+    return SpBpeConfig(s.character_coverage, s.byte_fallback, s.max_piece_length, s.sp_normalization)
+
+
 def _spbpe_describe(model: Model) -> list[str]:
     return [f"normalizer: {model.normalizer_label}",
             f"byte fallback: {'yes' if model.byte_fallback else 'no (unknown characters become unk)'}",
@@ -153,9 +161,14 @@ UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_j
                default_units="char", default_split="metaspace")
 FIXED = Kind("fixed", "fixed vocabulary", "fixed vocabulary", "", fixed_file.to_json, fixed_file.from_json,
              export_refusal="no other format segments a fixed vocabulary the same way")
-SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "", spbpe_file.to_json,
+SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", spbpe_file.to_json,
              spbpe_file.from_json,
              export_refusal="its pieces merge by score (SentencePiece's rule), not by a merge list in rank order",
+             config=_spbpe_config, learner=SpBpeLearner,
+             options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization"),
+             own_tokens=("<unk>", "<s>", "</s>"), takes_special_tokens=False, trains_on_lines=True,
+             default_roles=(("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>")),
+             history_csv=_bpe_history_csv, default_units="char", default_split="metaspace",
              describe=_spbpe_describe)
 
 WORDPIECE = Kind("wordpiece", "WordPiece", "WordPiece model", "", wordpiece_file.to_json, wordpiece_file.from_json,
