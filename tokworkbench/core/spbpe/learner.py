@@ -87,7 +87,6 @@ class SpPairRow:
 class SpBpeLearner:
     kind = KIND
     chunk_table = None  # counts no other kind can reuse: it trains on sentences
-    layouts: list = []
 
     def __init__(self, texts: Iterable[str], config: SpBpeConfig = SpBpeConfig(), keep_layout: bool = False,
                  progress=None, counted=None):
@@ -96,6 +95,7 @@ class SpBpeLearner:
             raise CorpusError("SentencePiece BPE trains on sentences (the lines of the text); a count file holds "
                               "chunks: give the text itself")
         self.config = config
+        self.layouts: list = []  # no layout kept: the corpus pane draws no tokens
         self.normalizer = sp_rule(config.rule)
         self.metas = [p for p, _ in META_PIECES] + ([byte_piece(b) for b in range(256)] if config.byte_fallback
                                                      else [])

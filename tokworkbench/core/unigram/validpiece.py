@@ -20,7 +20,7 @@ import numpy as np
 
 from tokworkbench.core.text.spscript import ANY, COMMON, INHERITED, META, script_class
 
-__all__ = ["ANY", "COMMON", "INHERITED", "META", "script_class", "script_classes", "start", "extend", "is_valid_piece"]
+__all__ = ["ANY", "COMMON", "INHERITED", "META", "extend", "is_valid_piece", "script_class", "script_classes", "start"]
 
 
 def script_classes(code_points: np.ndarray) -> np.ndarray:
