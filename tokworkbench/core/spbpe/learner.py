@@ -110,6 +110,7 @@ class SpBpeLearner:
         self.initial_tokens = self._loop.tokens
         self.base_size = len(self.metas) + len(self.required)
         self.history: list[SpMergeRecord] = []
+        self._index_cache: tuple | None = None  # (merges, last symbol, symbol -> merge index)
 
     # -- ids ---------------------------------------------------------------------------------
     @property
@@ -128,7 +129,7 @@ class SpBpeLearner:
     @property
     def _piece_index(self) -> dict[int, int]:
         pieces = self._loop.pieces
-        cached = getattr(self, "_index_cache", None)
+        cached = self._index_cache
         if cached is None or cached[0] != len(pieces) or (pieces and cached[1] != pieces[-1]):
             cached = self._index_cache = (len(pieces), pieces[-1] if pieces else None,
                                           {sid: i for i, sid in enumerate(pieces)})
@@ -262,4 +263,4 @@ class SpBpeLearner:
 
     def restore_state(self, state: dict) -> None:
         vars(self).update(state)
-        self.__dict__.pop("_index_cache", None)
+        self._index_cache = None
