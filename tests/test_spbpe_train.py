@@ -156,3 +156,32 @@ def test_bad_settings_and_inputs_say_so():
         learner.steps_for_vocab(3)
     with pytest.raises(CorpusError):
         SpBpeLearner(["\n\n"])
+
+
+def test_the_session_runs_it_in_a_worker_like_bpe(tmp_path):
+    """What the workbench does: a snapshot with the pair table and the next merge, a run in a
+    forked worker whose state comes back, undo after it, the history CSV, a save."""
+    from tokworkbench.core.session.childrun import run_in_child
+    from tokworkbench.core.session.session import FinishReason, Session
+    from tokworkbench.core.session.snapshot import View
+
+    settings = Settings(kind="spbpe", target=600, byte_fallback=True,
+                        roles={"unk": "<unk>", "bos": "<s>", "eos": "</s>"})
+    here = Session.open([str(BOTCHAN)], settings)
+    snap = here.snapshot(View())
+    assert snap.kind == "spbpe" and snap.steps == 0
+    assert (snap.next_rows[0].left, snap.next_rows[0].right) == snap.next_step
+    todo = here.steps_to_target()
+    assert todo == 600 - here.learner.base_size
+    while here.learner.vocab_size < 600:
+        here.step()
+    there = Session.open([str(BOTCHAN)], settings)
+    finished = run_in_child(there, View(), lambda: False, lambda progress: None)
+    assert finished.reason is FinishReason.TARGET and finished.done == todo
+    assert there.learner.history == here.learner.history
+    assert there.learner.model() == here.learner.model()
+    assert there.undo() == here.undo() and there.step() == here.step()
+    history = there.export_history(tmp_path / "h.csv")
+    assert len(Path(history).read_text(encoding="utf-8").splitlines()) == todo + 1
+    saved = there.save(tmp_path / "m.json")
+    assert load_any(saved) == there.learner.model()
