@@ -185,3 +185,10 @@ def test_the_session_runs_it_in_a_worker_like_bpe(tmp_path):
     assert len(Path(history).read_text(encoding="utf-8").splitlines()) == todo + 1
     saved = there.save(tmp_path / "m.json")
     assert load_any(saved) == there.learner.model()
+
+
+def test_a_target_left_to_the_corpus_rises_above_what_every_model_holds():
+    fitted = Settings(kind="spbpe", target=100, byte_fallback=True).fitted(50, ("target",))
+    assert fitted.target > 3 + 256 + 50 and fitted.target % 100 == 0
+    assert Settings(kind="spbpe", target=5000).fitted(50, ("target",)).target == 5000
+    assert Settings(kind="spbpe", target=100).fitted(50, ()).target == 100  # given, not left to the corpus

@@ -123,6 +123,15 @@ def _spbpe_config(s: "Settings") -> SpBpeConfig:
     return SpBpeConfig(s.character_coverage, s.byte_fallback, s.max_piece_length, s.sp_normalization)
 
 
+def _spbpe_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
+    """A target above what every model holds (<unk> <s> </s>, the byte pieces, a corpus of
+    `chars` distinct characters), with room for merges, when the target was left to the corpus."""
+    base = 3 + (256 if s.byte_fallback else 0) + chars
+    if "target" in names and s.target <= base:
+        return {"target": -(-(base + base // 2) // 100) * 100}
+    return {}
+
+
 def _spbpe_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
     """Not made yet: spm_train's loop picks its own pairs, and forcing another model's on it
     is a replay mode of its own still to write; said plainly rather than half done."""
@@ -175,7 +184,7 @@ SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", s
              options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization"),
              own_tokens=("<unk>", "<s>", "</s>"), takes_special_tokens=False, trains_on_lines=True,
              default_roles=(("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>")),
-             history_csv=_bpe_history_csv, replay=_spbpe_replay, default_units="char", default_split="metaspace",
+             fit=_spbpe_fit, history_csv=_bpe_history_csv, replay=_spbpe_replay, default_units="char", default_split="metaspace",
              describe=_spbpe_describe)
 
 WORDPIECE = Kind("wordpiece", "WordPiece", "WordPiece model", "", wordpiece_file.to_json, wordpiece_file.from_json,
