@@ -1,13 +1,13 @@
 """SentencePiece's Unigram training (what `spm_train --model_type=unigram` and HF's
 `UnigramTrainer` do), over the distinct pre-tokenized words, in numpy.
 
-- Seed: every character, and the substrings of 2..max_piece_length characters that occur at
-  least twice (word frequencies counted), ranked by frequency x length as SentencePiece ranks its
-  suffix-array candidates; the best `seed_size` in all. Initial scores are log(score / total).
-  Substrings are found by extending, one character at a time, every position whose shorter
-  substring still occurs twice (a substring is never more frequent than its prefix), each kept
-  as a 64-bit polynomial hash; a collision between two different substrings is possible in
-  principle and vanishingly rare (about n^2 / 2^65 for n substrings).
+- Seed: SentencePiece's (spseed.py: the words it reads, the internal nodes of its suffix tree).
+  `seed_pieces` here is the seed before it, every substring of 2..max_piece_length characters
+  that occurs at least twice (word frequencies counted), ranked by frequency x length; the
+  tests' lattice checks still build on it. Both find substrings by extending, one character at
+  a time, every position whose shorter substring still occurs twice, each kept as a 64-bit
+  polynomial hash (hashing.py); a collision is possible in principle and vanishingly rare
+  (about n^2 / 2^65 for n substrings). Initial scores are log(score / total).
 - E-step: forward-backward over each word's lattice gives every piece's expected count, the
   word's frequency as weight. M-step: pieces expected less than 0.5 times go (single characters
   stay), scores are digamma(count) - digamma(total), SentencePiece's Bayesian update.
