@@ -168,13 +168,18 @@ def test_the_session_runs_it_in_a_worker_like_bpe(tmp_path):
     settings = Settings(kind="spbpe", target=600, byte_fallback=True,
                         roles={"unk": "<unk>", "bos": "<s>", "eos": "</s>"})
     here = Session.open([str(BOTCHAN)], settings)
-    snap = here.snapshot(View())
+    snap = here.snapshot(View(doc=0, start=2000, size=400))
     assert snap.kind == "spbpe" and snap.steps == 0
+    text, spans = snap.window.text, snap.window.spans
+    assert len(text) == 400 and spans and " " not in text and "▁" in text  # as the model sees it
+    assert "".join(text[s.start:s.end] for s in spans if s.start >= 0) in text.replace("\n", "")
     assert (snap.next_rows[0].left, snap.next_rows[0].right) == snap.next_step
     todo = here.steps_to_target()
     assert todo == 600 - here.learner.base_size
     while here.learner.vocab_size < 600:
         here.step()
+    later = here.snapshot(View(doc=0, start=2000, size=400)).window
+    assert later.text == text and len(later.spans) < len(spans)  # the merges show in the corpus
     there = Session.open([str(BOTCHAN)], settings)
     finished = run_in_child(there, View(), lambda: False, lambda progress: None)
     assert finished.reason is FinishReason.TARGET and finished.done == todo

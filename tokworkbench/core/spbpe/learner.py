@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import CorpusError, SettingError, TrainingError
+from tokworkbench.core.inspection.segments import chunk_spans
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, NORMAL, UNKNOWN, SpBpeModel, byte_piece
@@ -95,7 +96,8 @@ class SpBpeLearner:
             raise CorpusError("SentencePiece BPE trains on sentences (the lines of the text); a count file holds "
                               "chunks: give the text itself")
         self.config = config
-        self.layouts: list = []  # no layout kept: the corpus pane draws no tokens
+        self._texts = texts if keep_layout else []  # what the corpus pane draws, as the model sees it
+        self._shown: dict[int, tuple[list[str], str]] = {}  # doc -> its lines normalized, and them joined
         self.normalizer = sp_rule(config.rule)
         self.metas = [p for p, _ in META_PIECES] + ([byte_piece(b) for b in range(256)] if config.byte_fallback
                                                      else [])
@@ -227,7 +229,31 @@ class SpBpeLearner:
         return (self.merges, tuple(self._loop.pieces[-1:]))
 
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list, int]:
-        return 0, "", [], 0  # no layout is kept: the corpus pane shows the text without tokens
+        """Document `doc` as the model sees it (each line normalized: ▁ for spaces, the dummy
+        ▁ in front) from `start`, with the current model's tokens over the lines in view."""
+        if not self._texts:
+            return 0, "", [], 0
+        doc = min(doc, len(self._texts) - 1)
+        model = self.model(with_history=False)
+        if doc not in self._shown:
+            lines = [model.display_text(line) for line in self._texts[doc].split("\n")]
+            self._shown[doc] = (lines, "\n".join(lines))
+        lines, full = self._shown[doc]
+        size = end - start
+        start = max(0, min(start, max(0, len(full) - 1)))
+        end = min(len(full), start + size)
+        pieces, pos = [], 0
+        for line in lines:
+            if pos <= end and pos + len(line) >= start:
+                at = pos
+                for chunk, ids in model.display_chunks(line):
+                    if at + len(chunk) > start and at < end:
+                        pieces.append((at - start, chunk, ids))
+                    at += len(chunk)
+            pos += len(line) + 1
+        spans = [s for s in chunk_spans(pieces, model.token, char_lengths=model.char_lengths)
+                 if s.end > 0 and s.start < end - start]
+        return start, full[start:end], spans, len(full)
 
     def corpus_summary(self) -> dict:
         return {"documents": self.documents, "chars": self.chars, "bytes": self.bytes,
