@@ -3,6 +3,7 @@ undoes it exactly, r runs to the target in the worker, and the merges pane lists
 
 import pytest
 from recording import RecordingApp
+from textual.widgets import Input
 
 from tokworkbench.app.widgets.merges import MergesPanel
 from tokworkbench.core.session.settings import Settings
@@ -43,3 +44,28 @@ async def test_merge_undo_and_run_like_bpe(size):
         await pilot.pause()
         assert main.session.learner.vocab_size == 400 and not main.running
         assert main.query_one(MergesPanel).border_subtitle == f"{400 - main.session.learner.base_size} merges"
+
+
+async def test_chosen_in_the_settings_with_its_fields_and_roles():
+    paths = [str(p) for p in sample_paths() if p.name.startswith("01_")]
+    app = RecordingApp(paths, Settings(split="gpt4"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        dialog = app.screen
+        assert dialog.query_one("#character_coverage").disabled and dialog.query_one("#byte_fallback").disabled
+        dialog.query_one("#model").value = "spbpe"
+        await pilot.pause()
+        assert not dialog.query_one("#character_coverage").disabled and dialog.query_one("#tie_break").disabled
+        assert dialog.query_one("#role-bos").value == "<s>" and dialog.query_one("#role-unk").value == "<unk>"
+        dialog.query_one("#byte_fallback").value = "yes"
+        dialog.query_one("#target", Input).value = "500"
+        await pilot.press("ctrl+s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        settings = app.main.session.settings
+        assert (settings.kind, settings.byte_fallback, settings.target) == ("spbpe", True, 500)
+        assert app.main.session.learner.kind == "spbpe" and app.main.query_one("#pairs").display
+        assert app.main.session.learner.model().roles == settings.roles and settings.roles.bos == "<s>"

@@ -165,6 +165,10 @@ class SettingsDialog(Dialog):
                 kind = kind_named(event.value)  # its usual units and split: Unigram on bytes and gpt4
                 self.query_one("#units", Select).value = kind.default_units  # learns whitespace runs
                 self.query_one("#split", Select).value = kind.default_split  # at Δloss 0
+                boxes = {role: self.query_one(f"#role-{role}", Input) for role in ROLES}
+                if kind.default_roles and not any(box.value.strip() for box in boxes.values()):
+                    for role, token in kind.default_roles:  # SentencePiece's own: <unk>, <s>, </s>
+                        boxes[role].value = token
             seed, target = self.query_one("#seed_size", Input), self.query_one("#target", Input)
             if self.chars and seed.value.isdigit() and target.value.isdigit():  # a kind without fit keeps them
                 fitted = Settings(kind=event.value, seed_size=int(seed.value), target=int(target.value)).fitted(
