@@ -26,6 +26,7 @@ from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import FORMATS, check
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, kind_named, kind_of, trainable_kind
 from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.spbpe.learner import SpBpeLearner
 from tokworkbench.core.spbpe.model import CONTROL, NORMAL, UNKNOWN, SpBpeModel
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.spnormalize import SpNormalizer
@@ -51,7 +52,7 @@ def models():
     wordpiece = WordPieceModel(("[UNK]", "[CLS]", "[SEP]", "the", "low", "##er", "##est", "new", "fox", "f", "##o",
                                 "##x"), roles=Roles(bos="[CLS]", eos="[SEP]", unk="[UNK]"), specials=(1, 2))
     return {"bpe": (bpe, bpe.model()), "unigram": (unigram, unigram.model()), "fixed": (None, fixed),
-            "spbpe": (None, spbpe), "wordpiece": (None, wordpiece)}
+            "spbpe": (SpBpeLearner(TEXT), spbpe), "wordpiece": (None, wordpiece)}
 
 
 def test_every_kind_has_a_complete_record(models):
