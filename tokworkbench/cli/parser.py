@@ -2,13 +2,14 @@
 
 import argparse
 
-from tokworkbench.cli import app, batches, compare, count, decode, encode, export, inspect, serve, train, vocab
+from tokworkbench.cli import app, arena, batches, compare, count, decode, encode, export, inspect, serve, train, vocab
 from tokworkbench.cli.options import PROG
 
 # name -> module, in the order --help lists them; each module has add_parser(sub), run(args) -> int
 # and FLAGS (which of the flags the error hints name it has: options.HINTS)
 COMMANDS = {"app": app, "train": train, "count": count, "encode": encode, "decode": decode, "inspect": inspect,
-            "serve": serve, "export": export, "vocab": vocab, "batches": batches, "compare": compare}
+            "serve": serve, "export": export, "vocab": vocab, "batches": batches, "compare": compare,
+            "arena": arena}
 DEFAULT = "app"  # the command when the first word is none of these
 SCREENS = ("app", "serve")  # Textual answers their signals itself
 ERROR_STATUS = {"compare": compare.ERROR_STATUS}  # the exit status of an error where it is not 1

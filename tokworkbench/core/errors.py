@@ -146,6 +146,11 @@ class BatchError(TokWorkbenchError):
     """A batch cannot be cut: T or B not positive, starts out of range, a stream too short."""
 
 
+class ReportError(TokWorkbenchError):
+    """A report cannot be made: an unknown format, an arena with no tokenizer or no text, a
+    reference text that is not one of the texts."""
+
+
 class Terminated(BaseException):
     """SIGTERM, raised by the CLI's handler so that the work in hand unwinds as for ctrl+c:
     forked workers are stopped and joined, a half-written temp file is removed, and the exit
