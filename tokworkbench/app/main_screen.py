@@ -672,10 +672,10 @@ class MainScreen(Screen):
             panel.set_others(parse_names(raw))
             self.action_show_tab("tab-arena")
 
+        self.action_show_tab("tab-arena")
         self.app.push_screen(PromptDialog("Tokenizers for the arena beside this one, separated by spaces: presets "
                                           "(cl100k_base, o200k_base, gpt2) or model files", " ".join(panel.others),
                                           hint="empty: this model alone"), chosen)
-        self.action_show_tab("tab-arena")
 
     def action_settings(self) -> None:
         self.changes.settings()

@@ -123,11 +123,12 @@ class Arena:
     tokenizers: tuple[TokenizerScores, ...]
     _index: dict = field(default_factory=dict, compare=False, repr=False)
 
+    def __post_init__(self):
+        self._index.update(((t.name, s.text), s) for t in self.tokenizers for s in (*t.scores, t.total))
+
     @classmethod
     def of(cls, tokenizers: Sequence[TokenizerScores], texts: Sequence[str], reference: str | None) -> "Arena":
-        arena = cls(tuple(texts), reference, tuple(tokenizers))
-        arena._index.update(((t.name, s.text), s) for t in tokenizers for s in (*t.scores, t.total))
-        return arena
+        return cls(tuple(texts), reference, tuple(tokenizers))
 
     @property
     def names(self) -> tuple[str, ...]:

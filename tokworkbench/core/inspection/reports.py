@@ -61,9 +61,15 @@ def _raw(value: object) -> object:
     return value
 
 
+def _one_line(text: str) -> str:
+    """A cell of an aligned table stays on its line: line ends and tabs as their escapes."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") \
+        if any(c in text for c in "\n\r\t") else text
+
+
 def to_table(rows: Sequence[Row], columns: Sequence[Column]) -> str:
     """Aligned plain text: numbers to the right, text to the left, a rule under the header."""
-    cells = [[c.shown(r.get(c.key)) for c in columns] for r in rows]
+    cells = [[_one_line(c.shown(r.get(c.key))) for c in columns] for r in rows]
     widths = [max([len(c.header)] + [len(line[i]) for line in cells]) for i, c in enumerate(columns)]
     right = [any(_numeric(r.get(c.key)) for r in rows) for c in columns]
 
@@ -149,7 +155,7 @@ def bar_chart_svg(title: str, groups: Sequence[str], series: Sequence[str],
     legend names the series. A few lines of SVG 1.1 that any browser shows; no script, no
     external reference."""
     finite = [v for v in values.values() if v is not None and math.isfinite(v)]
-    top = max(finite, default=0.0) or 1.0
+    top = max((abs(v) for v in finite), default=0.0) or 1.0
     group_h = len(series) * _BAR + _GAP
     legend_h = 18 * len(series)
     head = 30
