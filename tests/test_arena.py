@@ -206,3 +206,24 @@ def test_a_reference_that_is_not_a_text_is_one_line(tmp_path, capsys):
     assert main(["arena", "-m", "gpt2", *paths, "--reference", "fr.txt"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fr.txt" in err and "en.txt" in err
+
+
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+          r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def test_llama3_in_the_arena_is_tiktokens(capsys):
+    import os
+
+    path = os.environ.get("TOKWORKBENCH_LLAMA3_MODEL")
+    if not path:
+        pytest.skip("set TOKWORKBENCH_LLAMA3_MODEL to Llama 3's tokenizer.model (pip download --no-deps llama-models)")
+    from tiktoken.load import load_tiktoken_bpe
+
+    theirs = tiktoken.Encoding("llama3", pat_str=LLAMA3, mergeable_ranks=load_tiktoken_bpe(path), special_tokens={})
+    assert main(["arena", "-m", "gpt2", "-m", path, "--split", "regex:" + LLAMA3, "--format", "json"]) == 0
+    rows = {r["text"]: r for r in json.loads(capsys.readouterr().out)["rows"] if r["tokenizer"] == path}
+    for name, text in SAMPLES:
+        ids = theirs.encode_ordinary(text)
+        assert rows[name]["tokens"] == len(ids) and rows[name]["bytes_per_token"] == len(text.encode()) / len(ids)
+        assert rows[name]["exact"] is True

@@ -164,7 +164,8 @@ class ArenaPanel(Vertical):
         self.others: tuple[str, ...] = DEFAULT_OTHERS
         self._models: dict[str, object] = {}  # other tokenizers read so far, by name
         self._failed: dict[str, str] = {}  # why each other tokenizer that could not be read was not
-        self._other_scores: dict[tuple[str, int], TokenizerScores] = {}  # by (name, id(corpus))
+        self._other_scores: dict[str, TokenizerScores] = {}  # on `_scored_corpus`, by name
+        self._scored_corpus: Corpus | None = None  # held, so that no other corpus takes its id() in a key
         self.scored: ArenaPanel.Scored | None = None
         self._wanted: tuple | None = None  # the key of the last request
         self._timer: Timer | None = None
@@ -222,15 +223,18 @@ class ArenaPanel(Vertical):
         if key is None or corpus is None or snap is None or key == self._wanted:
             return
         self._wanted, self._stale, self._last_start = key, False, time.monotonic()
+        if corpus is not self._scored_corpus:
+            self._scored_corpus, self._other_scores = corpus, {}
         self._status(Text("scoring…", "dim"))
-        self._score(key, snap.model, corpus, self.others)
+        self._score(key, snap.model, corpus, self.others, self._other_scores)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="arena", description="Scoring the arena")
-    def _score(self, key: tuple, model, corpus: Corpus, others: tuple[str, ...]) -> None:
+    def _score(self, key: tuple, model, corpus: Corpus, others: tuple[str, ...],
+               cache: dict[str, TokenizerScores]) -> None:
         worker = get_current_worker()
         texts = corpus_texts(corpus)
         reference = texts[0][0] if texts else None
-        missing = [n for n in others if (n, id(corpus)) not in self._other_scores and n not in self._failed]
+        missing = [n for n in others if n not in cache and n not in self._failed]
         total, done = len(texts) * (1 + len(missing)), [0]
 
         def progress(what: str) -> Callable[[int, int], None]:
@@ -252,10 +256,10 @@ class ArenaPanel(Vertical):
                 except TokWorkbenchError as exc:
                     self._failed[name] = str(exc)
                     continue
-                self._other_scores[(name, id(corpus))] = scored
+                cache[name] = scored
         except _Cancelled:
             return
-        rows = [self._other_scores[(n, id(corpus))] for n in others if (n, id(corpus)) in self._other_scores]
+        rows = [cache[n] for n in others if n in cache]
         failed = [f"{n}: {self._failed[n]}" for n in others if n in self._failed]
         self.post_message(self.Scored(key, own, rows, failed, [n for n, _ in texts]))
 
