@@ -227,3 +227,27 @@ def test_llama3_in_the_arena_is_tiktokens(capsys):
         ids = theirs.encode_ordinary(text)
         assert rows[name]["tokens"] == len(ids) and rows[name]["bytes_per_token"] == len(text.encode()) / len(ids)
         assert rows[name]["exact"] is True
+
+
+def test_a_text_that_cannot_be_encoded_is_named_and_left_out_of_the_totals(tmp_path, capsys):
+    from tokworkbench.core.fixed.model import FixedVocab
+    from tokworkbench.core.models.roles import Roles
+    from tokworkbench.core.registry import modelfile
+
+    with_unk = FixedVocab(("<unk>", "a", "b", "ab", " "), Roles(unk="<unk>"))
+    without = FixedVocab(("a", "b", "ab", " "))
+    arena = run_arena([("unk", with_unk), ("none", without)], [("t1", "ab a"), ("t2", "abc x")], "t1")
+    assert arena.score("unk", "t2").unknown == 2 and arena.score("unk", "t2").unknown_rate == 0.5
+    assert arena.score("unk", "t2").exact is False  # '<unk>' is not the text it stands for
+    failed = arena.score("none", "t2")
+    assert failed.error and "'c'" in failed.error and failed.tokens_per_word is None and failed.exact is None
+    total = arena.score("none", ALL)
+    assert total.tokens == 3 and total.bytes == 4 and total.exact is False
+    assert "1 of 2 texts could not be encoded (t2:" in total.left_out
+    path = tmp_path / "v.json"
+    modelfile.save(without, path)
+    (tmp_path / "t1.txt").write_text("ab a", encoding="utf-8")
+    (tmp_path / "t2.txt").write_text("abc x", encoding="utf-8")
+    assert main(["arena", "-m", str(path), str(tmp_path / "t1.txt"), str(tmp_path / "t2.txt")]) == 0
+    out = capsys.readouterr().out
+    assert f"error: {path} on t2.txt: no token of this fixed vocabulary matches at offset 2" in out

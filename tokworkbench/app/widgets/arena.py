@@ -80,6 +80,8 @@ def describe_table(rows: list[TokenizerScores], colours: dict[str, str], width: 
         cells = [SHOWN[key].shown(total[key]) for key, _ in TABLE]
         if t.total.error:
             cells = ["–"] * (len(TABLE) - 1) + ["✗"]
+        elif t.total.left_out:
+            cells[-1] = "✗ fails" if wide else "✗"  # a text it cannot encode: the chart names it
         elif t.total.exact is False:
             cells[-1] = f"✗ {t.total.differing:,}" + (" chars" if wide else "")
         else:

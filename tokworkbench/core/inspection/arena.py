@@ -59,6 +59,7 @@ class Score:
     first_difference: Difference | None = None
     premium: float | None = None  # tokens here / tokens on the reference text
     error: str | None = None  # the text could not be encoded (or decoded): no numbers
+    left_out: str | None = None  # totals: the texts that could not be encoded, and the first error
 
     @property
     def bytes_per_token(self) -> float | None:
@@ -82,7 +83,7 @@ class Score:
 
     @property
     def exact(self) -> bool | None:
-        return None if self.error is not None else self.differing == 0
+        return None if self.error is not None else self.differing == 0 and self.left_out is None
 
     def row(self) -> dict[str, object]:
         """The score as a report row (COLUMNS' keys)."""
@@ -94,7 +95,7 @@ class Score:
                 "vocab_share": self.vocab_share, "unknown_rate": self.unknown_rate, "byte_rate": self.byte_rate,
                 "exact": self.exact, "differing": None if self.error else self.differing,
                 "first_difference": (f"@{diff.offset}: {diff.text!r} -> {diff.decoded!r}" if diff else None),
-                "error": self.error}
+                "error": self.error or self.left_out}
 
 
 COLUMNS = (
@@ -281,9 +282,10 @@ def score_tokenizer(name: str, model: Model, texts: Sequence[tuple[str, str]], r
                   tokens=sum(s.tokens for s in ok), distinct=len(seen), vocab_size=model.vocab_size,
                   unknown=sum(s.unknown for s in ok), byte_pieces=sum(s.byte_pieces for s in ok),
                   differing=sum(s.differing for s in ok),
-                  first_difference=next((s.first_difference for s in ok if s.first_difference), None),
-                  error=f"{len(failed)} of {len(scores)} texts could not be encoded: {failed[0].error}"
-                  if failed and not ok else None)
+                  first_difference=next((s.first_difference for s in ok if s.first_difference), None))
+    if failed:
+        why = f"{len(failed)} of {len(scores)} texts could not be encoded ({failed[0].text}: {failed[0].error})"
+        total = replace(total, error=why) if not ok else replace(total, left_out=why + "; the totals leave them out")
     return TokenizerScores(name, model.vocab_size, tuple(scores), total)
 
 
