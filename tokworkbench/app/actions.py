@@ -126,7 +126,7 @@ ROUNDS = kinds_where(lambda view: view.step_key == "round")  # n prunes a round
 LATTICED = kinds_where(lambda view: view.lattice)  # L and the lattice tab
 TABS = (("tab-encode", "Encode / decode"), ("tab-bytes", "UTF-8 bytes"), ("tab-lattice", "Lattice"),
         ("tab-charts", "Compression (Unigram: loss)"), ("tab-batches", "Batches"), ("tab-compare", "Compare"),
-        ("tab-vocab", "Vocabulary"))
+        ("tab-vocab", "Vocabulary"), ("tab-arena", "Arena"))
 
 # footer order: the most used first; the footer shows what fits and ends in ? (help lists them all)
 ACTIONS: tuple[Action, ...] = (
@@ -160,6 +160,8 @@ ACTIONS: tuple[Action, ...] = (
            show=True, priority=True),
     Action("compare", "C", "Compare", "Load a second tokenizer (or a preset: cl100k_base, o200k_base, gpt2) "
            "and compare it with this one on the encode input", DIALOG, show=True, priority=True),
+    Action("arena", "A", "Arena", "Choose the tokenizers the Arena tab scores beside this one on the corpus "
+           "(presets: cl100k_base, o200k_base, gpt2; or files)", priority=True),
     Action("vocabulary", "v", "Vocab", "Search the vocabulary: by text, #id, or hex bytes (x:e6 97)",
            priority=True),
     Action("document(-1)", "comma", "Prev doc", "Show the previous document"),

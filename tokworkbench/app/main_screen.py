@@ -19,7 +19,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from tokworkbench.app import messages as msg
 from tokworkbench.app.actions import ACTIONS, Need, Situation, lookup
-from tokworkbench.app.dialogs import HelpDialog
+from tokworkbench.app.dialogs import HelpDialog, PromptDialog
 from tokworkbench.app.flows.changes import ChangeFlows
 from tokworkbench.app.flows.copying import copied_note, copied_text, what_to_copy
 from tokworkbench.app.flows.reads import ReadFlows
@@ -30,6 +30,7 @@ from tokworkbench.app.keyhelp import help_sections
 from tokworkbench.app.kind_views import RIGHT_PANES, view_of
 from tokworkbench.app.labels import HELP_NOTES, describe_inspection, describe_settings, nothing_left, plural, step_noun
 from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
+from tokworkbench.app.widgets.arena import ArenaPanel, parse_names
 from tokworkbench.app.widgets.batches import BatchesPanel, line_documents
 from tokworkbench.app.widgets.bytes_view import BytesPanel
 from tokworkbench.app.widgets.charts import ChartsPanel
@@ -57,7 +58,7 @@ from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.text.samples import sample_paths
 
 MIN_SIZE = (80, 24)
-ROOMY_TABS = {"tab-batches", "tab-compare"}  # tabs that take more of the screen while shown
+ROOMY_TABS = {"tab-batches", "tab-compare", "tab-arena"}  # tabs that take more of the screen while shown
 
 
 class MainScreen(Screen):
@@ -145,6 +146,9 @@ class MainScreen(Screen):
                     yield ComparePanel(id="compare").data_bind(MainScreen.snapshot, MainScreen.encode_text)
                 with TabPane("Vocabulary", id="tab-vocab"):
                     yield VocabPanel(id="vocab").data_bind(MainScreen.snapshot, MainScreen.token_counts)
+                with TabPane("Arena", id="tab-arena"):
+                    yield ArenaPanel(lambda: self.session.corpus if self.session else None,
+                                     id="arena").data_bind(MainScreen.snapshot)
             yield TokenDetails(id="token-details").data_bind(MainScreen.snapshot, MainScreen.selected_token,
                                                              MainScreen.token_counts)
             yield ProgressRow(stand_in_for="KeysFooter", id="progress")  # the panes keep their size
@@ -680,6 +684,21 @@ class MainScreen(Screen):
             self.query_one("#bottom", TabbedContent).active = "tab-compare"
 
         self.reads.compare(show)
+
+    def action_arena(self) -> None:
+        """Ask for the tokenizers the Arena tab scores beside this one, then show it."""
+        panel = self.query_one(ArenaPanel)
+
+        def chosen(raw: str | None) -> None:
+            if raw is None:
+                return
+            panel.set_others(parse_names(raw))
+            self.action_show_tab("tab-arena")
+
+        self.action_show_tab("tab-arena")
+        self.app.push_screen(PromptDialog("Tokenizers for the arena beside this one, separated by spaces: presets "
+                                          "(cl100k_base, o200k_base, gpt2) or model files", " ".join(panel.others),
+                                          hint="empty: this model alone"), chosen)
 
     def action_settings(self) -> None:
         self.changes.settings()

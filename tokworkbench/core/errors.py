@@ -159,6 +159,11 @@ class LockFileError(TokWorkbenchError):
     of range), of an unknown version, or names a text that cannot be read as it was locked."""
 
 
+class ReportError(TokWorkbenchError):
+    """A report cannot be made: an unknown format, an arena with no tokenizer or no text, a
+    reference text that is not one of the texts."""
+
+
 class Terminated(BaseException):
     """SIGTERM, raised by the CLI's handler so that the work in hand unwinds as for ctrl+c:
     forked workers are stopped and joined, a half-written temp file is removed, and the exit

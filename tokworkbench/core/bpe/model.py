@@ -464,15 +464,21 @@ class Tokenizer:
         return ids
 
     # -- decoding --------------------------------------------------------------------------
+    def _inside_tokens(self, ids: list[int]) -> list:
+        """The tokens of outside ids, looked up once each (decode's hot loop: the arena decodes
+        every text it scores)."""
+        ranked, n = self.ranked_tokens, self.ordinary_size
+        return [ranked[t] if t < n else self._token_inside(t) for t in self.to_inside(ids)]
+
     def decode_bytes(self, ids: list[int]) -> bytes:
-        tokens = [self._token_inside(t) for t in self.to_inside(ids)]
+        tokens = self._inside_tokens(ids)
         if not self.units.is_bytes:
             return "".join(tokens).encode("utf-8")
         return b"".join(tokens)
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         if not self.units.is_bytes:
-            return self.pre_tokenizer.restore_text("".join(self._token_inside(t) for t in self.to_inside(ids)))
+            return self.pre_tokenizer.restore_text("".join(self._inside_tokens(ids)))
         data = self.decode_bytes(ids)
         try:
             return self.pre_tokenizer.restore_text(data.decode("utf-8", errors=errors))
