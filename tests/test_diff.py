@@ -219,3 +219,25 @@ def test_a_scored_piece_whose_score_moved_is_a_change(tmp_path):
     assert d.fingerprints[0] == d.fingerprints[1] and not d.identical
     assert [(c.piece, c.score_a, c.score_b) for c in d.rescored.first] == [(piece, score, score - 1.0)]
     assert "scores: 1 of the pieces both have scored otherwise" in diff_lines(d)
+
+
+def test_csv_lists_each_change_with_the_count_of_its_kind(tmp_path, capsys):
+    """`--format csv`: one row per listed change through the shared writers; the counts are the
+    report's, and the tokens' hex is their bytes."""
+    import csv
+    import io
+
+    from tokworkbench.core.registry.load import open_model
+
+    path = tmp_path / "trained.json"
+    modelfile.save(trained(60), path)
+    a, b = open_model("gpt2"), open_model(path)
+    d = diff_models(a, b, ("gpt2", str(path)), show=3)
+    assert main(["diff", "gpt2", str(path), "--format", "csv", "--show", "3"]) == 1
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    added = [r for r in rows if r["change"] == "added"]
+    assert len(added) == min(3, d.added.count) and {r["count"] for r in added} == {str(d.added.count)}
+    for r, change in zip(added, d.added.first):
+        assert bytes.fromhex(r["hex"]) == change.token and r["id_b"] == str(change.id_b) and r["id_a"] == ""
+    reranked = [r for r in rows if r["change"] == "merge re-ranked"]
+    assert {r["count"] for r in reranked} == {str(d.reranked.count)}

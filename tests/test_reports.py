@@ -74,3 +74,32 @@ def test_the_svg_is_xml_whatever_the_names(names, numbers):
     finite = [v for v in values.values() if v is not None and math.isfinite(v)]
     assert len(bars) == len(finite)
     assert all(float(b.get("width")) >= 0 for b in bars)
+
+
+def test_the_compression_curve_is_drawn_from_the_history(tmp_path, capsys):
+    """`inspect --curve-svg`: a polyline through (0, tokens before) and (k, tokens after merge k),
+    its ends labelled with the training's own figures; refused for a model without merges."""
+    import xml.etree.ElementTree as ET
+
+    from tokworkbench.cli import main
+    from tokworkbench.core import TrainConfig, Trainer
+    from tokworkbench.core.registry import modelfile
+    from tokworkbench.core.text.pretokenize import pre_tokenizer
+
+    texts = ["the cat sat on the mat and the hat " * 30, "a rat ate the oat in a boat " * 30]
+    trainer = Trainer(texts, TrainConfig(pre_tokenizer=pre_tokenizer("gpt2")))
+    list(trainer.run(merges=40))
+    model = trainer.model()
+    path, out = tmp_path / "m.json", tmp_path / "curve.svg"
+    modelfile.save(model, path)
+    assert main(["inspect", str(path), "--curve-svg", str(out)]) == 0
+    root = ET.fromstring(out.read_text(encoding="utf-8"))
+    ns = "{http://www.w3.org/2000/svg}"
+    points = root.find(f"{ns}polyline").get("points").split()
+    assert len(points) == len(model.history) + 1 > 10
+    labels = [t.text for t in root.iter(f"{ns}text")]
+    first = model.history[0]
+    assert f"{first.length + first.replacements:,}" in labels and f"{model.history[-1].length:,}" in labels
+    assert str(len(model.history)) in labels
+    assert main(["inspect", "gpt2", "--curve-svg", str(tmp_path / "no.svg")]) == 1
+    assert not (tmp_path / "no.svg").exists()

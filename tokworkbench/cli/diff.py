@@ -8,7 +8,7 @@ import argparse
 import json
 
 from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, expand_globs, load, model_options
-from tokworkbench.core.inspection.diff import SHOW, diff_json, diff_lines, diff_markdown, diff_models
+from tokworkbench.core.inspection.diff import SHOW, diff_csv, diff_json, diff_lines, diff_markdown, diff_models
 from tokworkbench.core.inspection.lock import gather_texts
 from tokworkbench.core.registry.kinds import kind_of
 
@@ -25,7 +25,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="texts (files or folders) to find the first one the two "
                    "encode differently")
     p.add_argument("--lines", action="store_true", help="each non-empty line of the texts is one text")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--format", choices=("text", "json", "markdown", "csv"), default="text",
+                   help="csv: one row per listed change (the first --show of each kind)")
     p.add_argument("--show", type=int, default=SHOW, metavar="N", help=f"examples of each change (default: {SHOW})")
     model_options(p, specials=False)
     return p
@@ -41,6 +42,8 @@ def run(args) -> int:
     d = diff_models(a, b, (args.a, args.b), texts, describe, max(0, args.show))
     if args.format == "json":
         emit_json(json.dumps(diff_json(d), ensure_ascii=False, indent=1))
+    elif args.format == "csv":
+        emit(diff_csv(d).rstrip("\n"))
     else:
         emit("\n".join(diff_markdown(d) if args.format == "markdown" else diff_lines(d)))
     return 0 if d.identical else 1

@@ -6,9 +6,10 @@ import argparse
 from tokworkbench.cli.options import MODEL_FLAGS, emit, load, model_options
 from tokworkbench.core.compat import fingerprint
 from tokworkbench.core.errors import TrainingError
-from tokworkbench.core.files.atomic import check_output
+from tokworkbench.core.files.atomic import check_output, write_atomic
 from tokworkbench.core.files.historycsv import write_history_csv, write_rounds_csv
 from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.inspection.reports import line_chart_svg
 from tokworkbench.core.registry.kinds import BPE, UNIGRAM, kind_of
 from tokworkbench.core.registry.load import model_inputs
 
@@ -19,14 +20,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="summarize a model: ours, HF tokenizer.json, .tiktoken or minbpe .model")
     ins.add_argument("model")
     ins.add_argument("--history-csv", metavar="FILE", help="also write the training history as CSV")
+    ins.add_argument("--curve-svg", metavar="FILE", help="also draw a trained BPE model's compression curve "
+                     "(tokens over the corpus after each merge) as SVG")
     model_options(ins)
     return ins
 
 
 def run(args) -> int:
-    if args.history_csv:
-        check_output(args.history_csv, model_inputs(args.model))
+    for out in (args.history_csv, args.curve_svg):
+        if out:
+            check_output(out, model_inputs(args.model))
     tok = load(args, args.model)
+    if args.curve_svg and kind_of(tok) is not BPE:
+        raise TrainingError(f"--curve-svg draws a BPE model's merges; {args.model} is a {kind_of(tok).noun}")
     emit("\n".join(SUMMARIES.get(kind_of(tok), _other)(args, tok)))
     return 0
 
@@ -82,6 +88,14 @@ def _bpe(args, tok) -> list[str]:
         first = tok.history[0]
         written = write_history_csv(args.history_csv, tok.history, tok.token_bytes, first.length + first.replacements)
         lines.append(f"wrote {len(tok.history):,} steps to {written}")
+    if args.curve_svg:
+        _no_history(args, tok)
+        first = tok.history[0]
+        points = [(0.0, float(first.length + first.replacements))] + [(float(k), float(r.length))
+                                                                        for k, r in enumerate(tok.history, 1)]
+        svg = line_chart_svg(f"{args.model}: tokens over the corpus after each merge", points, "merges", "tokens")
+        written = write_atomic(args.curve_svg, svg.encode("utf-8"))
+        lines.append(f"wrote the compression curve ({len(tok.history):,} merges) to {written}")
     return lines
 
 

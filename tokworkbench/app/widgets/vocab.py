@@ -8,12 +8,13 @@ thread; this pane only draws the rows it returns and says which token is under t
 from time import monotonic
 
 import numpy as np
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import var
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CountTokens, TokenSelected
@@ -51,6 +52,11 @@ class VocabPanel(Vertical):
     VocabPanel #vocab-table {
         height: 1fr;
     }
+    VocabPanel #vocab-status {
+        height: 1;
+        padding: 0 1;
+        color: $text-muted;
+    }
     """
     BINDINGS = [
         Binding("ctrl+r", "cycle_order", "Sort", tooltip="In the vocabulary: sort by id, length, or count"),
@@ -84,6 +90,7 @@ class VocabPanel(Vertical):
         yield RowsView([("id", 7, "right"), ("token", 20, "left"), ("len", 4, "right"), ("kind", 12, "left"),
                         ("merge", 7, "right"),
                         ("from", 22, "left"), ("count", 9, "right"), ("bytes", 24, "left")], id="vocab-table")
+        yield Static(id="vocab-status")  # the panel has no border: its subtitle is drawn here
 
     @property
     def query(self) -> str:
@@ -234,6 +241,7 @@ class VocabPanel(Vertical):
                           f"{info.count:,}" if info.count is not None else "–", (hex_bytes(info.data), "dim")))
         self.query_one("#vocab-table", RowsView).set_rows(cells, cursor=0)
         self.border_subtitle = self._subtitle(page, counts, snap, filtered)
+        self.query_one("#vocab-status", Static).update(Text(self.border_subtitle))
         self._announce()
 
     def _subtitle(self, page: VocabPage, counts: TokenCounts | None, snap: Snapshot, filtered: str = "") -> str:

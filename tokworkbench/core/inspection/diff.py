@@ -22,6 +22,7 @@ from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import quote, render_bytes
 from tokworkbench.core.inspection.lock import Text
 from tokworkbench.core.inspection.lockcheck import AROUND, CONTEXT, char_offset, first_index
+from tokworkbench.core.inspection.reports import Column, to_csv
 from tokworkbench.core.models.protocol import MergeRanked, OwnDisplay, Scored
 from tokworkbench.core.models.roles import encode_content
 from tokworkbench.core.units import Units
@@ -366,3 +367,45 @@ def diff_markdown(d: ModelDiff) -> list[str]:
                    + (f", character {d.parting.offset:,}" if d.parting.offset is not None else ""))
     out += ["", "```", *(line.replace("```", "'''") for line in diff_lines(d)), "```"]
     return out
+
+
+# -- CSV: one row per listed change, through the shared report writers --------------------------
+CSV_COLUMNS = (Column("change"), Column("count"), Column("token"), Column("hex"),
+               Column("id_a"), Column("id_b"), Column("rank_a"), Column("rank_b"), Column("a"), Column("b"))
+
+
+def diff_rows(d: ModelDiff) -> list[dict]:
+    """Each change the report lists (the first `--show` of each), with the count of its kind:
+    what a spreadsheet or a script filters."""
+    rows: list[dict] = []
+
+    def tokens(change: str, c: Changes) -> None:
+        rows.extend({"change": change, "count": c.count, "token": render_bytes(t.token), "hex": t.token.hex(),
+                     "id_a": t.id_a, "id_b": t.id_b} for t in c.first)
+
+    def merges(change: str, c: Changes) -> None:
+        rows.extend({"change": change, "count": c.count, "token": render_bytes(m.left) + " + " + render_bytes(m.right),
+                     "hex": (m.left + m.right).hex(), "rank_a": m.rank_a, "rank_b": m.rank_b} for m in c.first)
+
+    tokens("added", d.added)
+    tokens("removed", d.removed)
+    tokens("moved", d.moved)
+    rows.extend({"change": "special", "count": len(d.specials), "token": render_bytes(s.token), "hex": s.token.hex(),
+                 "id_a": s.id_a, "id_b": s.id_b} for s in d.specials)
+    if d.merges is not None:
+        merges("merge re-ranked", d.reranked)
+        merges("merge added", d.merges_added)
+        merges("merge removed", d.merges_removed)
+    if d.scored:
+        rows.extend({"change": "rescored", "count": d.rescored.count, "token": c.piece, "a": c.score_a,
+                     "b": c.score_b} for c in d.rescored.first)
+    rows.extend({"change": "pipeline", "count": len(d.pipeline), "token": what, "a": a, "b": b}
+                for what, a, b in d.pipeline)
+    if d.parting is not None:
+        rows.append({"change": "first parting", "count": 1, "token": d.parting.where, "a": d.parting.count_a,
+                     "b": d.parting.count_b, "id_a": d.parting.index})
+    return rows
+
+
+def diff_csv(d: ModelDiff) -> str:
+    return to_csv(diff_rows(d), CSV_COLUMNS)

@@ -186,3 +186,37 @@ def bar_chart_svg(title: str, groups: Sequence[str], series: Sequence[str],
             out.append(f'<text x="{_LABEL_W + w + 4:.1f}" y="{y + 9}" font-size="9">{value:.2f}{_xml(unit)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def line_chart_svg(title: str, points: Sequence[tuple[float, float]], x_label: str, y_label: str) -> str:
+    """One line through `points` (x ascending), with the axes' ranges written at their ends:
+    the compression curve (tokens after each merge), where the shape says more than a table."""
+    width, height, left, bottom, top_pad = 640, 360, 80, 40, 36
+    plot_w, plot_h = width - left - 20, height - bottom - top_pad
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">'),
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="10" y="18" font-size="14" font-weight="bold">{_xml(title)}</text>']
+    finite = [(x, y) for x, y in points if math.isfinite(x) and math.isfinite(y)]
+    x0, y_axis = left, top_pad + plot_h
+    out.append(f'<line x1="{x0}" y1="{top_pad}" x2="{x0}" y2="{y_axis}" stroke="#444"/>')
+    out.append(f'<line x1="{x0}" y1="{y_axis}" x2="{x0 + plot_w}" y2="{y_axis}" stroke="#444"/>')
+    out.append(f'<text x="{x0 + plot_w / 2:.0f}" y="{height - 6}" text-anchor="middle">{_xml(x_label)}</text>')
+    out.append(f'<text x="14" y="{top_pad + plot_h / 2:.0f}" transform="rotate(-90 14 {top_pad + plot_h / 2:.0f})" '
+               f'text-anchor="middle">{_xml(y_label)}</text>')
+    if finite:
+        xs, ys = [x for x, _ in finite], [y for _, y in finite]
+        lo_x, hi_x, lo_y, hi_y = min(xs), max(xs), min(ys), max(ys)
+        span_x, span_y = (hi_x - lo_x) or 1.0, (hi_y - lo_y) or 1.0
+        path = " ".join(f"{x0 + (x - lo_x) / span_x * plot_w:.1f},{y_axis - (y - lo_y) / span_y * plot_h:.1f}"
+                        for x, y in finite)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{PALETTE[0]}" stroke-width="2"/>')
+        for value, y in ((hi_y, top_pad + 4), (lo_y, y_axis)):
+            shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+            out.append(f'<text x="{x0 - 4}" y="{y:.0f}" text-anchor="end">{shown}</text>')
+        for value, anchor, x in ((lo_x, "start", x0), (hi_x, "end", x0 + plot_w)):
+            out.append(f'<text x="{x}" y="{y_axis + 14}" text-anchor="{anchor}">{value:,.0f}</text>')
+    else:
+        out.append(f'<text x="{x0 + 10}" y="{top_pad + 20}" fill="#888">no points</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
