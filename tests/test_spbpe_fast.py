@@ -28,6 +28,7 @@ CONFIGS = {
     "unk_1000": {"byte_fallback": False, "vocab_size": 1000},
     "bytes_1000_keep_spaces": {"byte_fallback": True, "vocab_size": 1000, "remove_extra_whitespaces": False,
                                    "allow_whitespace_only_pieces": True},
+    "across_words": {"byte_fallback": True, "vocab_size": 800, "split_by_whitespace": False},  # ▁ inside pieces
     "user_pieces": {"byte_fallback": True, "vocab_size": 600, "user_defined_symbols": ["foo", "▁bar"]},
 }
 WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "a", "bc", "▁", "中", "é", "ab cd"]), max_size=30).map("".join)

@@ -18,10 +18,12 @@ adds only pairs of the merged symbol, which are the pairs above. Scoring below s
 popped while a pair of score s* is left, and none of the unspent pairs of score s* changed, so
 the next pop is the leftmost of them, to the right of the last: by induction the round's
 merges, in order. Its stale entries are skipped, and after the round the agenda holds every
-pair of the new symbols that makes a piece, as the next round's lookups do. ∎ A word where the
-guard fails (some evaluated pair scores s* or more: a model whose pieces do not score below
-their parts, or ties between pieces) leaves the rounds at once and is merged on its own, by the
-exact path; so every word gets the agenda's result.
+pair of the new symbols that makes a piece, as the next round's lookups do. ∎ In a word where
+the guard fails (some such pair scores s* or more: pieces that tie, or outscore their parts)
+the round merges only the leftmost pair of score s*, which is the agenda's next pop whatever
+follows. So every round of every word is the agenda's, and a word leaves the rounds only for
+what the pieces cannot name (model.py's `_resolve` then: a final piece that maps to unk, a
+surrogate); a character that is no piece becomes its byte pieces, or one fused unk, here.
 """
 
 from dataclasses import dataclass
