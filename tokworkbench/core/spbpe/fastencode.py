@@ -63,6 +63,8 @@ class FastEncoder:
         self.heap_merge = merge
         self.resolve = resolve
         self.finite = all(isfinite(s) for s in scores.values())
+        # no map, no user pieces, spaces kept: SentencePiece's normalizer returns the text as it is
+        self.identity = normalizer.charsmap is None and not normalizer.user and not normalizer.remove_extra_whitespaces
         # ids kept as tuples: the collector stops tracking a tuple of ints, and scanning a
         # quarter million cached lists on every full collection cost a tenth of a cold encode
         self.tails: dict[str, tuple[int, ...]] = {}  # a word's text after its ▁ -> the word's ids
@@ -94,7 +96,7 @@ class FastEncoder:
         if not (self.plain_words and self.add_dummy_prefix):
             return None
         norm = self.normalizer
-        out = norm.normalize(text)
+        out = text if self.identity else norm.normalize(text)
         if norm.remove_extra_whitespaces:
             if not out:
                 return None
