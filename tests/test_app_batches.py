@@ -394,6 +394,8 @@ def test_compare_tab_snapshot(snap_compare, tmp_path):
         pilot.app.screen.query_one("#replay-path", Input).value = str(vocab)
         await pilot.press("enter")
         await pilot.pause(0.3)
+        await pilot.app.workers.wait_for_complete()  # the diff and the corpus counts
+        await pilot.pause(0.2)
         steady_cursors(pilot.app)
         pilot.app.clear_notifications()
         await pilot.pause(0.2)

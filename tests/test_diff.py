@@ -179,6 +179,8 @@ async def test_the_compare_tab_shows_the_diff_summary_at_80x24(tmp_path):
         app.screen.query_one("#replay-path", Input).value = str(saved)
         await pilot.press("enter")
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the diff and the corpus counts come from a worker
+        await pilot.pause()
         panel = app.query_one(ComparePanel)
         expected = diff_models(here, there, texts=[Text("the encode input", None, parting)])
         assert (panel.diff.added.count, panel.diff.removed.count) == (0, 1) == \
@@ -188,8 +190,12 @@ async def test_the_compare_tab_shows_the_diff_summary_at_80x24(tmp_path):
         assert f"{expected.shared:,} tokens shared · 0 added · 1 removed" in drawn
         assert f"first parting: the encode input at character {expected.parting.offset:,} " \
                f"(id {expected.parting.index:,})" in drawn
+        counts = sum(len(m.encode_ordinary(d.text)) for m in (here,) for d in app.main.session.corpus.documents)
+        assert f"on the corpus: A {counts:,} tokens" in drawn
+        assert panel.counts.a == counts and panel.counts.b == sum(len(there.encode_ordinary(d.text))
+                                                                  for d in app.main.session.corpus.documents)
         region = widget.region
-        assert drawn.count("\n") + 1 <= region.height <= 3
+        assert drawn.count("\n") + 1 <= region.height <= 4
         assert region.y + region.height <= 24 and region.width <= 80  # on screen
 
 

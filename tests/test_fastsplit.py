@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokworkbench.core.text import fastsplit
-from tokworkbench.core.text.patterns import GPT4_PATTERN, LLAMA3_PATTERN, O200K_PATTERN
+from tokworkbench.core.text.patterns import GPT4_PATTERN, LLAMA3_PATTERN, O200K_PATTERN, TEKKEN_PATTERN
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
 SPLITS = [("gpt4", GPT4_PATTERN, fastsplit.split_gpt4), ("o200k", O200K_PATTERN, fastsplit.split_o200k),
-          ("llama3", LLAMA3_PATTERN, fastsplit.split_llama3)]
+          ("llama3", LLAMA3_PATTERN, fastsplit.split_llama3), ("tekken", TEKKEN_PATTERN, fastsplit.split_tekken)]
 
 
 @pytest.fixture(autouse=True)
@@ -70,7 +70,7 @@ def test_edge_cases(name, pattern, split, text):
     assert split(text) == regex.findall(pattern, text)
 
 
-@pytest.mark.parametrize("preset", ["gpt4", "o200k", "llama3"])
+@pytest.mark.parametrize("preset", ["gpt4", "o200k", "llama3", "tekken"])
 def test_the_presets_split_long_text_through_it(preset):
     text = (SAMPLES / "12_code_sample.py").read_text(encoding="utf-8") * 3
     assert pre_tokenizer(preset).split(text) == regex.findall(pre_tokenizer(preset).pattern, text)

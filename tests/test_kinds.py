@@ -26,6 +26,7 @@ from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import FORMATS, check
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, kind_named, kind_of, trainable_kind
 from tokworkbench.core.session.settings import Settings
+from tokworkbench.core.spbpe.learner import SpBpeLearner
 from tokworkbench.core.spbpe.model import CONTROL, NORMAL, UNKNOWN, SpBpeModel
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.spnormalize import SpNormalizer
@@ -51,7 +52,7 @@ def models():
     wordpiece = WordPieceModel(("[UNK]", "[CLS]", "[SEP]", "the", "low", "##er", "##est", "new", "fox", "f", "##o",
                                 "##x"), roles=Roles(bos="[CLS]", eos="[SEP]", unk="[UNK]"), specials=(1, 2))
     return {"bpe": (bpe, bpe.model()), "unigram": (unigram, unigram.model()), "fixed": (None, fixed),
-            "spbpe": (None, spbpe), "wordpiece": (None, wordpiece)}
+            "spbpe": (SpBpeLearner(TEXT), spbpe), "wordpiece": (None, wordpiece)}
 
 
 def test_every_kind_has_a_complete_record(models):
@@ -114,13 +115,13 @@ def test_capabilities_are_claimed_by_the_kinds_that_have_them(models):
 def test_exports_follow_the_record(models):
     unigram, fixed = models["unigram"][1], models["fixed"][1]
     with pytest.raises(ExportError, match="tiktoken cannot hold this Unigram model: a Unigram model has scored "
-                                          r"pieces and no merges \(export it to hf\)"):
+                                          r"pieces and no merges \(export it to hf, sentencepiece\)"):
         check(unigram, "tiktoken")
     with pytest.raises(ExportError, match="keep it as a tokworkbench model file"):
         check(fixed, "hf")
     wordpiece = models["wordpiece"][1]
     assert check(wordpiece, "hf") == []
-    with pytest.raises(ExportError, match=r"tiktoken cannot hold this WordPiece model: .* \(export it to hf\)"):
+    with pytest.raises(ExportError, match=r"tiktoken cannot hold this WordPiece model: .* \(export it to hf, vocab.txt\)"):
         check(wordpiece, "tiktoken")
     with pytest.raises(ExportError, match="unknown export format 'onnx'"):
         check(models["bpe"][1], "onnx")

@@ -74,6 +74,8 @@ def test_serve_takes_the_apps_settings_flags_with_the_same_defaults():
      "--tie-break", "lexmin", "--target", "500", "--special", "<unk>", "two words", "-1"],
     ["--special=-x", "--split", "o200k", "--", "-dashed", "a folder with spaces/", "$(false)"],
     ["--bos", "<s>", "--eos=-</s>", "--special", "<pad>", "--pad", "<pad>"],
+    ["--kind", "spbpe", "--byte-fallback", "--character-coverage", "0.98", "--sp-normalization", "identity"],
+    ["--kind", "spbpe", "--target", "800"],
 ])
 def test_each_session_runs_the_app_with_the_same_paths_and_settings(argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the paths must exist: app_settings checks them

@@ -164,9 +164,12 @@ def test_what_cannot_be_reproduced_is_refused_naming_it(trained, tmp_path):
         from_sentencepiece(_with_piece(raw, "<0x41>", 6))
 
 
-def test_no_foreign_format_claims_it(trained):
-    with pytest.raises(ExportError, match="merge by score"):
-        check(trained["byte_fallback"][1], "hf")
+def test_only_hf_and_sentencepiece_claim_it(trained):
+    """The rank-ordered formats refuse it; hf and sentencepiece carry it (tests/test_export_spbpe.py)."""
+    for fmt in ("tiktoken", "minbpe"):
+        with pytest.raises(ExportError, match=r"merge by score.*\(export it to hf, sentencepiece\)"):
+            check(trained["byte_fallback"][1], fmt)
+    assert check(trained["byte_fallback"][1], "sentencepiece") == []
 
 
 # -- Mistral's real files ------------------------------------------------------------------------

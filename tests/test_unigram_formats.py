@@ -131,7 +131,6 @@ def corrupt(doc: dict, **changes) -> dict:
     ({"pieces": [["<unk>", 0.0], ["a", 1e400]]}, "finite"),
     ({"pieces": [["<unk>", 0.0], ["a", -1.0], ["a", -2.0]]}, "both 'a'"),
     ({"pieces": [["a", -1.0]]}, "special token '<unk>' has the id 0, which is not that piece's id"),
-    ({"pieces": [["<unk>", 0.0], ["a", 0.5]]}, r"piece 1 \('a'\) has the score 0.5; .* at most 0"),
     ({"unk_id": 1}, "'unk_id' 1 must be the id of one of the special tokens"),
     ({"user_defined": [0]}, "both user-defined and special"),
     ({"roles": {"bos": "<s>"}}, "the bos token '<s>' is not a special token"),
@@ -169,11 +168,6 @@ def test_hf_unigram_we_cannot_reproduce_is_refused(trained, tmp_path):
         (tmp_path / "t.json").write_text(json.dumps(bad), encoding="utf-8")
         with pytest.raises(ForeignModelError, match=message):
             load_any(tmp_path / "t.json")
-    positive = json.loads(json.dumps(doc))
-    positive["model"]["vocab"][1][1] = 0.5  # a normal piece; the specials' 0 is fine
-    (tmp_path / "t.json").write_text(json.dumps(positive), encoding="utf-8")
-    with pytest.raises(ForeignModelError, match=r"piece 1 \(.*\) has the score 0.5; a piece's score is a log"):
-        load_any(tmp_path / "t.json")
 
 
 # -- SentencePiece .model, written by hand (the protobuf wire format) --------------------------
@@ -250,13 +244,6 @@ def test_sentencepiece_unused_and_byte_pieces_are_refused(tmp_path, kind, messag
         load_any(path)
 
 
-def test_sentencepiece_positive_normal_score_is_refused(tmp_path):
-    path = tmp_path / "sp.model"
-    path.write_bytes(sp_model([("<unk>", 0.0, 2), ("a", -1.0, 1), ("b", 0.25, 1)]))
-    with pytest.raises(ForeignModelError, match=r"piece 2 \('b'\) has the score 0.25"):
-        load_any(path)
-
-
 def test_real_sentencepiece_model_gives_its_ids(tmp_path):
     spm = pytest.importorskip("sentencepiece")
     corpus = tmp_path / "c.txt"
@@ -267,11 +254,9 @@ def test_real_sentencepiece_model_gives_its_ids(tmp_path):
     sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "sp.model"))
     model = load_any(tmp_path / "sp.model")
     text = (SAMPLES / "02_en_devils_dictionary.txt").read_text(encoding="utf-8")
-    for line in text.splitlines()[:300]:
-        # SentencePiece's dummy prefix is added even before a leading space; HF's Metaspace (and
-        # ours) adds none there, so lines are compared from their first non-space character
-        line = line.lstrip(" ")
+    for line in text.splitlines()[:300]:  # a leading space too: the dummy prefix goes before it
         assert model.encode(line) == sp.encode(line), line
+        assert model.decode(sp.encode(line)) == sp.decode(sp.encode(line)), line
 
 
 @pytest.mark.parametrize("units", ["byte", "char"])
@@ -282,6 +267,6 @@ def test_bpe_trains_and_decodes_with_metaspace(tmp_path, units, capsys):
     trainer = train([text], TrainConfig(units=units, pre_tokenizer=META), merges=50)
     tok = trainer.model()
     assert tok.decode(tok.encode("All human beings")) == "All human beings"
-    assert tok.decode(tok.encode(text)) == (text[1:] if text.startswith(" ") else text)
+    assert tok.decode(tok.encode(text)) == (text.removeprefix(" "))
     with pytest.raises(ExportError, match="metaspace"):
         check(tok, "hf")

@@ -171,6 +171,10 @@ ACTIONS: tuple[Action, ...] = (
     Action("token(1)", "greater_than_sign", "Next token",
            "Select the next token in the corpus window; its details show below"),
     Action("toggle_ids", "i", "Ids", "Show the encode pane's ids under its tokens, or not"),
+    Action("toggle_pipeline", "p", "Pipeline", "Show the encode box's text stage by stage (normalizer, chunks, "
+           "tokens, post-processor, decode), or its tokens"),
+    Action("merge_tree", "m", "Tree", "The merges that build the selected token, as a tree (Unigram: its score "
+           "and segmentation)", priority=True),
     Action("copy('ids')", "y", "Copy ids", "Copy the ids of the encode box's text (else the selected token's)"),
     Action("copy('tokens')", "Y", "Copy tokens",
            "Copy the tokens of the encode box's text (else the selected token) as JSON strings"),

@@ -50,6 +50,19 @@ def _unigram_command(s: Settings) -> list[str]:
                     "--max-piece-length", str(s.max_piece_length)]
 
 
+def _spbpe_settings(s: Settings) -> str:
+    fallback = " · byte fallback" if s.byte_fallback else ""
+    return (f"spm_train bpe · {s.sp_normalization} · coverage {s.character_coverage:g}{fallback} · "
+            f"longest piece {s.max_piece_length} · target {s.target:,}")
+
+
+def _spbpe_command(s: Settings) -> list[str]:
+    words = ["tokworkbench", "train", "PATH...", "--kind", s.kind, "--vocab-size", str(s.target),
+             "--character-coverage", f"{s.character_coverage:g}", "--sp-normalization", s.sp_normalization,
+             "--max-piece-length", str(s.max_piece_length)]
+    return words + (["--byte-fallback"] if s.byte_fallback else [])
+
+
 def _merges_replayed(kind: Kind, model: Model, vocab: int, source: str) -> str:
     return f"replaying {kind.count(len(model.merges))} from {source}: n steps through them, r runs to their end"
 
@@ -102,7 +115,8 @@ VIEWS: dict[str, KindView] = {
         choice="Unigram LM (pruning rounds, one a step)"),
     # kinds that are only inspected: no next step, no history, no pane of their own
     "fixed": INSPECTED_VIEW,
-    "spbpe": INSPECTED_VIEW,
+    "spbpe": replace(BPE_VIEW, settings_line=_spbpe_settings, command=_spbpe_command,
+                     choice="SentencePiece BPE (spm_train's merges, one a step)"),
     "wordpiece": INSPECTED_VIEW,
 }
 RIGHT_PANES: tuple[str, ...] = tuple(dict.fromkeys(p for view in VIEWS.values() for p in view.panes))

@@ -3,7 +3,7 @@
 import shlex
 
 from tokworkbench.app.kind_views import step_noun, view_of  # noqa: F401 (step_noun: the widgets' import)
-from tokworkbench.core.models.protocol import MergeRanked, OwnDisplay
+from tokworkbench.core.models.protocol import MergeRanked, OwnDisplay, WholeOnly
 from tokworkbench.core.registry.kinds import kind_named
 from tokworkbench.core.session.session import FinishReason, RunFinished
 from tokworkbench.core.session.settings import Settings
@@ -98,6 +98,8 @@ In course mode a word starts at cost 1, not 0, as the Hugging Face course comput
 def describe_inspection(source: str, model) -> str:
     """The title while a loaded tokenizer is inspected: which one, and what it is."""
     built = f"{len(model.merges):,} merges, " if isinstance(model, MergeRanked) else f"{kind_named(model.kind).noun}, "
+    if isinstance(model, WholeOnly) and model.whole_tokens:
+        built += f"{len(model.whole_tokens):,} whole-chunk only, "
     return (f"inspecting {source} · {model.vocab_size:,} tokens ({built}"
             f"{len(model.special_ids)} special) · split {model.pre_tokenizer.name} · "
             f"normalizer {model.normalizer_label if isinstance(model, OwnDisplay) else model.normalizer}")

@@ -39,6 +39,7 @@ from tokworkbench.app.widgets.encode import EncodePanel
 from tokworkbench.app.widgets.keys_footer import KeysFooter
 from tokworkbench.app.widgets.lattice import LatticePanel
 from tokworkbench.app.widgets.merges import HistoryTable, MergesPanel
+from tokworkbench.app.widgets.mergetree import MergeTreeDialog, tree_for
 from tokworkbench.app.widgets.pairs import PairsPanel
 from tokworkbench.app.widgets.pieces import PiecesPanel
 from tokworkbench.app.widgets.progress import ProgressRow
@@ -609,6 +610,27 @@ class MainScreen(Screen):
         tabs.active = "tab-encode"
         encode.action_toggle_ids()
 
+    def action_toggle_pipeline(self) -> None:
+        """Show the encode tab with its pipeline view toggled (as `action_toggle_ids`)."""
+        encode = self.query_one(EncodePanel)
+        tabs = self.query_one("#bottom", TabbedContent)
+        if self.focused is not None and tabs in self.focused.ancestors and encode not in self.focused.ancestors:
+            self.set_focus(None)
+        tabs.active = "tab-encode"
+        encode.action_toggle_pipeline()
+
+    def action_merge_tree(self) -> None:
+        """The selected token's merge tree, with the trainer's counts where it kept them."""
+        if self.snapshot is None or self.selected_token is None:
+            self.notify("select a token first: click one in the corpus, the encode pane or the vocabulary",
+                        title="No token selected", timeout=4)
+            return
+        with self.ui.reporting("No merge tree"):
+            history = self.session.learner.history if self.session is not None else ()
+            tree, source = tree_for(self.snapshot.model, self.selected_token, history, self.inspect is None,
+                                    self.running)
+            self.app.push_screen(MergeTreeDialog(tree, source))
+
     def action_copy(self, what: str) -> None:
         """Copy ids or tokens through the terminal (OSC 52, which works over SSH): those of the
         encode box's text, else the selected token's."""
@@ -653,7 +675,8 @@ class MainScreen(Screen):
 
     def action_compare(self) -> None:
         def show(model: Model, name: str) -> None:
-            self.query_one(ComparePanel).set_other(model, name)
+            texts = [d.text for d in self.session.corpus.documents] if self.session is not None else []
+            self.query_one(ComparePanel).set_other(model, name, texts)
             self.query_one("#bottom", TabbedContent).active = "tab-compare"
 
         self.reads.compare(show)

@@ -10,7 +10,8 @@ FLAGS = MODEL_FLAGS
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    exp = sub.add_parser("export", help="write a model as HF tokenizer.json, tiktoken ranks, or minbpe .model")
+    exp = sub.add_parser("export", help="write a model as HF tokenizer.json, tiktoken ranks, minbpe .model, "
+                                           "SentencePiece .model or BERT vocab.txt")
     exp.add_argument("-m", "--model", required=True)
     exp.add_argument("--format", choices=FORMATS, required=True)
     exp.add_argument("-o", "--output", required=True)

@@ -33,6 +33,7 @@ from tokworkbench.core.registry.load import open_model
 from tokworkbench.core.session.settings import CUSTOM, Settings
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.pretokenize import parse_split
+from tokworkbench.core.text.sprules import RULES
 from tokworkbench.core.unigram.learner import ALGORITHMS, EM_SEED_SIZE
 
 PROG = "tokworkbench"
@@ -47,6 +48,8 @@ SETTING_FLAGS = {
     "target": "--target", "special_tokens": "--special", "kind": "--kind", "algorithm": "--algorithm",
     "seed_size": "--seed-size", "prune_fraction": "--prune-fraction", "shrinking_factor": "--shrinking-factor",
     "sub_iterations": "--sub-iterations", "max_piece_length": "--max-piece-length",
+    "character_coverage": "--character-coverage", "byte_fallback": "--byte-fallback",
+    "sp_normalization": "--sp-normalization",
 }
 SETTING_DESTS = {"normalizer": "normalize", "special_tokens": "special"}  # where argparse keeps a setting's flag
 
@@ -83,7 +86,17 @@ def training_options(parser: argparse.ArgumentParser) -> None:
     uni.add_argument("--sub-iterations", type=int, default=DEFAULTS["sub_iterations"], metavar="N",
                      help=f"em: EM iterations a round (default: {DEFAULTS['sub_iterations']})")
     uni.add_argument("--max-piece-length", type=int, default=DEFAULTS["max_piece_length"], metavar="N",
-                     help=f"longest seed piece (default: {DEFAULTS['max_piece_length']})")
+                     help=f"longest seed piece; spbpe: longest merged piece (default: {DEFAULTS['max_piece_length']})")
+    sp = parser.add_argument_group("SentencePiece BPE", "with --kind spbpe: spm_train --model_type=bpe, its "
+                                   "defaults; each line is a sentence (--normalize and --split do not apply)")
+    sp.add_argument("--character-coverage", type=float, default=DEFAULTS["character_coverage"], metavar="F",
+                    help="share of the characters kept; rarer ones become <unk> (or bytes with --byte-fallback) "
+                    f"(default: {DEFAULTS['character_coverage']})")
+    sp.add_argument("--byte-fallback", action="store_true", default=DEFAULTS["byte_fallback"],
+                    help="add the 256 byte pieces <0x00>..<0xFF>: a character with no piece becomes its UTF-8 bytes "
+                    "(as Llama 2 and Mistral were trained)")
+    sp.add_argument("--sp-normalization", choices=RULES, default=DEFAULTS["sp_normalization"],
+                    help=f"SentencePiece's normalization rule (default: {DEFAULTS['sp_normalization']})")
 
 
 def model_options(parser: argparse.ArgumentParser, specials: bool = True) -> None:
@@ -140,6 +153,8 @@ def settings_from(args, target: int | None = None, fit: tuple[str, ...] = (), de
     pre = parse_split(args.split or default_split or kind.default_split)
     split, pattern = (CUSTOM, pre.pattern) if pre.name == CUSTOM else (pre.name, None)
     roles = roles_from(args) if roles is None else roles
+    if not roles.tokens and kind.default_roles:
+        roles = Roles.of(dict(kind.default_roles))  # SentencePiece's own, as its model file gives them
     if specials is None:
         specials = special_tokens(args.special + [t for t in roles.tokens if t not in args.special]) \
             if kind.takes_special_tokens else tuple(args.special)
@@ -148,7 +163,8 @@ def settings_from(args, target: int | None = None, fit: tuple[str, ...] = (), de
                         kind=kind.name, algorithm=args.algorithm, seed_size=seed_size(args),
                         prune_fraction=args.prune_fraction, shrinking_factor=args.shrinking_factor,
                         sub_iterations=args.sub_iterations, max_piece_length=args.max_piece_length,
-                        target=DEFAULTS["target"] if target is None else target, fit=fit)
+                        character_coverage=args.character_coverage, byte_fallback=args.byte_fallback,
+                        sp_normalization=args.sp_normalization, target=DEFAULTS["target"] if target is None else target, fit=fit)
     settings.config()
     return settings
 
@@ -157,6 +173,9 @@ def check_own_tokens(kind: Kind, specials: list[str], roles: Roles) -> None:
     """A kind with its own special tokens (Unigram's <unk>) takes no others, and its own token
     only the unk role: said in the command line's words, before any work."""
     if kind.takes_special_tokens:
+        return
+    if len(kind.own_tokens) > 1:
+        _check_own_set(kind, specials, roles)
         return
     own = kind.own_tokens[0]
     others = " or ".join(k.noun for k in KINDS.values() if k.takes_special_tokens)
@@ -168,6 +187,19 @@ def check_own_tokens(kind: Kind, specials: list[str], roles: Roles) -> None:
         role, token = other[0]
         raise TrainingError(f"--{role} {token}: a {kind.noun}'s one special token is {own} (id 0), which can "
                             f"take only the unk role (--unk '{own}'); bos, eos and pad need a {others}")
+
+
+def _check_own_set(kind: Kind, specials: list[str], roles: Roles) -> None:
+    """The same for a kind with several tokens of its own (SentencePiece's <unk>, <s>, </s>):
+    a role may name any of them, the first (the unknown piece) only as unk."""
+    own = kind.own_tokens
+    named = f"special tokens are {', '.join(own)} (ids 0 to {len(own) - 1})"
+    if specials:
+        raise TrainingError(f"a {kind.noun}'s {named}; --special is for "
+                            f"{' or '.join(k.title for k in KINDS.values() if k.trainable and k.takes_special_tokens)}")
+    for role, token in roles.items():
+        if token not in own or (role == "unk") != (token == own[0]):
+            raise TrainingError(f"--{role} {token}: a {kind.noun}'s {named}; {own[0]} takes the unk role and only it")
 
 
 def special_tokens(specials: list[str]) -> tuple[str, ...]:

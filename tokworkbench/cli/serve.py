@@ -64,7 +64,9 @@ def app_command(args) -> str:
     settings = WORKBENCH + tuple(name for name in kind.options if name not in WORKBENCH)  # a kind's own: for it only
     for name in settings:
         value = getattr(args, dest_of(name))
-        if value is not None:
+        if isinstance(value, bool):  # a switch (--byte-fallback) takes no value
+            words += [SETTING_FLAGS[name]] if value else []
+        elif value is not None:
             words.append(f"{SETTING_FLAGS[name]}={value}")
     words += [f"--inspect={args.model}"] if args.model else []
     words += [f"--{role}={getattr(args, role)}" for role in ROLES if getattr(args, role) is not None]

@@ -34,7 +34,7 @@ FLAGS = frozenset({"replace_invalid", "split"})
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    tr = sub.add_parser("train", help="train a BPE or Unigram model on files or folders")
+    tr = sub.add_parser("train", help="train a BPE, Unigram or SentencePiece BPE model on files or folders")
     training_options(tr)
     size = tr.add_mutually_exclusive_group(required=True)
     size.add_argument("--vocab-size", type=int, metavar="N", help="target vocabulary size, specials included")
@@ -102,11 +102,16 @@ def _corpus(args, kind, settings, paths, report: Skipped):
     them (Unigram's course seed to the distinct characters, as the workbench fits it); else the
     files read and counted a block at a time on every core (a whole file as one str was most of
     the peak memory)."""
+    if args.from_counts and kind.trains_on_lines:
+        raise TrainingError(f"a {kind.noun} trains on the text's lines (SentencePiece's sentences); a count file "
+                            "holds chunks: give the PATHs instead")
     if args.from_counts:
         counted, normalizer, pre = read_counts(args.from_counts)
         fixed = _counted_settings(args, normalizer, pre)
         return settings_from(args).with_(**fixed), [], counted
     errors = "replace" if args.replace_invalid else "strict"
+    if kind.trains_on_lines:
+        return settings, [d.text for d in iter_documents(paths, errors, [], report=report)], None
     if kind.fit is not None and args.seed_size is None and args.algorithm == "course":
         texts = [d.text for d in iter_documents(paths, errors, [], report=report)]
         return settings.fitted(len(set().union(*map(set, texts))), ("seed_size",)), texts, None
@@ -139,7 +144,7 @@ def _note_hf_collisions(model) -> None:
 def _summary(learner, settings, seeded: int) -> str:
     kind = kind_named(settings.kind)
     return (f"trained {kind.count(len(learner.history))}, vocabulary {learner.vocab_size}, {learner.initial_tokens:,} -> "
-            f"{learner.total_tokens:,} tokens ({learner.compression:.3f} {settings.units}s/token)")
+            f"{learner.total_tokens:,} tokens ({learner.compression:.3f} {learner.config.units}s/token)")
 
 
 def _bpe_summary(learner, settings, seeded: int) -> str:

@@ -56,6 +56,10 @@ class DecodeError(TokWorkbenchError):
     """Ids cannot be decoded: out of range, or bytes that are not UTF-8 under errors=strict."""
 
 
+class TokenNotFoundError(DecodeError):
+    """A token asked for by its text (the merge tree's TOKEN) that no vocabulary entry is."""
+
+
 class InvalidUtf8DecodeError(DecodeError):
     """Ids decode to bytes that are not UTF-8. The message names the setting that shows them
     as U+FFFD (errors 'replace'); a caller with its own word for it (the CLI's --errors replace)

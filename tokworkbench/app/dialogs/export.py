@@ -9,12 +9,12 @@ from textual.widgets import Input, Label, Select
 
 from tokworkbench.app.dialogs.base import Dialog
 from tokworkbench.app.widgets.steady_input import SteadyInput
+from tokworkbench.core.registry import export
 
 HISTORY = "history-csv"
-FORMAT_CHOICES = {"hf": "Hugging Face tokenizer.json", "tiktoken": "tiktoken ranks (+ .json)", "minbpe": "minbpe .model",
-                  HISTORY: "the merge history (CSV)"}
-DEFAULT_NAMES = {"hf": "tokenizer.json", "tiktoken": "model.tiktoken", "minbpe": "model.model",
-                 HISTORY: "merges.csv"}
+# the formats `tokworkbench export` offers (the kind records'), then the history
+FORMAT_CHOICES = {fmt: export.LABELS[fmt] for fmt in export.FORMATS} | {HISTORY: "the merge history (CSV)"}
+DEFAULT_NAMES = {fmt: export.DEFAULT_NAMES[fmt] for fmt in export.FORMATS} | {HISTORY: "merges.csv"}
 
 
 def folder_problem(value: str) -> str | None:

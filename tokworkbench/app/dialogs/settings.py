@@ -24,7 +24,8 @@ from tokworkbench.core.units import Units
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
 ALGORITHM_CHOICES = {"course": "course (the HF course's, exactly; start cost 1)",
                      "em": "em (SentencePiece's: EM, then pruning)"}
-KIND_FIELDS = ("units", "tie_break", "algorithm", "seed_size", "prune_fraction", "shrinking_factor")
+KIND_FIELDS = ("units", "tie_break", "algorithm", "seed_size", "prune_fraction", "shrinking_factor",
+               "character_coverage", "byte_fallback")
 """The fields that only some kinds read (`Kind.options`): the others' are disabled."""
 FOR_ALGORITHM = {"prune_fraction": "course", "shrinking_factor": "em"}  # each algorithm's pruning option
 
@@ -109,6 +110,12 @@ class SettingsDialog(Dialog):
                     yield SteadyInput(f"{s.prune_fraction:g}", id="prune_fraction", type="number")
                     yield Label("em keeps")
                     yield SteadyInput(f"{s.shrinking_factor:g}", id="shrinking_factor", type="number")
+                    yield Label("char coverage")
+                    yield SteadyInput(f"{s.character_coverage:g}", id="character_coverage", type="number")
+                    yield Label("byte fallback")
+                    yield FieldSelect([("no: unknown characters become <unk>", "no"),
+                                       ("yes: their UTF-8 bytes (<0x00>..<0xFF>)", "yes")],
+                                      value="yes" if s.byte_fallback else "no", allow_blank=False, id="byte_fallback")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
                     yield Label("special tokens")
@@ -158,6 +165,10 @@ class SettingsDialog(Dialog):
                 kind = kind_named(event.value)  # its usual units and split: Unigram on bytes and gpt4
                 self.query_one("#units", Select).value = kind.default_units  # learns whitespace runs
                 self.query_one("#split", Select).value = kind.default_split  # at Δloss 0
+                boxes = {role: self.query_one(f"#role-{role}", Input) for role in ROLES}
+                if kind.default_roles and not any(box.value.strip() for box in boxes.values()):
+                    for role, token in kind.default_roles:  # SentencePiece's own: <unk>, <s>, </s>
+                        boxes[role].value = token
             seed, target = self.query_one("#seed_size", Input), self.query_one("#target", Input)
             if self.chars and seed.value.isdigit() and target.value.isdigit():  # a kind without fit keeps them
                 fitted = Settings(kind=event.value, seed_size=int(seed.value), target=int(target.value)).fitted(
@@ -206,8 +217,14 @@ class SettingsDialog(Dialog):
             roles = Roles(**{r: self.query_one(f"#role-{r}", Input).value.strip() or None for r in ROLES})
         except TokWorkbenchError as exc:
             return str(exc)
-        changes = {}
         kind = kind_named(self.query_one("#model", Select).value)
+        changes: dict = {"kind": kind.name}
+        if "character_coverage" in kind.options:
+            try:
+                changes["character_coverage"] = float(self.query_one("#character_coverage", Input).value)
+            except ValueError:
+                return "character coverage must be a number, e.g. 0.9995"
+            changes["byte_fallback"] = self.query_one("#byte_fallback", Select).value == "yes"
         if "seed_size" in kind.options + kind_named(self.settings.kind).options:  # the fields of
             try:  # the kind chosen, or of the kind left (back to its values)
                 seed_size = int(self.query_one("#seed_size", Input).value)
@@ -222,8 +239,7 @@ class SettingsDialog(Dialog):
                     return f"{name} must be a number, e.g. {example}"
                 if not 0 < fractions[field] < 1:
                     return f"{name} must be between 0 and 1, e.g. {example}"
-            changes = dict(kind=kind.name, algorithm=self.query_one("#algorithm", Select).value,
-                           seed_size=seed_size, **fractions)
+            changes.update(algorithm=self.query_one("#algorithm", Select).value, seed_size=seed_size, **fractions)
         return self.settings.with_(
             units=Units(self.query_one("#units", Select).value if "units" in kind.options else kind.default_units),
             normalizer=self.query_one("#normalizer", Select).value,

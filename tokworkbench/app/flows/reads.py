@@ -13,8 +13,9 @@ from tokworkbench.core.registry.load import open_model
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.session.settings import Settings
 
-COMPARE_QUESTION = ("Tokenizer to compare with this one: a tokworkbench model (BPE or fixed vocabulary), "
-                    "HF tokenizer.json, minbpe .model, .tiktoken, or a preset (cl100k_base, o200k_base, gpt2)")
+COMPARE_QUESTION = ("Tokenizer to compare with this one: any model file (tokworkbench, HF tokenizer.json, "
+                    "SentencePiece or minbpe .model, tiktoken ranks, tekken.json, vocab.txt) or a preset "
+                    "(cl100k_base, o200k_base, gpt2)")
 
 
 class ReadFlows:

@@ -6,6 +6,8 @@ added and removed by their bytes, merges re-ranked, and where the two part on th
 vocabulary size but other ids, and this is where a user sees why.
 """
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -15,6 +17,7 @@ from textual.widgets import Static
 from tokworkbench.app.labels import plural
 from tokworkbench.app.render import Palette, draw_tokens, palette_of
 from tokworkbench.core.compat import Comparison, compare
+from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.diff import ModelDiff, Parting, diff_models, first_parting
 from tokworkbench.core.inspection.lock import Text as TextToEncode
 from tokworkbench.core.inspection.roundtrip import RoundTrip, round_trip
@@ -71,6 +74,39 @@ def describe_diff(d: ModelDiff, parting: Parting | None, text: str) -> Text:
     return out
 
 
+@dataclass(frozen=True)
+class CorpusCounts:
+    """Tokens each side makes of the session's corpus (None: that side cannot encode it)."""
+
+    a: int | None
+    b: int | None
+    nbytes: int
+
+
+def corpus_counts(a, b, texts: list[str]) -> CorpusCounts:
+    def count(model) -> int | None:
+        try:
+            return sum(len(model.encode_ordinary(t)) for t in texts)
+        except TokWorkbenchError:
+            return None
+
+    return CorpusCounts(count(a), count(b), sum(len(t.encode("utf-8", "surrogatepass")) for t in texts))
+
+
+def describe_counts(counts: CorpusCounts | None) -> Text:
+    if counts is None:
+        return Text("on the corpus: counting both sides…", "dim")
+
+    def side(n: int | None) -> str:
+        return "cannot encode it" if n is None else f"{n:,} tokens ({counts.nbytes / max(n, 1):.2f} bytes/token)"
+
+    out = Text("on the corpus: ", "bold")
+    out.append(f"A {side(counts.a)} · B {side(counts.b)}")
+    if counts.a and counts.b:
+        out.append(f" · B/A {counts.b / counts.a:.3f}", "bold")
+    return out
+
+
 def describe_side(name: str, rt: RoundTrip, palette: Palette) -> Text:
     """One side: its name and count, then the text drawn as its tokens, then the ids."""
     out = Text()
@@ -98,7 +134,7 @@ class ComparePanel(Vertical):
     }
     ComparePanel #compare-diff {
         height: auto;
-        max-height: 3;
+        max-height: 4;
         padding: 0 1;
     }
     ComparePanel #compare-sides {
@@ -123,10 +159,12 @@ class ComparePanel(Vertical):
         super().__init__(**kwargs)
         self.other = None  # side B, a Model, once loaded
         self.other_name = ""
+        self.texts: list[str] = []  # the session's corpus, which both sides count
         self.comparison: Comparison | None = None
         self.diff: ModelDiff | None = None
+        self.counts: CorpusCounts | None = None
         self.parting: Parting | None = None
-        self._diffed: tuple[object, object] | None = None  # the two models `diff` is of
+        self._diffed: tuple[object, object] | None = None  # the two models `diff` and `counts` are of
         self._stale = True
 
     def compose(self) -> ComposeResult:
@@ -143,10 +181,26 @@ class ComparePanel(Vertical):
             side.can_focus = False  # keys stay with the screen; the mouse scrolls them
         self._draw()
 
-    def set_other(self, model, name: str) -> None:
-        """Side B: a tokenizer loaded from `name` (the screen loads it and reports failures)."""
-        self.other, self.other_name = model, name
+    def set_other(self, model, name: str, texts: list[str] = ()) -> None:
+        """Side B: a tokenizer loaded from `name` (the screen loads it and reports failures);
+        `texts`: the corpus both sides count."""
+        self.other, self.other_name, self.texts = model, name, list(texts)
         self._changed()
+
+    def _measure(self, a, b) -> None:
+        """The vocabulary diff and the corpus counts, in a thread: on two 100k vocabularies
+        they take seconds, which the screen must not wait for. Only the newest pair's result
+        is kept (a training step makes a new model A)."""
+        def work() -> None:
+            found = diff_models(a, b, ("this session", self.other_name)), corpus_counts(a, b, self.texts)
+            self.app.call_from_thread(self._measured, a, b, *found)
+
+        self.run_worker(work, thread=True, group="compare-diff", exclusive=True, exit_on_error=False)
+
+    def _measured(self, a, b, diff: ModelDiff, counts: CorpusCounts) -> None:
+        if self._diffed is not None and self._diffed[0] is a and self._diffed[1] is b:
+            self.diff, self.counts = diff, counts
+            self._changed()
 
     def watch_snapshot(self) -> None:
         self._changed()
@@ -169,9 +223,9 @@ class ComparePanel(Vertical):
             self.query_one("#compare-a-text", Static), self.query_one("#compare-b-text", Static)
         diff_text = self.query_one("#compare-diff", Static)
         if self.other is None or self.snapshot is None:
-            summary.update(Text("No second tokenizer yet: press C to load one (ours, HF tokenizer.json, "
-                                ".tiktoken, minbpe .model, a fixed vocabulary); the encode input is then "
-                                "tokenized by both, side by side.", "dim"))
+            summary.update(Text("No second tokenizer yet: press C to load one (any model file or a preset); the "
+                                "encode input is then tokenized by both, side by side, and the corpus counted "
+                                "by both.", "dim"))
             a_text.update("")
             b_text.update("")
             diff_text.update("")
@@ -183,11 +237,16 @@ class ComparePanel(Vertical):
         described = describe_comparison(c, self.other_name)
         if self._diffed is None or self._diffed[0] is not model or self._diffed[1] is not self.other:
             # the vocabulary diff is kept until either model changes
-            self.diff, self._diffed = diff_models(model, self.other, ("this session", self.other_name)), \
-                (model, self.other)
+            self.diff = self.counts = None
+            self._diffed = (model, self.other)
+            self._measure(model, self.other)
         self.parting = first_parting(model, self.other, [TextToEncode(ENCODE_INPUT, None, text)])[1] if text \
             else None
-        diff_text.update(describe_diff(self.diff, self.parting, text))
+        shown = describe_diff(self.diff, self.parting, text) if self.diff is not None else \
+            Text("diff: comparing the two vocabularies…", "dim")
+        shown.append("\n")
+        shown.append_text(describe_counts(self.counts))
+        diff_text.update(shown)
         if not text:
             described.append("\nType text in the Encode / decode tab: both tokenizers encode it here, side by side.",
                              "dim")

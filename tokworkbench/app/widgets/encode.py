@@ -1,8 +1,9 @@
 """Encode / decode: tokens drawn in the text, a round-trip verdict, and hand-typed id decoding.
 
-Three switches, keys on this pane so they work while its boxes have focus: ctrl+t encodes the
+Four switches, keys on this pane so they work while its boxes have focus: ctrl+t encodes the
 text as a document (BOS + content + EOS, by the model's roles), ctrl+g decodes skipping BOS, EOS
-and PAD (UNK stays: it stands for text that was there), ctrl+n shows each token's id under it.
+and PAD (UNK stays: it stands for text that was there), ctrl+n shows each token's id under it,
+ctrl+l shows the text stage by stage (normalizer, pre-tokenizer, model, post-processor, decode).
 """
 
 from dataclasses import replace
@@ -18,13 +19,16 @@ from textual.widgets import Input, Static
 
 from tokworkbench.app.messages import EncodeChanged
 from tokworkbench.app.render import Palette, palette_of, style_runs
+from tokworkbench.app.widgets.pipeline_view import pipeline_text
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import hex_bytes, visible
+from tokworkbench.core.inspection.pipeline import pipeline
 from tokworkbench.core.inspection.roundtrip import DecodeReport, RoundTrip, decode_report, parse_ids, round_trip
 from tokworkbench.core.models.protocol import HasUnknown, Model, OwnDisplay
 from tokworkbench.core.models.roles import decode as decode_ids
 from tokworkbench.core.models.roles import encode_document, hidden_ids, role_ids
+from tokworkbench.core.registry.kinds import kind_of
 from tokworkbench.core.session.snapshot import Snapshot
 
 
@@ -57,6 +61,9 @@ class EncodePanel(Vertical):
         Binding("ctrl+g", "toggle('skip_special')", "Skip specials",
                 tooltip="Decode without BOS, EOS and PAD (UNK is kept)"),
         Binding("ctrl+n", "toggle_ids", "Ids", tooltip="In the encode pane: show each token's id under it"),
+        Binding("ctrl+l", "toggle_pipeline", "Pipeline",
+                tooltip="In the encode pane: the text stage by stage (normalizer, chunks, tokens, post-processor, "
+                "decode)"),
     ]
 
     snapshot: var[Snapshot | None] = var(None, always_update=True)
@@ -74,6 +81,7 @@ class EncodePanel(Vertical):
         self.add_specials = False  # encode as a document
         self.skip_special = False  # decode without BOS/EOS/PAD
         self.show_ids = False  # each token's id under it (ctrl+n), else the ids on one line
+        self.show_pipeline = False  # the text stage by stage (ctrl+l) in place of the tokens
         self.last: RoundTrip | None = None  # what is drawn now (what the copy keys copy)
 
     def action_toggle(self, switch: str) -> None:
@@ -115,7 +123,10 @@ class EncodePanel(Vertical):
                 document = encode_document(model, text)
             except TokWorkbenchError as exc:
                 rt = RoundTrip(text, text, [], [], "", str(exc))
-        self.show_round_trip(rt, document)
+        if self.show_pipeline and text:
+            self._update("#encode-result", self._pipeline(model, text))
+        else:
+            self.show_round_trip(rt, document)
         ids = self.query_one("#decode-input", Input).value
         report, hidden = None, 0
         if ids.strip():
@@ -134,6 +145,22 @@ class EncodePanel(Vertical):
     def action_toggle_ids(self) -> None:
         self.show_ids = not self.show_ids
         self._refresh()
+
+    def action_toggle_pipeline(self) -> None:
+        """The stages take the decode box's room too (the pipeline's last stage is the decode):
+        at 80×24 the tab has a few lines."""
+        self.show_pipeline = not self.show_pipeline
+        for box in ("#decode-input", "#decode-result"):
+            self.query_one(box).display = not self.show_pipeline
+        self._refresh()
+
+    def _pipeline(self, model: Model, text: str) -> Text:
+        names = {tid: role for role, tid in role_ids(model).items()}
+        out = pipeline_text(pipeline(model, text), palette_of(self.app), kind_of(model).title, names)
+        out.append("\n")
+        out.append("[pipeline, ctrl+l]", "bold")
+        out.append(" ctrl+l again for the tokens", "dim")
+        return out
 
     def _width(self) -> int:
         """Columns for the token/id rows, leaving room for the scrollbar a long text brings."""

@@ -1,5 +1,7 @@
 """One line about the selected token, wherever it was selected (corpus, encode pane, vocabulary):
-its id, text, bytes, the merge that made it from which parents, and its count in the corpus."""
+its id, text, bytes, what kind of token it is (a byte piece, a `##` continuation, whole chunk only,
+special, control, or the merge that made it from which parents), and its count in the corpus;
+m opens its merge tree."""
 
 from rich.text import Text
 from textual.reactive import var
@@ -7,22 +9,23 @@ from textual.widgets import Static
 
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import hex_bytes, quote
+from tokworkbench.core.inspection.tokenkind import token_kind
 from tokworkbench.core.inspection.vocab import TokenCounts, TokenInfo, token_info
 from tokworkbench.core.session.snapshot import Snapshot
 
 
-def describe_token(info: TokenInfo, counts: TokenCounts | None = None, steps: int = 0) -> Text:
-    """The details line's words; `counts` say how often it occurs (when counted for this model)."""
+def describe_token(info: TokenInfo, counts: TokenCounts | None = None, steps: int = 0, kind: str = "") -> Text:
+    """The details line's words; `counts` say how often it occurs (when counted for this model),
+    `kind` what kind of token it is (inspection/tokenkind.py), where it is not a merge."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"id {info.id}", "bold")
     out.append("  ")
     out.append(quote(info.text), "bold")
     out.append(f"  {len(info.data)} byte{'s' if len(info.data) != 1 else ''}: ", "dim")
     out.append(hex_bytes(info.data) if len(info.data) <= 16 else hex_bytes(info.data[:16]) + " …")
-    if info.special:
-        out.append("  · special token", "italic")
-    elif info.step is None:
-        out.append("  · base unit", "dim")
+    if info.step is None:
+        out.append(f"  · {kind or ('special token' if info.special else 'base unit')}",
+                   "italic" if info.special else "dim")
     else:
         left, right = info.parents
         lt, rt = info.parent_texts
@@ -69,4 +72,4 @@ class TokenDetails(Static):
         except TokWorkbenchError:  # undone past the merge that made it
             self.update(Text(f"id {tid} is no longer in the vocabulary", "dim"))
             return
-        self.update(describe_token(info, counts, snap.steps))
+        self.update(describe_token(info, counts, snap.steps, token_kind(snap.model, info)))

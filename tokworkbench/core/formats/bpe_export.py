@@ -11,6 +11,9 @@ from tokworkbench.core.errors import ExportError
 from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.formats.hf_bpe import check_hf, hf_notes, write_hf
 from tokworkbench.core.formats.minbpe import check_minbpe, to_minbpe
+from tokworkbench.core.formats.ranks_hf_export import check_hf as check_ranks_hf
+from tokworkbench.core.formats.ranks_hf_export import joins_by_ranks
+from tokworkbench.core.formats.ranks_hf_export import write_hf as write_ranks_hf
 from tokworkbench.core.formats.tiktoken import check_tiktoken, write_tiktoken
 
 FORMATS = ("hf", "tiktoken", "minbpe")
@@ -57,6 +60,8 @@ def check_bpe(tok: Tokenizer, fmt: str) -> list[str]:
             raise ExportError("tiktoken needs a pre-tokenizer pattern; this model uses none (export to minbpe or hf)")
     if fmt in ("tiktoken", "hf"):
         _check_no_duplicates(tok, fmt)
+    if fmt == "hf" and joins_by_ranks(tok):
+        return check_ranks_hf(tok)  # Llama 3's form: TikTokenConverter's merges and ignore_merges
     if fmt == "tiktoken":
         check_tiktoken(tok)
     if fmt == "hf":
@@ -66,12 +71,10 @@ def check_bpe(tok: Tokenizer, fmt: str) -> list[str]:
     return hf_notes(tok) if fmt == "hf" else []
 
 
-
-
 def write_bpe(tok: Tokenizer, fmt: str, out: Path) -> list[str]:
     """Write `tok` as `fmt` (`check_bpe` has accepted it); tiktoken also writes OUT.json."""
     if fmt == "hf":
-        return write_hf(tok, out)
+        return write_ranks_hf(tok, out) if joins_by_ranks(tok) else write_hf(tok, out)
     if fmt == "tiktoken":
         return write_tiktoken(tok, out)
     write_atomic(out, to_minbpe(tok).encode("utf-8"))

@@ -18,7 +18,7 @@ from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_tokenizer
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram.model import UnigramModel
-from tokworkbench.core.unigram.modelfile import check_pieces, check_scores
+from tokworkbench.core.unigram.modelfile import check_pieces
 
 # -- Hugging Face tokenizer.json -------------------------------------------------------------
 METASPACE_HF = {"type": "Metaspace", "replacement": META, "prepend_scheme": "always", "split": True}
@@ -62,6 +62,9 @@ def check_hf(model: UnigramModel) -> None:
         i = model.user_defined[0]
         raise ExportError(f"piece {i} ({short(model.pieces[i][0])}) is a SentencePiece user-defined piece; "
                           "HF has no such piece (its added tokens match otherwise), so its ids would differ")
+    if model.sp_conventions is not None and not model.sp_conventions.dummy_prefix:
+        raise ExportError("this SentencePiece model adds no dummy prefix; HF's Metaspace always adds one, "
+                          "so its ids would differ")
     if not model.pre_tokenizer.rewrites:
         check_hf_pattern(model.pre_tokenizer)
     if isinstance(model.text_normalizer, spnormalize.SpNormalizer):
@@ -75,6 +78,9 @@ def write_hf(model: UnigramModel, out) -> list[str]:
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
     notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
              "exactly, HF may pick the other one"] if model.float32 else []
+    if model.sp_conventions is not None and not model.sp_conventions.collapse:
+        notes.append("note: this SentencePiece model keeps whitespace, and SentencePiece puts its ▁ before a leading "
+                     "space where HF's Metaspace does not: a text that starts with a space gets other ids in HF")
     return notes + [f"wrote {out}"]
 
 
@@ -92,7 +98,6 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
         raise ForeignModelError(f"'unk_id' is {short(unk_id)}; this tool reads Unigram models with an unknown "
                                 f"piece (an id in 0..{len(pieces) - 1})")
     specials = _hf_added(doc.get("added_tokens", []), pieces) | {unk_id}
-    check_scores(pieces, specials, ForeignModelError)
     names = {pieces[i][0] for i in specials}
     found = read_roles(doc, model, names).to_dict()
     found["unk"] = pieces[unk_id][0]
@@ -111,7 +116,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
     normalizer, own = _hf_normalizer(doc.get("normalizer"), split)
     pre = _hf_pre_tokenizer(pre_spec, doc.get("decoder"))
     return UnigramModel(tuple(pieces), normalizer, pre, roles=roles, specials=tuple(sorted(specials)),
-                        unk_id=unk_id, text_normalizer=own)
+                        unk_id=unk_id, text_normalizer=own, hf_floats=True)
 
 
 def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:

@@ -11,6 +11,7 @@ import re
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.errors import ExportError, ForeignModelError
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, check_token_lengths, whole_number
+from tokworkbench.core.models.idmap import IdMap
 from tokworkbench.core.text.pretokenize import from_pattern
 
 HEADER = "minbpe v1"
@@ -18,6 +19,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _MERGE = re.compile(r"[0-9]+ [0-9]+")
 _SPECIAL = re.compile(r"(.+) ([0-9]+)", re.DOTALL)
 MAX_ID = (1 << 63) - 1  # more than any file can hold; a longer number is refused before it is converted
+MAX_SPECIAL_ID = (1 << 31) - 1  # an id stays a signed 32-bit number, as SentencePiece's ids are and HF's fit
 
 
 def from_minbpe(raw: bytes | str, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
@@ -37,9 +39,27 @@ def from_minbpe(raw: bytes | str, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tok
     merges = _merges(lines[3 + n_special :], 4 + n_special)
     check_token_lengths([1] * 256, merges, max_token_bytes)
     order = sorted(specials, key=specials.get)
-    if [specials[s] for s in order] != list(range(256 + len(merges), 256 + len(merges) + len(order))):
-        raise ForeignModelError("special tokens must take the ids right after the merges")
-    return Tokenizer("byte", "none", from_pattern(lines[1]), "first", None, tuple(merges), tuple(order))
+    ordinary = 256 + len(merges)
+    _check_special_ids(specials, order, ordinary)
+    ids = IdMap.of(list(range(ordinary)) + [specials[s] for s in order])
+    return Tokenizer("byte", "none", from_pattern(lines[1]), "first", None, tuple(merges), tuple(order), ids=ids)
+
+
+def _check_special_ids(specials: dict[str, int], order: list[str], ordinary: int) -> None:
+    """A special token may take any id the bytes and merges leave free (minbpe's own test saves
+    GPT-4's at 100257 and up, after 64 merges), each its own, up to MAX_SPECIAL_ID."""
+    seen: dict[int, str] = {}
+    for s in order:
+        sid = specials[s]
+        if sid < ordinary:
+            raise ForeignModelError(f"special token {s!r} has id {sid}, which is a byte's or a merge's "
+                                    f"(ids 0..{ordinary - 1}); a special token needs an id of its own")
+        if sid > MAX_SPECIAL_ID:
+            raise ForeignModelError(f"special token {s!r} has id {sid:,}; this tool reads special ids up to "
+                                    f"{MAX_SPECIAL_ID:,}")
+        if sid in seen:
+            raise ForeignModelError(f"special tokens {seen[sid]!r} and {s!r} both have id {sid}")
+        seen[sid] = s
 
 
 def _text(raw: bytes | str) -> str:

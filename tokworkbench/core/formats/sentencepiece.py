@@ -19,7 +19,8 @@ from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram.model import UnigramModel
-from tokworkbench.core.unigram.modelfile import check_pieces, check_scores
+from tokworkbench.core.unigram.modelfile import check_pieces
+from tokworkbench.core.unigram.spconventions import SpConventions
 
 
 # -- SentencePiece .model --------------------------------------------------------------------
@@ -97,15 +98,22 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
     specials = tuple(i for i, k in enumerate(kinds) if k in (SP_UNKNOWN, SP_CONTROL))
     user = tuple(i for i, k in enumerate(kinds) if k == SP_USER)
     checked = check_pieces([[t, s] for t, s in pieces], max_token_bytes, ForeignModelError)
-    check_scores(checked, set(specials) | set(user), ForeignModelError)
     roles = {"unk": pieces[unknown[0]][0]}
     for role, (number, default) in SP_ROLE_IDS.items():
         tid = trainer.int32(number, f"{role}_id", default)
         if role != "unk" and 0 <= tid < len(pieces) and kinds[tid] == SP_CONTROL:
             roles[role] = pieces[tid][0]
+    conventions = SpConventions(_unk_surface(trainer), normalizer.flag(4, "remove_extra_whitespaces", True),
+                                normalizer.flag(3, "add_dummy_prefix", True))
     return UnigramModel(tuple(checked), "none", pre_tokenizer(METASPACE), roles=Roles.of(roles),
                         specials=specials, unk_id=unknown[0], user_defined=user, float32=True,
-                        text_normalizer=_sp_normalizer(normalizer, tuple(pieces[i][0] for i in user)))
+                        text_normalizer=_sp_normalizer(normalizer, tuple(pieces[i][0] for i in user)),
+                        sp_conventions=conventions)
+
+
+def _unk_surface(trainer: "_Fields") -> str:
+    """What SentencePiece decodes the unknown piece to (trainer_spec.unk_surface)."""
+    return trainer.data(44, "unk_surface").decode("utf-8", "replace") if 44 in trainer else UNK_SURFACE
 
 
 def _bpe_model(pieces: list[tuple[str, float]], kinds: list[int], trainer: "_Fields", norm: "_Fields",
@@ -139,7 +147,7 @@ def _bpe_model(pieces: list[tuple[str, float]], kinds: list[int], trainer: "_Fie
         tid = trainer.int32(number, f"{role}_id", default)
         if 0 <= tid < len(pieces) and kinds[tid] in ((SP_UNKNOWN,) if role == "unk" else (SP_CONTROL,)):
             roles[role] = pieces[tid][0]
-    surface = trainer.data(44, "unk_surface").decode("utf-8", "replace") if 44 in trainer else UNK_SURFACE
+    surface = _unk_surface(trainer)
     try:
         role_set = Roles.of(roles)
     except TokWorkbenchError as exc:
@@ -178,8 +186,6 @@ def _check_sp_spec(trainer: "_Fields", norm: "_Fields") -> None:
     if trainer.flag(24, "treat_whitespace_as_suffix", False):
         raise ForeignModelError("this SentencePiece model puts ▁ at the end of pieces (treat_whitespace_as_suffix); "
                                 "metaspace puts it at the start")
-    if not norm.flag(3, "add_dummy_prefix", True):
-        raise ForeignModelError("this SentencePiece model adds no dummy prefix; metaspace always adds one")
     if not norm.flag(5, "escape_whitespaces", True):
         raise ForeignModelError("this SentencePiece model does not escape whitespace as ▁ (escape_whitespaces); "
                                 "metaspace does")

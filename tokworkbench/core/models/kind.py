@@ -36,6 +36,8 @@ class Kind:
     own_tokens: tuple[str, ...] = ()  # special tokens every model of the kind has (Unigram's <unk>)
     takes_special_tokens: bool = True  # whether training may add special tokens of the user's
     stops_at_target: bool = False  # steps only shrink the vocabulary: none past the target
+    default_roles: tuple[tuple[str, str], ...] = ()  # (role, own token) a trained model has unless told otherwise
+    trains_on_lines: bool = False  # its learner reads the documents' lines itself (SentencePiece's sentences)
     fit: "Callable[[Settings, int, Iterable[str]], dict] | None" = None  # settings a corpus needs
     history_csv: Callable[[Learner, Path], Path] | None = None
     replay: "Callable[[Learner, Model, Settings], Learner] | None" = None

@@ -6,8 +6,8 @@ the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram
 vocabularies implement the same two protocols. Every id here is an outside id.
 
 What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
-`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `TypedPieces`, `Replaying`, `Transferable`), checked with
-`isinstance`: a view asks whether a model has merges, never which kind it is.
+`HasLattice`, `OwnDisplay`, `CharLengths`, `Continuations`, `TypedPieces`, `Replaying`, `Transferable`,
+`NormalizesText`), checked with `isinstance`: a view asks whether a model has merges, never which kind it is.
 
 Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
 are functions over `Model` (models/roles.py, batching/, compat.py): a kind gets them by having
@@ -169,6 +169,10 @@ class WholeOnly(Protocol):
     def is_whole_only(self, tid: int) -> bool:
         """Whether the token of outside id `tid` has no merge parents."""
 
+    def apply_merges(self, units: list[int]) -> list[int]:
+        """The inside ids the merges alone make of a run of base units (no whole-chunk lookup):
+        what the merge tree shows in place of a whole-only token's parents."""
+
 
 @runtime_checkable
 class Scored(Protocol):
@@ -205,6 +209,15 @@ class OwnDisplay(Protocol):
     def display_text(self, text: str) -> str: ...
 
     def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]: ...
+
+
+@runtime_checkable
+class NormalizesText(Protocol):
+    """A model whose normalizer is more than `Model.normalizer`'s name (SentencePiece's, HF's
+    steps, BERT's): the pipeline view asks it for the text its pre-tokenizer sees, rather than
+    applying the named one (which is "none" for such models)."""
+
+    def normalize_text(self, text: str) -> str: ...
 
 
 @runtime_checkable

@@ -13,6 +13,10 @@ from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.registry.kinds import KINDS, kind_of
 
 FORMATS = tuple(dict.fromkeys(fmt for kind in KINDS.values() for fmt in kind.exports))
+LABELS = {"hf": "Hugging Face tokenizer.json", "tiktoken": "tiktoken ranks (+ .json)", "minbpe": "minbpe .model",
+          "sentencepiece": "SentencePiece .model", "vocab.txt": "BERT vocab.txt"}
+DEFAULT_NAMES = {"hf": "tokenizer.json", "tiktoken": "model.tiktoken", "minbpe": "model.model",
+                 "sentencepiece": "tokenizer.model", "vocab.txt": "vocab.txt"}
 
 
 def check(model: Model, fmt: str) -> list[str]:

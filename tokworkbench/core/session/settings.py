@@ -30,7 +30,11 @@ class Settings:
     prune_fraction: float = 0.1  # course: the share one round removes
     shrinking_factor: float = 0.75  # em: the share one round keeps
     sub_iterations: int = 2  # em: EM iterations per round
-    max_piece_length: int = 16  # the longest seed piece
+    max_piece_length: int = 16  # the longest seed piece (SentencePiece BPE: the longest merge)
+    # SentencePiece BPE only (spm_train's flags of the same names)
+    character_coverage: float = 0.9995
+    byte_fallback: bool = False
+    sp_normalization: str = "nmt_nfkc"  # its normalization_rule_name: nmt_nfkc or identity
     fit: tuple[str, ...] = field(default=(), compare=False)  # of FIT: left to the corpus (`fitted`): the command line's unset flags
 
     def __post_init__(self):

@@ -173,17 +173,7 @@ class SpBpeModel:
 
     # -- normalizing -----------------------------------------------------------------------
     def normalize_text(self, text: str) -> str:
-        """SentencePiece's normalized text: ▁ for spaces and the dummy ▁ in front."""
-        norm = self.text_normalizer
-        out = norm.normalize(text)
-        if norm.remove_extra_whitespaces:
-            if out.startswith(" " + META):
-                out = out[1:]  # spnormalize's space for metaspace: SentencePiece's own prefix is below
-            present = bool(out)  # all of it collapsed away: SentencePiece adds no prefix either
-        else:
-            present = bool(text)
-        out = out.replace(" ", META)
-        return META + out if self.add_dummy_prefix and present else out
+        return sp_normalized(self.text_normalizer, self.add_dummy_prefix, text)
 
     def display_text(self, text: str) -> str:
         return self.normalize_text(text)
@@ -273,6 +263,11 @@ class SpBpeModel:
             out = self._resolve(self._merge(chunk))
         cache[chunk] = out
         return out
+
+    def merge_symbols(self, normalized: str) -> list[str]:
+        """The symbols the merge loop makes of normalized text, before any becomes an id (what
+        an export compares with another library's merge rule)."""
+        return self._merge(normalized)
 
     def _merge(self, chunk: str) -> list[str]:
         """bpe_model.cc's agenda: the best-scoring pair first, the leftmost among ties. An entry
@@ -370,6 +365,20 @@ class SpBpeModel:
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         return self.decode(ids).encode("utf-8")
+
+
+def sp_normalized(norm: SpNormalizer, add_dummy_prefix: bool, text: str) -> str:
+    """SentencePiece's normalized text (`Normalizer::Normalize`): ▁ for spaces and the dummy ▁
+    in front; what its trainer learns from and its encoder merges over."""
+    out = norm.normalize(text)
+    if norm.remove_extra_whitespaces:
+        if out.startswith(" " + META):
+            out = out[1:]  # spnormalize's space for metaspace: SentencePiece's own prefix is below
+        present = bool(out)  # all of it collapsed away: SentencePiece adds no prefix either
+    else:
+        present = bool(text)
+    out = out.replace(" ", META)
+    return META + out if add_dummy_prefix and present else out
 
 
 def _bytes_text(raw: bytes) -> str:

@@ -29,7 +29,7 @@ import regex
 from tokworkbench.core.text.patterns import PRESETS
 
 FAST_FROM = 2048  # characters; below this `regex` alone is quicker
-FAST_PRESETS = ("gpt4", "o200k", "llama3")
+FAST_PRESETS = ("gpt4", "o200k", "llama3", "tekken")
 
 # Character classes (one table over all code points, built from `regex`'s own properties).
 P, WS, SP, NL, NUM, UP, LOW, OTH, MARK, APOS = range(10)
@@ -80,17 +80,24 @@ def split_llama3(text: str) -> list[str]:
     return _split_with("llama3", text)
 
 
+def split_tekken(text: str) -> list[str]:
+    """`regex.findall(TEKKEN_PATTERN, text)`."""
+    return _split_with("tekken", text)
+
+
 def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The text's code points and the offset where each chunk starts (the first is 0), for
     the preset `name` ("gpt4" or "o200k"); None for a short text, where `regex` is quicker.
     Lets an encoder find its chunks without making a str of each."""
     if not max(FAST_FROM, 1) <= len(text) < 1 << 31:  # offsets are int32 in places
         return None
-    scan = _Scan(text, _KIND_O200K if name == "o200k" else _KIND_GPT4)
+    scan = _Scan(text, _KIND_O200K if name in ("o200k", "tekken") else _KIND_GPT4)
     if name == "gpt4":
         return scan.cps, scan.gpt4()
     if name == "llama3":
         return scan.cps, _llama3_tail(text, scan.gpt4())
+    if name == "tekken":
+        return scan.cps, scan.o200k(PRESETS[name], contractions=False, digits=1)
     return scan.cps, scan.o200k(PRESETS[name])
 
 
@@ -291,13 +298,15 @@ class _Scan:
         return np.flatnonzero(self.start[: self.n])
 
     # -- o200k -----------------------------------------------------------------------------
-    def o200k(self, pattern: str) -> np.ndarray:
+    def o200k(self, pattern: str, contractions: bool = True, digits: int = 3) -> np.ndarray:
         """Chunk starts of O200K_PATTERN: words `[^\\r\\n\\p{L}\\p{N}]?` + upper* lower+ or
         upper+ lower* (marks, Lm and Lo count as both) + an optional contraction |
-        `\\p{N}{1,3}` | ` ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*` | `\\s*[\\r\\n]+` | `\\s+(?!\\S)` | `\\s+`."""
-        self._o200k_contractions()
+        `\\p{N}{1,3}` | ` ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*` | `\\s*[\\r\\n]+` | `\\s+(?!\\S)` | `\\s+`.
+        Mistral's tekken pattern is the same with no contractions and `\\p{N}` for the numbers."""
+        if contractions:
+            self._o200k_contractions()
         rs, re, rk, cls = self.rs, self.re, self.rk, self.cls
-        self.numbers()
+        self.numbers(digits)
         slashes = self.spaces(whole_at_end=False)
         self.lone_marks(None)
         self._o200k_cases()

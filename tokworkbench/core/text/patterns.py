@@ -28,6 +28,12 @@ LLAMA3_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
     r"|\s+(?!\S)|\s+"
 )
+# Mistral's tekken.json (tekken_240718, tekken_240911): o200k's with no contractions, one digit a chunk
+TEKKEN_PATTERN = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
 # Metaspace (SentencePiece's and HF's `Metaspace(replacement="▁", prepend_scheme="always",
 # split=True)`) is not a regex over the text: it first rewrites it (every space becomes ▁, and a
@@ -37,5 +43,5 @@ METASPACE = "metaspace"
 META = "\u2581"
 METASPACE_PATTERN = f"{META}[^{META}]*|[^{META}]+"
 
-PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN, "llama3": LLAMA3_PATTERN,
+PRESETS = {"none": None, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN, "llama3": LLAMA3_PATTERN, "tekken": TEKKEN_PATTERN,
            METASPACE: METASPACE_PATTERN}

@@ -20,10 +20,11 @@ import regex
 
 from tokworkbench.core.errors import PatternError, PatternTimeoutError
 from tokworkbench.core.inspection.escape import quote
-from tokworkbench.core.text.fastsplit import split_gpt4, split_llama3, split_o200k
+from tokworkbench.core.text.fastsplit import split_gpt4, split_llama3, split_o200k, split_tekken
 from tokworkbench.core.text.patterns import META, METASPACE, METASPACE_PATTERN, PRESETS
 
-FAST_SPLITS = {"gpt4": split_gpt4, "o200k": split_o200k, "llama3": split_llama3}  # the same chunks as findall, in numpy
+FAST_SPLITS = {"gpt4": split_gpt4, "o200k": split_o200k, "llama3": split_llama3,
+               "tekken": split_tekken}  # the same chunks as findall, in numpy
 REGEX_MARKER = "regex:"
 PATTERN_TIMEOUT = 5.0  # seconds a custom pattern may search without finding a match
 MAX_PATTERN_CHARS = 16_384  # the presets are under 400
@@ -81,7 +82,24 @@ class PreTokenizer:
         if self.is_preset_pattern:  # presets match every character: findall is lossless
             fast = FAST_SPLITS.get(self.name)
             return fast(text) if fast else _compiled(self.pattern).findall(text)
-        return [text[a:b] for a, b in self.spans(text)]
+        return self._tiling(text) or [text[a:b] for a, b in self.spans(text)]
+
+    def _tiling(self, text: str) -> list[str] | None:
+        """A file's pattern that matches every character (tekken's, most Split patterns) in
+        one `findall`, 20 times quicker than a match at a time: its matches when they tile the
+        text, with no empty one; None when they do not, or when the search takes longer than
+        the pattern timeout (then `spans` searches under its per-match guard, and names the
+        offset if it is stuck)."""
+        compiled = _compiled(self.pattern)
+        if compiled.groups:  # findall would give the groups
+            return None
+        try:
+            found = compiled.findall(text, timeout=PATTERN_TIMEOUT if self.timeout is None else self.timeout)
+        except TimeoutError:
+            return None
+        if sum(map(len, found)) != len(text) or "" in found:
+            return None
+        return found
 
     def counts(self, text: str) -> Counter:
         """`Counter(self.split(text))`, keys in order of first appearance. Metaspace counts the

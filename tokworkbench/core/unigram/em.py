@@ -1,13 +1,13 @@
 """SentencePiece's Unigram training (what `spm_train --model_type=unigram` and HF's
 `UnigramTrainer` do), over the distinct pre-tokenized words, in numpy.
 
-- Seed: every character, and the substrings of 2..max_piece_length characters that occur at
-  least twice (word frequencies counted), ranked by frequency x length as SentencePiece ranks its
-  suffix-array candidates; the best `seed_size` in all. Initial scores are log(score / total).
-  Substrings are found by extending, one character at a time, every position whose shorter
-  substring still occurs twice (a substring is never more frequent than its prefix), each kept
-  as a 64-bit polynomial hash; a collision between two different substrings is possible in
-  principle and vanishingly rare (about n^2 / 2^65 for n substrings).
+- Seed: SentencePiece's (spseed.py: the words it reads, the internal nodes of its suffix tree).
+  `seed_pieces` here is the seed before it, every substring of 2..max_piece_length characters
+  that occurs at least twice (word frequencies counted), ranked by frequency x length; the
+  tests' lattice checks still build on it. Both find substrings by extending, one character at
+  a time, every position whose shorter substring still occurs twice, each kept as a 64-bit
+  polynomial hash (hashing.py); a collision is possible in principle and vanishingly rare
+  (about n^2 / 2^65 for n substrings). Initial scores are log(score / total).
 - E-step: forward-backward over each word's lattice gives every piece's expected count, the
   word's frequency as weight. M-step: pieces expected less than 0.5 times go (single characters
   stay), scores are digamma(count) - digamma(total), SentencePiece's Bayesian update.
@@ -30,21 +30,13 @@ import numpy as np
 from tokworkbench.core.heap import keep_large_frees
 from tokworkbench.core.unigram import validpiece
 from tokworkbench.core.unigram.course import check_seed_size
+from tokworkbench.core.unigram.hashing import _BASE, _codes, _group, _run_starts
 from tokworkbench.core.unigram.parallel_em import BlockSweeps, partition
+from tokworkbench.core.unigram.spseed import sentencepiece_words, sp_seed_pieces
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 
-_BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash (arithmetic wraps at 2^64)
 EXPECTED_MIN = 0.5  # SentencePiece's kExpectedFrequencyThreshold
 FINAL_MARGIN = 1.1  # prune to 1.1 x the target, then keep the target's best-scored pieces (as SentencePiece)
-
-
-def _codes(strings: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Code points + 1 (so no character hashes like an empty one) of all strings end to end,
-    each string's length and offset."""
-    codes = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64) + np.uint64(1)
-    lens = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-    offs = np.cumsum(lens) - lens
-    return codes, lens, offs
 
 
 def hash_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -64,20 +56,6 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     """np.unique by sorting (numpy's hashing unique is slower on these arrays)."""
     values = np.sort(values)
     return values[_run_starts(values)]
-
-
-def _group(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Like np.unique(values, return_index=True, return_inverse=True), by one sort, but with
-    any one index of each value, not the first: the seed only reads its substring there, the
-    same at every occurrence (an unstable sort is twice as fast on these hashes)."""
-    order = np.argsort(values)
-    ordered = values[order]
-    starts = _run_starts(ordered)
-    uniq = ordered[starts]
-    first = order[starts]
-    inverse = np.empty(len(values), dtype=np.int64)
-    inverse[order] = np.cumsum(starts) - 1
-    return uniq, first, inverse
 
 
 def _extend(codes: np.ndarray, ends: np.ndarray, pos: np.ndarray, h: np.ndarray, length: int):
@@ -427,15 +405,6 @@ def _compose(order: np.ndarray, back_in_text_order: np.ndarray) -> np.ndarray:
     return where[back_in_text_order]
 
 
-def _run_starts(values: np.ndarray) -> np.ndarray:
-    """True where a run of equal values starts."""
-    out = np.empty(len(values), bool)
-    if len(values):
-        out[0] = True
-        np.not_equal(values[1:], values[:-1], out=out[1:])
-    return out
-
-
 def _segment_logsumexp(v: np.ndarray, g: np.ndarray, ref: np.ndarray | None = None,
                        sizes: np.ndarray | None = None) -> np.ndarray:
     """log(sum(exp(v))) over each group (groups start at `g`). Each group's values are taken
@@ -482,21 +451,24 @@ class EmEngine:
     what the next round removes."""
 
     def __init__(self, words: list[str], freqs: list[int], config, vocabulary: list[tuple[str, float]] | None = None,
-                 workers: int | None = None):
+                 workers: int | None = None, document_ends=None):
         """`vocabulary`, (piece, log probability) pairs of another model, replaces the seed:
         round 0 is then that model as it is (no EM), with any character of the corpus it lacks
         added at its lowest score - 10, as an unknown character would cost. `workers`: processes
         sweeping the corpus (default: every core, on a corpus large enough); the model is the
         same whatever their number."""
         self.config = config
+        line_ends = None
+        if vocabulary is None:
+            words, freqs, line_ends = sentencepiece_words(words, freqs, document_ends)
         keep_large_frees()  # the sweeps' temporaries stay in the heap between passes (core/heap.py)
         self.weight = np.asarray(freqs, dtype=np.float64)
         self.replayed = vocabulary is not None
         found: list | None = None
         if vocabulary is None:
             found = []
-            pieces, scores = seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
-                                         config.max_piece_length, edges=found)
+            pieces, scores = sp_seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
+                                            config.max_piece_length, edges=found, line_ends=np.asarray(line_ends))
             log_scores = np.log(scores) - math.log(scores.sum())
         else:
             pieces = list(dict((p, None) for p, _ in vocabulary))

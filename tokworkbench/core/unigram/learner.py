@@ -26,6 +26,7 @@ Every round's vocabulary (pieces with frequencies and scores) is kept, so undo i
 """
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -36,12 +37,13 @@ from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import require_text
-from tokworkbench.core.text.normalize import check_normalizer
+from tokworkbench.core.text.normalize import check_normalizer, normalize
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.em import FINAL_MARGIN
 from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
 from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
+from tokworkbench.core.unigram.spseed import last_chunk
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
 from tokworkbench.core.units import Units
@@ -92,6 +94,9 @@ class UnigramLearner:
         if vocabulary is not None and config.algorithm != "em":
             config = replace(config, algorithm="em")
         self.config = config
+        ends: Counter[str] = Counter()  # em: the chunk each document ends with, which ends a line (spseed.py)
+        if counted is None and config.algorithm == "em" and vocabulary is None:
+            texts = _noting_last_chunks(texts, config, ends)
         table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
         self.chunk_table = table
         self.layouts = table.layouts or []
@@ -109,7 +114,7 @@ class UnigramLearner:
             self._engine = None
         else:
             from tokworkbench.core.unigram.em import EmEngine
-            self._engine = EmEngine(self.words, self.freqs, config, vocabulary)
+            self._engine = EmEngine(self.words, self.freqs, config, vocabulary, document_ends=ends)
             state = self._engine.seed()
         self._seed_edges: course.SeedLattices | None = None
         self.base_size = sum(1 for p in state.pieces if len(p) == 1)
@@ -343,6 +348,15 @@ class UnigramLearner:
     def restore_state(self, state: dict) -> None:
         vars(self).update(state)
         self._encoder_key = None  # the encoder was made from the state before
+
+
+def _noting_last_chunks(texts: Iterable[str], config: UnigramConfig, ends: Counter):
+    """The texts as they are, counting in `ends` the chunk each one ends with."""
+    for text in texts:
+        last = last_chunk(config.pre_tokenizer, normalize(text, config.normalizer))
+        if last is not None:
+            ends[last] += 1
+        yield text
 
 
 def check_chunk_lengths(words: list[str]) -> None:

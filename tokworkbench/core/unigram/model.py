@@ -29,14 +29,18 @@ from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import METASPACE_PATTERN
 from tokworkbench.core.text.pretokenize import PreTokenizer
-from tokworkbench.core.unigram.rows import Lattice, LatticeEdge
-from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, best_costs_f32, segment, to_f32
+from tokworkbench.core.unigram.hffloat import hf_score
+from tokworkbench.core.unigram.paths import build_lattice, fit_lengths
+from tokworkbench.core.unigram.rows import Lattice
+from tokworkbench.core.unigram.spconventions import SpConventions
+from tokworkbench.core.unigram.spviterbi import Solved, solve
+from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment, to_f32
 from tokworkbench.core.units import Units
 
 UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
 _METASPACE_CHUNKS = regex.compile(METASPACE_PATTERN)
-_FLT_MIN = float(np.finfo(np.float32).tiny)  # SentencePiece's starting max_score_ (FLT_MIN)
+_USER_BONUS = np.float32(0.1)  # what SentencePiece's user-defined score acts as max_score_ (see _cost)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,12 @@ class UnigramModel:
     text_normalizer: Any = None
     """The model's own normalizer (spnormalize.py: SentencePiece's rules and charsmap, or HF's
     steps), applied after `normalizer` (then always "none") and before the pre-tokenizer."""
+    hf_floats: bool = False
+    """Viterbi takes each score as HF's `tokenizers` holds it after reading tokenizer.json
+    (hffloat.py: an ulp off here and there), so that ties come out as in HF."""
+    sp_conventions: SpConventions | None = None
+    """Set for a model read from SentencePiece's file: its dummy prefix and its decoding
+    (spconventions.py) instead of HF's Metaspace."""
 
     kind = "unigram"
     units = Units.CHAR
@@ -112,20 +122,23 @@ class UnigramModel:
     def _cost(self) -> dict[str, float]:
         """Piece text -> cost (-score); special pieces are no pieces to match in text.
 
-        A USER_DEFINED piece costs what SentencePiece's unigram_model.cc gives it, "an extra
-        bonus to always be selected": score = length in UTF-8 bytes × max_score − 0.1, in float32,
-        max_score being the highest NORMAL score (at least FLT_MIN). It is not matched greedily
-        before Viterbi: it is one more edge in the lattice, and nearly always the best one."""
+        A USER_DEFINED piece costs what SentencePiece gives it, "an extra bonus to always be
+        selected": unigram_model.cc writes `length * max_score_ - 0.1` (length in UTF-8 bytes),
+        and the library as installed scores it as if max_score_ were 0.1 whatever the normal
+        scores are (measured: the threshold at which it loses to its characters is 0.1 × bytes −
+        0.1 for max normal scores from −3 to 7; with the highest normal score, 2,402 of 4,500
+        tie-heavy texts differed, with 0.1 none). Computed in float32 (double gives the same ids
+        there), so every cost is a float32 value and spviterbi's folds round as its search does.
+        It is not matched greedily before Viterbi: it is one more edge in the lattice, and nearly
+        always the best one."""
         table: dict[str, float] = {}
         user = set(self.user_defined)
-        top = None
-        if user:
-            normal = [self.pieces[i][1] for i in self.matched_ids() if i not in user]
-            top = np.float32(max([_FLT_MIN, *normal]))
         for i in self.matched_ids():
             text, score = self.pieces[i]
             if i in user:
-                score = float(np.float32(len(text.encode("utf-8"))) * top - np.float32(0.1))
+                score = float(np.float32(len(text.encode("utf-8"))) * _USER_BONUS - np.float32(0.1))
+            elif self.hf_floats:
+                score = hf_score(score)
             table.setdefault(text, -score)
         return table
 
@@ -148,11 +161,11 @@ class UnigramModel:
             user = set(self.user_defined)
             low = min((self.pieces[i][1] for i in self.matched_ids() if i not in user), default=0.0)
             return -to_f32(low - UNK_PENALTY)
-        low = min((s for _, s in self.pieces), default=0.0)
+        low = min((hf_score(s) if self.hf_floats else s for _, s in self.pieces), default=0.0)
         return -(low - UNK_PENALTY)
 
     @cached_property
-    def _cache(self) -> dict[str, list[int]]:
+    def _cache(self) -> dict[str, Any]:
         return {}
 
     def __getstate__(self):
@@ -184,7 +197,10 @@ class UnigramModel:
     def display_text(self, text: str) -> str:
         """What the corpus view draws: the text as the pieces cover it (normalized, and with
         metaspace's ▁ for spaces and in front), so every token's span is its own characters."""
-        return self.pre_tokenizer.surface(self.normalize_text(text))
+        normalized = self.normalize_text(text)
+        if self.sp_conventions is not None:
+            return self.sp_conventions.surface(text, normalized)
+        return self.pre_tokenizer.surface(normalized)
 
     def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]:
         """`encode_chunks` for a piece of `display_text`'s output, which is not normalized
@@ -193,38 +209,90 @@ class UnigramModel:
             chunks = _METASPACE_CHUNKS.findall(shown)
         else:
             chunks = self.pre_tokenizer.split(shown)
-        return [(chunk, self.encode_word(chunk)) for chunk in chunks]
+        return self._encode_list(chunks)
 
     @property
     def normalizer_label(self) -> str:
         return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
-        text = self.normalize_text(text)
+        return self._encode_list(self.chunks_of(text))
+
+    def chunks_of(self, text: str) -> list[str]:
+        """The chunks Viterbi solves one after the other (joined: the sentence it sees)."""
+        if self.sp_conventions is not None:
+            return _METASPACE_CHUNKS.findall(self.display_text(text))
+        return self.pre_tokenizer.split(self.normalize_text(text))
+
+    @property
+    def fuses_across_chunks(self) -> bool:
+        """SentencePiece fuses a run of unknowns over the whole sentence; HF within a word."""
+        return self.float32
+
+    def _encode_list(self, chunks: list[str], fuse: bool = True) -> list[tuple[str, list[int]]]:
+        """Each chunk with its ids. HF's Unigram solves each pre-tokenizer word alone (float64,
+        from 0); SentencePiece solves the whole sentence (spviterbi.py): each chunk goes on from
+        the score the path reached, and (with `fuse`) a run of unknowns is fused across chunks
+        (the fused id stays with the chunk where the run starts)."""
         cache = self._cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
         out = []
-        for chunk in self.pre_tokenizer.split(text):
-            ids = cache.get(chunk)
-            if ids is None:
-                ids = cache[chunk] = self.encode_word(chunk)
+        if not self.float32:
+            for chunk in chunks:
+                hit = cache.get(chunk)
+                if hit is None:
+                    hit = cache[chunk] = self._word(chunk)
+                out.append((chunk, [tid for tid, _ in hit]))
+            return out
+        score, prev_unk, unk = np.float32(0.0), False, self.unk_id
+        for chunk in chunks:
+            hit = cache.get(chunk)
+            if hit is None:
+                hit = cache[chunk] = self._solved(chunk, 0.0)
+            solved, ids = hit[0], hit[2]
+            if score and not abs(score) < solved.reach:
+                solved, _, ids = self._solved(chunk, float(score))
+            score = solved.end_score(score)
+            if fuse and prev_unk and ids and ids[0] == unk:
+                ids = ids[1:]
+            if ids:
+                prev_unk = ids[-1] == unk
             out.append((chunk, list(ids)))
         return out
 
     def encode_word(self, word: str) -> list[int]:
-        """One pre-tokenizer chunk's ids: the Viterbi path, runs of unknown characters fused."""
+        """One pre-tokenizer chunk's ids, solved alone: the Viterbi path, runs of unknown
+        characters fused."""
         return [tid for tid, _ in self._word(word)]
 
     def char_lengths(self, chunk: str, ids: list[int]) -> list[int]:
-        """Characters each id covers: a fused <unk> covers its whole run of unknown characters."""
-        return [n for _, n in self._word(chunk)]
+        """Characters each id covers: a fused <unk> covers its whole run of unknown characters
+        (of this chunk, where the run began in the chunk before)."""
+        pairs = self._word(chunk)
+        own = [tid for tid, _ in pairs]
+        if own == ids:
+            return [n for _, n in pairs]
+        if own[1:] == ids and own[0] == self.unk_id:
+            return [n for _, n in pairs[1:]]
+        return fit_lengths(chunk, ids, self.pieces, self.unk_id) or [n for _, n in pairs]
 
     def _word(self, word: str) -> list[tuple[int, int]]:
-        """(id, characters it covers) along the Viterbi path."""
+        """(id, characters it covers) along the path from 0 (a chunk alone)."""
+        if self.float32:
+            return self._solved(word, 0.0)[1]
+        return self._pairs(word, self.segment(word))
+
+    def _solved(self, word: str, start: float) -> tuple[Solved, list[tuple[int, int]], tuple[int, ...]]:
+        """SentencePiece's path through one chunk from `start`: (path, (id, characters), ids)."""
+        solved = solve(self._vocab.edges(word, self.unk_cost), start)
+        pairs = self._pairs(word, solved.spans)
+        return solved, pairs, tuple(tid for tid, _ in pairs)
+
+    def _pairs(self, word: str, spans) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         unk = self.unk_id
-        for a, b in self.segment(word):
+        for a, b in spans:
             tid = self._ids.get(word[a:b], unk)
             if tid == unk and out and out[-1][0] == unk:
                 out[-1] = (unk, out[-1][1] + b - a)  # HF and SentencePiece fuse a run of unknowns
@@ -236,15 +304,19 @@ class UnigramModel:
         """The best segmentation's spans (an unknown character is a span of its own)."""
         if not word:
             return []
-        _, back = self._best(self._vocab.edges(word, self.unk_cost))
+        if self.float32:
+            return list(self._solved(word, 0.0)[0].spans)
+        _, back = best_costs(self._vocab.edges(word, self.unk_cost))
         return segment(len(word), back)
 
-    def _best(self, edges):
-        return best_costs_f32(edges) if self.float32 else best_costs(edges)
+    def chunk_paths(self, text: str) -> list[tuple[str, list[int]]]:
+        """`encode_chunks` with each chunk's own ids, no unknown fused into the chunk before."""
+        return self._encode_list(self.chunks_of(text), fuse=False)
 
-    def nbest(self, word: str, k: int) -> list[tuple[list[int], float]]:
+    def nbest(self, word: str, k: int, first: list[int] | None = None) -> list[tuple[list[int], float]]:
         """The k best segmentations of one chunk with their scores (log probabilities), best
-        first: each position keeps its k best partial paths (exact for k-best)."""
+        first: each position keeps its k best partial paths (exact for k-best). `first`: the
+        ids encode gave the chunk (SentencePiece's path depends on the sentence before it)."""
         if not word:
             return [([], 0.0)]
         n, edges = len(word), self._vocab.edges(word, self.unk_cost)
@@ -262,23 +334,29 @@ class UnigramModel:
             for end in ends:
                 ids.append(self._ids.get(word[start:end], self.unk_id))
                 start = end
-            out.append((self._fused(ids), -total))
-        return self._encode_first(word, edges, out, k)
+            out.append((self.fuse_unknowns(ids), -total))
+        return self._encode_first(word, edges, out, k, first)
 
     def _encode_first(self, word: str, edges, out: list[tuple[list[int], float]],
-                      k: int) -> list[tuple[list[int], float]]:
+                      k: int, first: list[int] | None = None) -> list[tuple[list[int], float]]:
         """`out` with encode's segmentation first when it ties with the first: the same pieces in
         another order score the same, and the sort above breaks such ties its own way, Viterbi
         (ours and SentencePiece's) another; `encode --nbest 1` must be `encode`."""
-        spans = self.segment(word)
-        best = self.encode_word(word)
-        score = -sum(min(c for start, _, c in edges[b] if start == a) for a, b in spans)
+        if first is None or first == self.encode_word(word):
+            spans = self.segment(word)
+            best = self.encode_word(word)
+            score = -sum(min(c for start, _, c in edges[b] if start == a) for a, b in spans)
+        else:
+            best = list(first)
+            lengths = self.char_lengths(word, best)
+            score = -sum(n * self.unk_cost if t == self.unk_id else self._cost[self.pieces[t][0]]
+                         for t, n in zip(best, lengths))
         if not math.isclose(score, out[0][1], rel_tol=1e-6):
             return out
         rest = [(ids, s) for ids, s in out if ids != best]
         return [(best, score)] + rest[: k - 1]
 
-    def _fused(self, ids: list[int]) -> list[int]:
+    def fuse_unknowns(self, ids: list[int]) -> list[int]:
         """A run of unknown characters as one <unk>, as `encode_word` (and both libraries) give it."""
         unk = self.unk_id
         return [t for k, t in enumerate(ids) if not (t == unk and k and ids[k - 1] == unk)]
@@ -302,7 +380,7 @@ class UnigramModel:
             ids.append(self._ids.get(word[start:end], self.unk_id))
             end = start
         ids.reverse()
-        return self._fused(ids)
+        return self.fuse_unknowns(ids)
 
     # -- decoding --------------------------------------------------------------------------
     def _checked(self, ids: list[int]) -> list[int]:
@@ -310,7 +388,13 @@ class UnigramModel:
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         pieces = self.pieces
+        if self.sp_conventions is not None:
+            return self.sp_conventions.decode(self._checked(ids), pieces, self._special_set, self.unk_id)
         return self.pre_tokenizer.restore([pieces[t][0] for t in self._checked(ids)])
+
+    @cached_property
+    def _special_set(self) -> frozenset[int]:
+        return frozenset(self.specials)
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         return self.decode(ids).encode("utf-8")
@@ -323,19 +407,6 @@ class UnigramModel:
 def lattice(model: UnigramModel, word: str) -> Lattice:
     """Every piece of `model` over its span of `word` (one pre-tokenizer chunk), and the path."""
     return model.lattice(word)
-
-
-def build_lattice(word: str, vocab: Vocab, ids: dict[str, int], start_cost: float,
-                  unk_cost: float | None, unk_id: int = 0, float32: bool = False) -> Lattice:
-    ends = vocab.edges(word, unk_cost)
-    edges = sorted((LatticeEdge(start, end, word[start:end], ids.get(piece, unk_id) if piece is not None else unk_id, c)
-                    for end, at in enumerate(ends) for start, piece, c in at), key=lambda e: (e.start, e.end))
-    if not word:
-        return Lattice(word, (), (), (start_cost,), start_cost)
-    best, back = best_costs_f32(ends) if float32 else best_costs(ends, start_cost)
-    where = {(e.start, e.end): i for i, e in enumerate(edges)}
-    path = tuple(where[s] for s in segment(len(word), back)) if back[len(word)] >= 0 else ()
-    return Lattice(word, tuple(edges), path, tuple(best), start_cost)
 
 
 def _logsumexp(values: list[float]) -> float:

@@ -7,9 +7,9 @@ rounds, round 0 the seed. Every score must be a finite number and every piece di
 non-empty text, or the file is refused with one line naming the entry (`check_pieces`, which the
 HF and SentencePiece readers share).
 
-Scores: a piece Viterbi matches holds a log probability, so it must be ≤ 0; a special piece and
-a USER_DEFINED one may hold any finite number (SentencePiece writes 0 for them, and HF's T5
-files do too: neither score takes part in a normal piece's cost).
+Scores: any finite number. What we train are log probabilities (≤ 0), but SentencePiece and HF
+read any score and encode with it as it is (their own tests use 2.0, 5.0, 10.0), so a model from
+either keeps its scores and its ids.
 """
 
 import math
@@ -22,6 +22,7 @@ from tokworkbench.core.text import spnormalize
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.rows import RoundRow
+from tokworkbench.core.unigram.spconventions import SpConventions
 
 KIND = "unigram"
 
@@ -41,11 +42,16 @@ def to_json(model: UnigramModel, corpus: dict | None = None) -> dict:
         "unk_id": model.unk_id,
         "user_defined": list(model.user_defined),
         "float32": model.float32,
+        "hf_floats": model.hf_floats,
         "roles": model.roles.to_dict(),
         "history": [{"round": r.round, "vocab_size": r.vocab_size, "loss": r.loss, "removed": list(r.removed),
                      "tokens": r.tokens} for r in model.history],
         "corpus": corpus or {},
         **({"model_normalizer": model.text_normalizer.to_json()} if model.text_normalizer is not None else {}),
+        **({"sentencepiece": {"unk_surface": model.sp_conventions.unk_surface,
+                              "remove_extra_whitespaces": model.sp_conventions.collapse,
+                              "add_dummy_prefix": model.sp_conventions.dummy_prefix}}
+           if model.sp_conventions is not None else {}),
     }
 
 
@@ -63,7 +69,6 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     pre = read_pre_tokenizer(doc["pre_tokenizer"])
     pieces = check_pieces(doc["pieces"], max_token_bytes, ModelFileError)
     specials, unk_id, user = _our_specials(doc, pieces)
-    check_scores(pieces, set(specials) | set(user), ModelFileError)
     algorithm = doc.get("algorithm", "")
     if algorithm not in ("", "course", "em"):
         raise ModelFileError(f"algorithm {short(algorithm)} is not course or em")
@@ -78,11 +83,26 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     float32 = doc.get("float32", False)
     if not isinstance(float32, bool):
         raise ModelFileError(f"'float32' must be true or false, not {short(float32)}")
+    hf_floats = doc.get("hf_floats", False)
+    if not isinstance(hf_floats, bool):
+        raise ModelFileError(f"'hf_floats' must be true or false, not {short(hf_floats)}")
     own = spnormalize.from_json(doc["model_normalizer"]) if "model_normalizer" in doc else None
     if own is not None and normalizer != "none":
         raise ModelFileError("a model with its own 'model_normalizer' has 'normalizer' none")
     return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles,
-                        specials, unk_id, user, float32, own)
+                        specials, unk_id, user, float32, own, hf_floats, _conventions(doc.get("sentencepiece")))
+
+
+def _conventions(spec) -> SpConventions | None:
+    """`"sentencepiece"`: the model came from SentencePiece's file and keeps its conventions."""
+    if spec is None:
+        return None
+    flags = ("remove_extra_whitespaces", "add_dummy_prefix")
+    if not (isinstance(spec, dict) and is_text(spec.get("unk_surface"))
+            and all(isinstance(spec.get(f), bool) for f in flags)):
+        raise ModelFileError(f"'sentencepiece' must hold a text 'unk_surface' and true/false "
+                             f"'remove_extra_whitespaces' and 'add_dummy_prefix', not {short(spec)}")
+    return SpConventions(spec["unk_surface"], *(spec[f] for f in flags))
 
 
 def _our_specials(doc: dict, pieces: list[tuple[str, float]]) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
@@ -104,15 +124,6 @@ def _our_specials(doc: dict, pieces: list[tuple[str, float]]) -> tuple[tuple[int
     if set(user) & set(specials.values()):
         raise ModelFileError("a piece cannot be both user-defined and special")
     return tuple(sorted(specials.values())), unk_id, tuple(sorted(set(user)))
-
-
-def check_scores(pieces: list[tuple[str, float]], exempt: set[int], error=ModelFileError) -> None:
-    """A piece Viterbi matches scores a log probability, ≤ 0; `exempt` (special and
-    USER_DEFINED pieces) may score anything finite (see the module docstring)."""
-    for i, (text, score) in enumerate(pieces):
-        if score > 0 and i not in exempt:
-            raise error(f"piece {i} ({short(text)}) has the score {score!r}; a piece's score is a log "
-                        "probability, at most 0")
 
 
 def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tuple[str, float]]:

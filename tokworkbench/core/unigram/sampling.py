@@ -27,17 +27,22 @@ def check_alpha(alpha: float) -> None:
 def unigram_nbest(model: UnigramModel, text: str, k: int) -> list[tuple[list[int], float]]:
     """The k best segmentations of `text` (ordinary text) with their scores, best first."""
     best: list[tuple[float, tuple[int, ...]]] = [(0.0, ())]
-    for chunk in model.pre_tokenizer.split(model.normalize_text(text)):
-        options = model.nbest(chunk, k)
+    for chunk, ids in model.chunk_paths(text):
+        options = model.nbest(chunk, k, first=ids)
         crossed = [(score + s, ids + tuple(more)) for score, ids in best for more, s in options]
         best = heapq.nlargest(k, crossed, key=lambda p: p[0])
-    return [(list(ids), score) for score, ids in best]
+    return [(_across(model, list(ids)), score) for score, ids in best]
+
+
+def _across(model: UnigramModel, ids: list[int]) -> list[int]:
+    """SentencePiece fuses a run of unknowns across chunks too (HF only within a word)."""
+    return model.fuse_unknowns(ids) if model.fuses_across_chunks else ids
 
 
 def unigram_sample(model: UnigramModel, text: str, alpha: float = 0.1, seed: int | None = None) -> list[int]:
     check_alpha(alpha)
     rng = random.Random(seed)
     out: list[int] = []
-    for chunk in model.pre_tokenizer.split(model.normalize_text(text)):
+    for chunk in model.chunks_of(text):
         out += model.sample(chunk, alpha, rng)
-    return out
+    return _across(model, out)

@@ -1,0 +1,42 @@
+"""Unigram EM's seed as SentencePiece makes it (unigram/spseed.py), judged by spm_train itself."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tokworkbench.core.text.chunks import count_chunks
+from tokworkbench.core.text.pretokenize import pre_tokenizer
+from tokworkbench.core.unigram.learner import EM_SEED_SIZE, UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram.spseed import sentencepiece_words, sp_seed_pieces
+
+spm = pytest.importorskip("sentencepiece")
+BOTCHAN = Path(__file__).parent / "data" / "botchan.txt"
+
+
+def _spm_unigram(tmp_path, capfd, vocab: int, **flags) -> tuple[set[str], int]:
+    """spm_train's pieces, and the seed size its log reports."""
+    prefix = tmp_path / "u"
+    spm.SentencePieceTrainer.train(input=str(BOTCHAN), model_prefix=str(prefix), vocab_size=vocab,
+                                   model_type="unigram", minloglevel=0, **flags)
+    log = capfd.readouterr().err
+    seeds = int(re.search(r"Initialized (\d+) seed (?:sentence)?pieces", log).group(1))
+    sp = spm.SentencePieceProcessor(model_file=f"{prefix}.model")
+    return {sp.id_to_piece(i) for i in range(3, sp.get_piece_size())}, seeds
+
+
+def test_the_seed_substrings_are_spm_trains_and_the_pieces_nearly_all(tmp_path, capfd):
+    theirs, seeds = _spm_unigram(tmp_path, capfd, 1000, character_coverage=1.0)
+    table = count_chunks([BOTCHAN.read_text(encoding="utf-8")], "nfkc", pre_tokenizer("metaspace"))
+    words, freqs, ends = sentencepiece_words(table.chunks, table.counts.tolist())
+    pieces, scores = sp_seed_pieces(words, np.array(freqs), EM_SEED_SIZE, 16, line_ends=np.array(ends))
+    longer = [p for p in pieces if len(p) > 1]
+    chars = {p for p in pieces if len(p) == 1} - {"\n"}  # our line breaks stay: SentencePiece reads lines
+    assert len(longer) + len(chars) - ("\ufeff" in chars) == seeds  # nmt_nfkc drops the BOM; nfkc keeps it
+    assert np.all(scores > 0)
+    learner = UnigramLearner([BOTCHAN.read_text(encoding="utf-8")],
+                             UnigramConfig(normalizer="nfkc", algorithm="em", seed_size=EM_SEED_SIZE))
+    list(learner.run(vocab_size=len(theirs)))
+    ours = set(learner.state.pieces)
+    assert len(ours & theirs) >= 0.97 * len(theirs)
