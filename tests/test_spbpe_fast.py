@@ -31,7 +31,8 @@ CONFIGS = {
     "across_words": {"byte_fallback": True, "vocab_size": 800, "split_by_whitespace": False},  # ▁ inside pieces
     "user_pieces": {"byte_fallback": True, "vocab_size": 600, "user_defined_symbols": ["foo", "▁bar"]},
 }
-WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "a", "bc", "▁", "中", "é", "ab cd"]), max_size=30).map("".join)
+WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "a", "bc", "▁", "中", "é", "ab cd"]),
+                      max_size=30).map("".join)
 TEXT = st.one_of(st.text(), WHITESPACE, st.text(alphabet="ab \u2581\t中é😀", max_size=40))
 
 

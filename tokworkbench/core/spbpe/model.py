@@ -199,7 +199,8 @@ class SpBpeModel:
     def _fast(self) -> FastEncoder:
         return FastEncoder(normalizer=self.text_normalizer, add_dummy_prefix=self.add_dummy_prefix,
                            scores=self._scores, ids=self._ids, unk=self.unk_id, byte_fallback=self.byte_fallback,
-                           byte_ids=self._byte_ids, user=frozenset(self.user_defined), plain_words=self._user is None and self._splits_at_meta,
+                           byte_ids=self._byte_ids, user=frozenset(self.user_defined),
+                           plain_words=self._user is None and self._splits_at_meta,
                            chunks=self._chunks, normalize=self.normalize_text, merge=self._merge,
                            resolve=self._resolve)
 
