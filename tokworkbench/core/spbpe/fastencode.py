@@ -1,0 +1,186 @@
+"""SentencePiece BPE's `encode_ordinary` at sentencepiece's speed: the same ids as model.py's
+exact path (`_word`: the agenda heap of bpe_model.cc), by two shortcuts.
+
+A text's cost was its distinct words (each merged once, then cached) plus, per call, a
+lookaround regex split and a Python loop over its words; the two now cost about the same.
+
+- **Lines of plain words.** When the normalized text holds no ▁ of its own and no run of
+  spaces, its words are exactly ▁ + each part of `split(" ")` (model.py cuts before a ▁ that
+  follows a character; with one space between words that is every space, and the dummy prefix
+  is the first word's ▁). So the parts are looked up in one pass (`map(dict.get)`,
+  `chain.from_iterable`), keyed without their ▁. Anything else (user-defined pieces, pieces
+  with an inner ▁, a leading or doubled space, a ▁ in the text, an unknown that might fuse with
+  the next word's) takes the word-by-word path, which cuts with the model's own `_chunks`.
+- **A new word** is merged over two Python lists, the symbols and the score of the piece each
+  adjacent pair would make (-inf: none). `max` finds the best score and `index` its leftmost
+  pair, both at C speed; a merge recomputes the two pairs beside it. That is the agenda's rule
+  step for step: the agenda also holds exactly the pairs of the current symbols that make a
+  piece (its stale entries are skipped), pops the highest score, the leftmost among equals,
+  and re-scores the merged symbol with its two neighbours. A word of `_LIST_UP_TO` characters or
+  more, and a model with a score that is not finite (the sentinel would be ambiguous), keep
+  the heap (O(n log n), where the lists are O(n²)). A word whose symbols all are pieces other
+  than unk gets their ids; any other goes to model.py's `_resolve` (byte fallback, fused unks).
+"""
+
+import re
+from collections.abc import Callable
+from functools import cached_property
+from itertools import chain, pairwise
+from math import isfinite
+
+import numpy as np
+
+from tokworkbench.core.spbpe.batchmerge import PairTable, merge_many
+from tokworkbench.core.text.spnormalize import META, SpNormalizer
+
+_LIST_UP_TO = 48  # characters: longer words are merged by the heap
+_BATCH_FROM = 256  # new words in one call: from this many they are merged in numpy rounds
+_CACHE_LIMIT = 1 << 18  # words kept per cache before it is emptied
+_NONE = float("-inf")
+# a word of the normalized text, spaces for ▁, without its first: what follows the space before it
+_SPACED_WORD = re.compile(r"(?:\A| )( *[^ ]+| *\Z)")
+
+
+class FastEncoder:
+    """One model's encoder state: its tables as plain dicts and its caches of word ids. It
+    holds the model's reference functions (bound methods) for everything it does not speed up."""
+
+    def __init__(self, *, normalizer: SpNormalizer, add_dummy_prefix: bool, scores: dict[str, float],
+                 ids: dict[str, int], unk: int, byte_fallback: bool, byte_ids: list[int], user: frozenset[str],
+                 plain_words: bool, chunks: Callable[[str], list[str]], normalize: Callable[[str], str],
+                 merge: Callable[[str], list[str]], resolve: Callable[[list[str]], list[tuple[int, int]]]):
+        self.normalizer = normalizer
+        self.add_dummy_prefix = add_dummy_prefix
+        self.scores = scores
+        self.ids = ids
+        self.unk = unk
+        self.byte_fallback = byte_fallback
+        self.byte_ids = byte_ids
+        self.user = user
+        self.plain_words = plain_words  # no user piece, no piece with an inner ▁: words never merge
+        self.chunks = chunks
+        self.normalize = normalize
+        self.heap_merge = merge
+        self.resolve = resolve
+        self.finite = all(isfinite(s) for s in scores.values())
+        # no map, no user pieces, spaces kept: SentencePiece's normalizer returns the text as it is
+        self.identity = normalizer.charsmap is None and not normalizer.user and not normalizer.remove_extra_whitespaces
+        # ids kept as tuples: the collector stops tracking a tuple of ints, and scanning a
+        # quarter million cached lists on every full collection cost a tenth of a cold encode
+        self.tails: dict[str, tuple[int, ...]] = {}  # a word's text after its ▁ -> the word's ids
+        self.words: dict[str, tuple[int, ...]] = {}  # a word (chunk) -> its ids
+
+    # -- a text --------------------------------------------------------------------------
+    def encode_ordinary(self, text: str) -> list[int]:
+        if not text:
+            return []  # no dummy prefix for nothing, whatever the normalizer
+        parts = self._plain_parts(text)
+        if parts is None:
+            return self._by_words(self.normalize(text))
+        tails = self.tails
+        try:
+            ids = list(chain.from_iterable(map(tails.get, parts)))
+        except TypeError:  # a part not seen before
+            if len(tails) > _CACHE_LIMIT:
+                tails.clear()
+            new = list(set(parts).difference(tails))
+            tails.update(zip(new, map(tuple, self.fill([META + part.replace(" ", META) for part in new]))))
+            ids = list(chain.from_iterable(map(tails.__getitem__, parts)))
+        if not self.byte_fallback and self.unk in ids:
+            return self._by_words(self.normalize(text))  # a run of unknowns may fuse across words
+        return ids
+
+    def _plain_parts(self, text: str) -> list[str] | None:
+        """The words of the normalized text without their ▁, when that is `split(" ")`
+        (module docstring); None when it is not."""
+        if not (self.plain_words and self.add_dummy_prefix):
+            return None
+        norm = self.normalizer
+        out = text if self.identity else norm.normalize(text)
+        if norm.remove_extra_whitespaces:
+            if not out:
+                return None
+        elif not text:
+            return None
+        if META in out:
+            return None
+        parts = out.split(" ")
+        return _SPACED_WORD.findall(out) if "" in parts else parts
+
+    def _by_words(self, normalized: str) -> list[int]:
+        """model.py's word-by-word rule: each chunk's ids, a leading unk fused with an unk
+        that ends the text before it (no byte fallback)."""
+        out: list[int] = []
+        words = self.words
+        if len(words) > _CACHE_LIMIT:
+            words.clear()
+        unk, fuse = self.unk, not self.byte_fallback
+        chunks = self.chunks(normalized)
+        new = list(set(chunks).difference(words))
+        words.update(zip(new, map(tuple, self.fill(new))))
+        for chunk in chunks:
+            ids = words[chunk]
+            if fuse and out and out[-1] == unk and ids[0] == unk:
+                out += ids[1:]
+            else:
+                out += ids
+        return out
+
+    # -- words ---------------------------------------------------------------------------
+    def fill(self, words: list[str]) -> list[list[int]]:
+        """The ids of each of these distinct words: many at once by batchmerge.py's rounds
+        (a word they leave, and a long or user-defined one, by `word_ids`), few one by one."""
+        if len(words) < _BATCH_FROM or not self.finite:
+            return list(map(self.word_ids, words))
+        batched = [i for i, w in enumerate(words) if len(w) < _LIST_UP_TO and w not in self.user]
+        made = merge_many([words[i] for i in batched], self.pair_table, self.unk, self.byte_array)
+        out: list[list[int] | None] = [None] * len(words)
+        for i, ids in zip(batched, made):
+            out[i] = ids
+        return [self.word_ids(w) if ids is None else ids for w, ids in zip(words, out)]
+
+    @cached_property
+    def byte_array(self) -> np.ndarray | None:
+        return np.array(self.byte_ids, dtype=np.int64) if self.byte_fallback else None
+
+    @cached_property
+    def pair_table(self) -> PairTable:
+        return PairTable.of(self.scores, self.ids, self.unk)
+
+    def word_ids(self, chunk: str) -> list[int]:
+        """The ids of one chunk, as model.py's `_word` gives them."""
+        if chunk in self.user:
+            return [self.ids[chunk]]
+        symbols = self.merge(chunk)
+        ids = self.ids
+        try:
+            out = [ids[s] for s in symbols]
+        except KeyError:
+            out = None
+        if out is None or self.unk in out:
+            out = [tid for tid, _ in self.resolve(symbols)]
+        return out
+
+    def merge(self, chunk: str) -> list[str]:
+        """The agenda's merges over two lists (module docstring)."""
+        if len(chunk) >= _LIST_UP_TO or not self.finite:
+            return self.heap_merge(chunk)
+        symbols = list(chunk)
+        if len(symbols) < 2:
+            return symbols
+        get = self.scores.get
+        pairs = [get(a + b, _NONE) for a, b in pairwise(symbols)]
+        best = max(pairs)
+        while best != _NONE:
+            i = pairs.index(best)
+            merged = symbols[i] + symbols.pop(i + 1)
+            symbols[i] = merged
+            del pairs[i]
+            if i:
+                pairs[i - 1] = get(symbols[i - 1] + merged, _NONE)
+            if i < len(pairs):
+                pairs[i] = get(merged + symbols[i + 1], _NONE)
+            if not pairs:
+                break
+            best = max(pairs)
+        return symbols
