@@ -266,7 +266,7 @@ class Tokenizer:
             found = chunk_starts(pre.name, text)
             if found is not None:
                 return self._encode_by_offsets(text, offset, *found)
-        chunks = pre.split(text)
+        chunks = pre.split(text, at_start=offset == 0)
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()

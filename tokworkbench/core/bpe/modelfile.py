@@ -23,6 +23,7 @@ from tokworkbench.core.files.limits import (
     describe_json,
     is_count,
     is_text,
+    pre_tokenizer_json,
     read_pre_tokenizer,
     short,
 )
@@ -38,7 +39,7 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
         **header(KIND),
         "units": tok.units.value,
         "normalizer": tok.normalizer,
-        "pre_tokenizer": {"name": tok.pre_tokenizer.name, "pattern": tok.pre_tokenizer.pattern},
+        "pre_tokenizer": pre_tokenizer_json(tok.pre_tokenizer),
         "tie_break": tok.tie_break,
         "base": list(tok.base) if tok.base is not None else None,
         "merges": [list(p) for p in tok.merges],

@@ -14,11 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import regex
-
 from tokworkbench.core.bpe.model import UNK, Tokenizer
 from tokworkbench.core.bytelevel import bytes_to_unicode
-from tokworkbench.core.errors import ExportError, ForeignModelError
+from tokworkbench.core.errors import ExportError, ForeignModelError, PatternError
 from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.files.limits import (
     MAX_TOKEN_BYTES,
@@ -30,7 +28,15 @@ from tokworkbench.core.files.limits import (
     short,
 )
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
-from tokworkbench.core.text.pretokenize import from_pattern
+from tokworkbench.core.text.hfpretok import (
+    ByteLevelStep,
+    Cut,
+    HFPreTokenizer,
+    hf_pre_tokenizer,
+    is_byte_level,
+    metaspace_of,
+)
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern
 
 HF_BYTELEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
@@ -49,7 +55,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     if not isinstance(ignore_merges, bool):
         raise ForeignModelError(f"'ignore_merges' must be true or false, not {short(ignore_merges)}")
     normalizer = _normalizer(doc.get("normalizer"))
-    pattern, byte_level = _pre_tokenizer(doc.get("pre_tokenizer"))
+    pre, byte_level = _pre_tokenizer(doc.get("pre_tokenizer"))
     vocab = _vocab(model.get("vocab"))
     pairs = _merge_pairs(model.get("merges"))
     added = _added_tokens(doc.get("added_tokens", []), vocab)
@@ -87,7 +93,6 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     ids = tuple(vocab[n] for n in inside) + tuple(added[s] for s in specials)
     if len(set(ids)) != len(ids):
         raise ForeignModelError("two tokens share an id (an added token and a vocabulary entry)")
-    pre = from_pattern(pattern, also_matches=hf_pattern)
     roles = read_roles(doc, model, set(specials))
     if byte_level:
         from_char = {c: b for b, c in enumerate(base_names)}
@@ -233,41 +238,44 @@ def _normalizer(spec) -> str:
     raise ForeignModelError(f"normalizer {short(kind)} is not supported (none, NFC and NFKC are)")
 
 
-def _pre_tokenizer(spec) -> tuple[str | None, bool]:
-    """(split pattern or None, byte-level?)"""
+def _pre_tokenizer(spec) -> tuple[PreTokenizer, bool]:
+    """(the pre-tokenizer, byte-level?). The shapes one split pattern says (a Split with
+    behaviour Isolated and ByteLevel without its prefix, or ByteLevel's regex alone) become
+    that pattern, so the presets' fast paths apply; any other is HF's pipeline (hfpretok.py)."""
     if spec is None:
-        return None, False
+        return from_pattern(None), False
     if not isinstance(spec, dict):
         raise ForeignModelError(f"'pre_tokenizer' must be an object or null, not {describe_json(spec)}")
-    steps = spec.get("pretokenizers") if spec.get("type") == "Sequence" else [spec]
-    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
-        raise ForeignModelError("'pre_tokenizer.pretokenizers' must be a list of objects")
-    pattern, byte_level = None, False
-    for step in steps:
-        kind = step.get("type")
-        if kind == "Split":
-            if step.get("behavior") != "Isolated" or step.get("invert"):
-                raise ForeignModelError("only Split with behavior Isolated is supported")
-            pattern = _split_pattern(step.get("pattern"))
-        elif kind == "ByteLevel":
-            byte_level = True
-            if step.get("add_prefix_space"):
-                raise ForeignModelError("ByteLevel with add_prefix_space changes the text; not supported")
-            if step.get("use_regex", True):
+    try:
+        pre = hf_pre_tokenizer(spec)
+    except PatternError as exc:
+        raise ForeignModelError(str(exc)) from None
+    steps = pre.steps
+    byte_level = is_byte_level(steps)
+    pattern = _one_pattern(steps)
+    if pattern is not False:
+        return from_pattern(pattern, also_matches=hf_pattern), byte_level
+    return pre, byte_level
+
+
+def _one_pattern(steps) -> str | None | bool:
+    """The split pattern the steps amount to (None: no split), or False if they are more."""
+    pattern = None
+    for k, step in enumerate(steps):
+        if isinstance(step, ByteLevelStep):
+            if step.add_prefix_space or k != len(steps) - 1:
+                return False
+            if step.use_regex:
                 if pattern is not None:
-                    raise ForeignModelError("two split patterns (Split and ByteLevel's own) are not supported")
+                    return False
                 pattern = HF_BYTELEVEL_PATTERN
+        elif isinstance(step, Cut) and not step.per_char and step.behavior == "Isolated" and not step.invert:
+            if pattern is not None or not step.pattern:
+                return False
+            pattern = step.pattern
         else:
-            raise ForeignModelError(f"pre-tokenizer {short(kind)} is not supported (Split, ByteLevel are)")
-    return pattern, byte_level
-
-
-def _split_pattern(pat) -> str:
-    if isinstance(pat, dict) and is_text(pat.get("Regex")):
-        return pat["Regex"]
-    if isinstance(pat, dict) and is_text(pat.get("String")):
-        return regex.escape(pat["String"])
-    raise ForeignModelError(f"a Split pattern must be {{\"Regex\": ...}} or {{\"String\": ...}}, not {short(pat)}")
+            return False
+    return pattern
 
 
 # -- export ----------------------------------------------------------------------------------
@@ -337,14 +345,16 @@ def to_hf(tok: Tokenizer) -> dict:
             vocab[UNK] = uid
             added.append(_added(UNK, uid))
     pretoks = []
-    if tok.pre_tokenizer.pattern is not None:
+    if isinstance(tok.pre_tokenizer, HFPreTokenizer):
+        pretoks.append(json.loads(tok.pre_tokenizer.spec))
+    elif tok.pre_tokenizer.pattern is not None:
         pretoks.append({"type": "Split", "pattern": {"Regex": hf_pattern(tok.pre_tokenizer.pattern)},
                         "behavior": "Isolated", "invert": False})
-    if tok.units.is_bytes:
+    if tok.units.is_bytes and not isinstance(tok.pre_tokenizer, HFPreTokenizer):
         pretoks.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False})
         decoder = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     else:
-        decoder = {"type": "Fuse"}
+        decoder = _char_decoder(tok.pre_tokenizer)
     normalizer = {"type": tok.normalizer.upper()} if tok.normalizer != "none" else None
     return {
         "version": "1.0",
@@ -364,6 +374,15 @@ def to_hf(tok: Tokenizer) -> dict:
             else [[names[a], names[b]] for a, b in tok.merges],
         },
     }
+
+
+def _char_decoder(pre: PreTokenizer) -> dict:
+    """Fuse, or HF's Metaspace decoder for a pipeline with Metaspace (what `restore` does)."""
+    meta = metaspace_of(pre.steps) if isinstance(pre, HFPreTokenizer) else None
+    if meta is None:
+        return {"type": "Fuse"}
+    return {"type": "Metaspace", "replacement": meta.replacement, "prepend_scheme": meta.prepend_scheme,
+            "split": meta.split}
 
 
 def write_hf(tok: Tokenizer, out: Path) -> list[str]:
