@@ -28,6 +28,7 @@ from tokworkbench.core.files.limits import (
     short,
 )
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
+from tokworkbench.core.models.added import AddedToken, AddedVocabulary
 from tokworkbench.core.text.hfpretok import (
     ByteLevelStep,
     Cut,
@@ -58,8 +59,8 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     pre, byte_level = _pre_tokenizer(doc.get("pre_tokenizer"))
     vocab = _vocab(model.get("vocab"))
     pairs = _merge_pairs(model.get("merges"))
-    added = _added_tokens(doc.get("added_tokens", []), vocab)
-    specials = sorted(added, key=added.get)
+    added_list = _added_tokens(doc.get("added_tokens", []), vocab)
+    added = {t.content: t.id for t in added_list}
     if byte_level:
         to_char = bytes_to_unicode()
         base_names = [to_char[b] for b in range(256)]
@@ -71,7 +72,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         merged = {a + b for a, b in pairs}
         base_names = sorted(n for n in vocab if n not in merged and n not in added and len(n) == 1)
         units, base = "char", tuple(base_names)
-    plan = _merges(pairs, base_names, vocab, added)
+    plan = _merges(pairs, base_names, vocab)
     inside, merges = plan.inside, plan.merges
     if plan.general:
         for n, z in inside.items():
@@ -86,10 +87,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
             f"{len(whole)} vocabulary entries are neither base symbols nor merges (e.g. {short(whole[0])})")
     for n in whole:
         inside[n] = len(inside)
-    for s in specials:
-        if s in inside:
-            raise ForeignModelError(f"added token {short(s)} is also an ordinary token of the vocabulary; "
-                                    "this tool keeps special tokens apart from the merges")
+    specials = [s for s in sorted(added, key=added.get) if s not in inside]  # the others keep their token
     ids = tuple(vocab[n] for n in inside) + tuple(added[s] for s in specials)
     if len(set(ids)) != len(ids):
         raise ForeignModelError("two tokens share an id (an added token and a vocabulary entry)")
@@ -101,7 +99,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         made = list(whole)
     fields = dict(units=units, normalizer=normalizer, pre_tokenizer=pre, tie_break="first", base=base,
                   merges=tuple(merges), special_tokens=tuple(specials), ids=ids, roles=roles,
-                  whole_tokens=tuple(made))
+                  whole_tokens=tuple(made), added=AddedVocabulary(tuple(added_list)) if added_list else None)
     if plan.general:
         names = list(inside)
         tokens = [bytes(map(from_char.__getitem__, n)) for n in names] if byte_level else names
@@ -162,10 +160,11 @@ def _merge_pairs(merges) -> list[tuple[str, str]]:
     return pairs
 
 
-def _added_tokens(added, vocab: dict[str, int]) -> dict[str, int]:
+def _added_tokens(added, vocab: dict[str, int]) -> list[AddedToken]:
+    """The file's added tokens with their flags; one the vocabulary holds has its id there."""
     if not isinstance(added, list):
         raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
-    out: dict[str, int] = {}
+    out: dict[str, AddedToken] = {}
     for k, t in enumerate(added):
         if not (isinstance(t, dict) and is_text(t.get("content")) and t["content"] and is_count(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a non-empty 'content' and a whole-number 'id'")
@@ -175,11 +174,20 @@ def _added_tokens(added, vocab: dict[str, int]) -> dict[str, int]:
         if content in vocab and vocab[content] != tid:
             raise ForeignModelError(f"added token {short(content)} has id {tid} but the vocabulary gives it "
                                     f"{vocab[content]}; HF would use {vocab[content]}")
-        out[content] = tid
-    return out
+        special = _added_flag(t, "special", False, content)
+        flags = {key: _added_flag(t, key, False, content) for key in ("lstrip", "rstrip", "single_word")}
+        out[content] = AddedToken(content, tid, special, _added_flag(t, "normalized", not special, content), **flags)
+    return list(out.values())
 
 
-def _merges(pairs, base_names: list[str], vocab: dict[str, int], added: dict[str, int]) -> _MergePlan:
+def _added_flag(token: dict, key: str, default: bool, content: str) -> bool:
+    value = token.get(key, default)
+    if not isinstance(value, bool):
+        raise ForeignModelError(f"added token {short(content)}'s {key!r} must be true or false, not {short(value)}")
+    return value
+
+
+def _merges(pairs, base_names: list[str], vocab: dict[str, int]) -> _MergePlan:
     inside = {n: i for i, n in enumerate(base_names)}
     for rank, (a, b) in enumerate(pairs):
         for part in (a, b):
@@ -189,9 +197,6 @@ def _merges(pairs, base_names: list[str], vocab: dict[str, int], added: dict[str
         joined = a + b
         if joined not in vocab:
             raise ForeignModelError(f"merge {short(a)} + {short(b)} makes {short(joined)}, which is not in the vocabulary")
-        if joined in added:
-            raise ForeignModelError(f"merge {short(a)} + {short(b)} makes {short(joined)}, an added token; "
-                                    "this tool keeps special tokens apart from the merges")
     first_made: dict[str, tuple[str, str]] = {}
     for a, b in pairs:
         first_made.setdefault(a + b, (a, b))
@@ -336,7 +341,10 @@ def to_hf(tok: Tokenizer) -> dict:
     added = []
     for s, sid in tok.special_ids.items():
         vocab[s] = sid
-        added.append(_added(s, sid))
+        if tok.added is None:
+            added.append(_added(s, sid))
+    if tok.added is not None:
+        added = [t.to_json() for t in tok.added.tokens]
     unk = tok.roles.unk
     if not tok.units.is_bytes:
         unk = tok.unk_token
