@@ -70,7 +70,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         units, base = "byte", None
     else:
         merged = {a + b for a, b in pairs}
-        base_names = sorted(n for n in vocab if n not in merged and n not in added and len(n) == 1)
+        base_names = sorted(n for n in vocab if n not in merged and len(n) == 1)
         units, base = "char", tuple(base_names)
     plan = _merges(pairs, base_names, vocab)
     inside, merges = plan.inside, plan.merges
