@@ -57,8 +57,8 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         raise ForeignModelError(f"'ignore_merges' must be true or false, not {short(ignore_merges)}")
     normalizer = _normalizer(doc.get("normalizer"))
     pre, byte_level = _pre_tokenizer(doc.get("pre_tokenizer"))
-    vocab = _vocab(model.get("vocab"))
-    pairs = _merge_pairs(model.get("merges"))
+    vocab = read_vocab(model.get("vocab"))
+    pairs = read_merge_pairs(model.get("merges"))
     added_list = _added_tokens(doc.get("added_tokens", []), vocab)
     added = {t.content: t.id for t in added_list}
     if byte_level:
@@ -125,7 +125,7 @@ class _MergePlan:
     general: bool
 
 
-def _vocab(vocab) -> dict[str, int]:
+def read_vocab(vocab) -> dict[str, int]:
     if not isinstance(vocab, dict):
         raise ForeignModelError(f"'model.vocab' must be an object of token: id, not {describe_json(vocab)}")
     seen: dict[int, str] = {}
@@ -141,7 +141,7 @@ def _vocab(vocab) -> dict[str, int]:
     return vocab
 
 
-def _merge_pairs(merges) -> list[tuple[str, str]]:
+def read_merge_pairs(merges) -> list[tuple[str, str]]:
     """Merges as HF writes them: "left right" (one space) or ["left", "right"]."""
     if not isinstance(merges, list):
         raise ForeignModelError(f"'model.merges' must be a list, not {describe_json(merges)}")

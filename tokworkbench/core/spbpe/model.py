@@ -60,6 +60,10 @@ class SpBpeModel:
     byte_fallback: bool = False
     roles: Roles = NO_ROLES
     unk_surface: str = UNK_SURFACE
+    merges: tuple[tuple[str, str], ...] = ()
+    """An HF tokenizer.json's merges, in its order: HF's BPE joins the listed pair of lowest
+    position (leftmost on a tie) instead of the pair whose piece scores highest, and only
+    listed pairs; the two differ where one piece has two splits in a word (`a|aa|a`)."""
 
     kind = KIND
     units = Units.CHAR
@@ -73,7 +77,7 @@ class SpBpeModel:
 
     def identity(self) -> tuple:
         return (self.pieces, self.scores, self.types, self.text_normalizer.to_json(), self.add_dummy_prefix,
-                self.byte_fallback, self.roles, self.unk_surface)
+                self.byte_fallback, self.roles, self.unk_surface, self.merges)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, SpBpeModel) and other.identity() == self.identity()
@@ -115,6 +119,16 @@ class SpBpeModel:
     def _scores(self) -> dict[str, float]:
         """What a merge may make: NORMAL and USER_DEFINED pieces (SentencePiece's `pieces_`)."""
         return {p: s for p, s, t in zip(self.pieces, self.scores, self.types) if t in (NORMAL, USER_DEFINED)}
+
+    @cached_property
+    def _pair_score(self):
+        """What `_merge` ranks a pair by, highest first: its piece's score (SentencePiece), or
+        minus its position in `merges` (HF; a pair listed twice keeps the later position)."""
+        if not self.merges:
+            scores = self._scores
+            return lambda a, b: scores.get(a + b)
+        ranks = {pair: -r for r, pair in enumerate(self.merges)}
+        return lambda a, b: ranks.get((a, b))
 
     @cached_property
     def _ids(self) -> dict[str, int]:
@@ -269,13 +283,13 @@ class SpBpeModel:
         n = len(symbols)
         if n < 2:
             return symbols
-        scores = self._scores
+        score = self._pair_score
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prev = list(range(-1, n - 1))
         agenda = []
         for i in range(n - 1):
-            s = scores.get(symbols[i] + symbols[i + 1])
+            s = score(symbols[i], symbols[i + 1])
             if s is not None:
                 agenda.append((-s, i, i + 1, 2))
         heapq.heapify(agenda)
@@ -292,11 +306,11 @@ class SpBpeModel:
                 prev[after] = left
             before = prev[left]
             if before >= 0:
-                s = scores.get(symbols[before] + merged)
+                s = score(symbols[before], merged)
                 if s is not None:
                     push(agenda, (-s, before, left, len(symbols[before]) + len(merged)))
             if after >= 0:
-                s = scores.get(merged + symbols[after])
+                s = score(merged, symbols[after])
                 if s is not None:
                     push(agenda, (-s, left, after, len(merged) + len(symbols[after])))
         return [s for s in symbols if s]
