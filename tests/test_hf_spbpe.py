@@ -11,7 +11,7 @@ import pytest
 import sentencepiece as spm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenizers import AddedToken, decoders, normalizers, processors
+from tokenizers import AddedToken, decoders, normalizers, pre_tokenizers, processors
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers.models import BPE
 
@@ -37,36 +37,49 @@ def _sp() -> spm.SentencePieceProcessor:
     return spm.SentencePieceProcessor(model_proto=buf.getvalue())
 
 
-def _llama_doc(sp: spm.SentencePieceProcessor) -> dict:
-    """What LlamaConverter writes (legacy layout), built with the tokenizers library."""
+LAYOUTS = ["legacy", "metaspace-first", "metaspace-always-split", "replace-only"]
+
+
+def _llama_doc(sp: spm.SentencePieceProcessor, layout: str = "legacy") -> dict:
+    """What LlamaConverter writes, built with the tokenizers library: legacy (Prepend and
+    Replace), non-legacy (Metaspace first, no split), and two other shapes it can write."""
     vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
     merges = [(piece[:k], piece[k:], pid) for piece, pid in vocab.items() for k in range(1, len(piece))
               if piece[:k] in vocab and piece[k:] in vocab]
     merges = [(a, b) for a, b, _ in sorted(merges, key=lambda m: (m[2], len(m[0]), len(m[1])))]
     hf = HFTokenizer(BPE(vocab=vocab, merges=merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
     hf.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in ("<unk>", "<s>", "</s>")])
-    hf.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    hf.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                    decoders.Strip(" ", 1, 0)])
+    strip = [decoders.Strip(" ", 1, 0)] if layout != "replace-only" else []
+    if layout == "legacy":
+        hf.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    elif layout == "replace-only":
+        hf.normalizer = normalizers.Sequence([normalizers.Replace(" ", "▁")])
+    elif layout == "metaspace-first":
+        hf.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first", split=False)
+    else:
+        hf.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always", split=True)
+    hf.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()] + strip)
     hf.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
                                                       special_tokens=[("<s>", 1)])
     return json.loads(hf.to_str())
 
 
 @cache
-def _pair():
-    doc = _llama_doc(_sp())
+def _pair(layout: str = "legacy"):
+    doc = _llama_doc(_sp(), layout)
     return HFTokenizer.from_str(json.dumps(doc)), from_hf(doc)
 
 
-def test_it_opens_as_sentencepiece_bpe():
-    _, ours = _pair()
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_it_opens_as_sentencepiece_bpe(layout):
+    _, ours = _pair(layout)
     assert kind_of(ours).name == "spbpe"
     assert ours.byte_fallback and ours.roles.bos == "<s>" and ours.roles.unk == "<unk>"
 
 
-def test_every_sample_line_gives_hfs_ids_and_text():
-    hf, ours = _pair()
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_sample_line_gives_hfs_ids_and_text(layout):
+    hf, ours = _pair(layout)
     lines = [line for t in _texts() for line in t.splitlines()]
     theirs = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
     assert [ours.encode(line, allowed_special="all") for line in lines] == theirs
@@ -74,8 +87,9 @@ def test_every_sample_line_gives_hfs_ids_and_text():
     assert any(ours.byte_fallback and ours.types[i] == 6 for ids in theirs for i in ids)  # bytes were used
 
 
-def test_whole_documents():
-    hf, ours = _pair()
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_whole_documents(layout):
+    hf, ours = _pair(layout)
     for text in _texts():
         assert ours.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
 
@@ -85,10 +99,11 @@ MULTILINGUAL = st.sampled_from(["日本語", "한국어", "Ελληνικά", "�
 MIXED = st.lists(st.one_of(MULTILINGUAL, st.text(max_size=6)), max_size=10).map("".join)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.one_of(st.text(max_size=80), MIXED))
-def test_any_text_gives_hfs_ids_and_decode(text):
-    hf, ours = _pair()
+def test_any_text_gives_hfs_ids_and_decode(layout, text):
+    hf, ours = _pair(layout)
     theirs = hf.encode(text, add_special_tokens=False).ids
     assert ours.encode(text, allowed_special="all") == theirs
     # control pieces are invisible in SentencePiece's decode, HF shows them unless told to skip
@@ -98,10 +113,11 @@ def test_any_text_gives_hfs_ids_and_decode(text):
         assert ours.decode(theirs) == hf.decode(theirs, skip_special_tokens=skip)
 
 
-def test_model_file_keeps_the_merges():
-    _, ours = _pair()
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_model_file_keeps_the_merges_and_layout(layout):
+    _, ours = _pair(layout)
     back = from_json(json.loads(json.dumps(to_json(ours))))
-    assert back == ours and back.merges == ours.merges
+    assert back == ours and back.merges == ours.merges and back.metaspace == ours.metaspace
 
 
 def test_hfs_merge_order_decides_not_scores():
@@ -132,8 +148,10 @@ def _damaged(change) -> dict:
                                          "lstrip": False, "rstrip": False, "single_word": False}), "not special"),
     (lambda d: d["model"].update(unk_token="<nope>"), "unk_token"),
     (lambda d: d["model"]["merges"].append(["▁", "zzzz"]), "zzzz"),
-    (lambda d: d.update(normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "▁",
+    (lambda d: d.update(normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "_",
                                                          "prepend_scheme": "never", "split": False}), "Metaspace"),
+    (lambda d: d["decoder"]["decoders"].pop(), "strips it"),
+    (lambda d: d.update(pre_tokenizer={"type": "Whitespace"}), "no pre-tokenizer"),
 ])
 def test_what_is_not_read_is_one_line(change, words):
     with pytest.raises(ForeignModelError) as info:

@@ -2,10 +2,11 @@
 Mistral), read as the SentencePiece-BPE kind (core/spbpe/).
 
 That form is a BPE model with `byte_fallback` (and `fuse_unk`) over pieces whose spaces are ▁:
-the normalizer `Sequence[Prepend("▁"), Replace(" ", "▁")]` with no pre-tokenizer, or, in the
-other layout, no normalizer and a `Metaspace` pre-tokenizer (prepend_scheme always or first,
-split or not); the decoder `Sequence[Replace("▁", " "), ByteFallback, Fuse, Strip(" ", 1, 0)]`
-(Metaspace's own decoder in the other layout). HF joins by its merges list, not by score, so the
+the normalizer `Sequence[Prepend("▁"), Replace(" ", "▁")]` with no pre-tokenizer (legacy), or
+`Replace` alone, or no normalizer and a `Metaspace` pre-tokenizer (transformers' non-legacy:
+prepend_scheme first, split false; any scheme and split are read); the decoder
+`Sequence[Replace("▁", " "), ByteFallback, Fuse]`, with `Strip(" ", 1, 0)` where a ▁ is put
+in front. HF joins by its merges list, not by score, so the
 model keeps the list (`SpBpeModel.merges`). Added tokens must be special pieces of the
 vocabulary (`<unk>`, `<s>`, `</s>`) or special tokens numbered right after it; they are cut out
 by the shared special-token rule, which is HF's for tokens without lstrip, rstrip or
@@ -49,7 +50,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> SpBpeModel:
     byte_fallback = model.get("byte_fallback") is True
     vocab = read_vocab(model.get("vocab"))
     merges = read_merge_pairs(model.get("merges"))
-    add_dummy_prefix = _layout(doc)
+    add_dummy_prefix, metaspace = _layout(doc)
     pieces = sorted(vocab, key=vocab.get)
     if [vocab[p] for p in pieces] != list(range(len(pieces))):
         raise ForeignModelError("the vocabulary's ids are not 0, 1, 2, ... without a gap; "
@@ -74,7 +75,7 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> SpBpeModel:
     scores = [-float(made[p]) if p in made else 0.0 for p in pieces]
     norm = SpNormalizer(None, "identity", False, ())
     return checked_model(pieces, scores, kinds, norm, add_dummy_prefix, byte_fallback, roles, unk,
-                         max_token_bytes, ForeignModelError, merges)
+                         max_token_bytes, ForeignModelError, merges, metaspace)
 
 
 def _first_merge(merges: list[tuple[str, str]]) -> dict[str, int]:
@@ -86,46 +87,55 @@ def _first_merge(merges: list[tuple[str, str]]) -> dict[str, int]:
     return made
 
 
-def _layout(doc: dict) -> bool:
-    """Check the normalizer, pre-tokenizer and decoder are one of the two layouts; whether a ▁
-    goes in front of every text (Prepend, or Metaspace's always/first: the same on one piece)."""
+def _layout(doc: dict) -> tuple[bool, tuple[str, bool] | None]:
+    """(add_dummy_prefix, metaspace) of the normalizer, pre-tokenizer and decoder, which must be
+    one of LlamaConverter's layouts: Prepend + Replace (a ▁ in front of every piece, as
+    SentencePiece's dummy prefix), Replace alone, or no normalizer and a Metaspace. The
+    decoder's Strip says whether decoding drops the leading space (our add_dummy_prefix)."""
     norm, pre, dec = doc.get("normalizer"), doc.get("pre_tokenizer"), doc.get("decoder")
+    strip = _decoder_strips(dec)
     if norm is not None:
-        steps = norm.get("normalizers") if isinstance(norm, dict) and norm.get("type") == "Sequence" else None
-        if not (isinstance(steps, list) and sorted(map(_canonical, steps)) == sorted(map(_canonical, (_PREPEND, _REPLACE)))):
-            raise ForeignModelError(f"a SentencePiece-style BPE's normalizer must be Sequence[Prepend(\"▁\"), "
-                                    f"Replace(\" \", \"▁\")], not {short(_canonical(norm))}")
+        steps = norm.get("normalizers") if isinstance(norm, dict) and norm.get("type") == "Sequence" else [norm]
+        shape = sorted(map(_canonical, steps)) if isinstance(steps, list) else None
         if pre is not None:
-            raise ForeignModelError("a SentencePiece-style BPE with that normalizer has no pre-tokenizer; "
+            raise ForeignModelError("a SentencePiece-style BPE with a normalizer has no pre-tokenizer; "
                                     f"this one has {short(_canonical(pre))}")
-        _check_decoder(dec, metaspace=None)
-        return True
+        if shape == sorted(map(_canonical, (_PREPEND, _REPLACE))):
+            if not strip:
+                raise ForeignModelError("a SentencePiece-style BPE that prepends ▁ strips it when decoding "
+                                        "(Strip(\" \", 1, 0)); this decoder does not")
+            return True, None
+        if shape == [_canonical(_REPLACE)]:
+            return strip, ("never", False)
+        raise ForeignModelError("a SentencePiece-style BPE's normalizer must be Sequence[Prepend(\"▁\"), "
+                                f"Replace(\" \", \"▁\")] or Replace(\" \", \"▁\"), not {short(_canonical(norm))}")
     if not isinstance(pre, dict):
-        raise ForeignModelError(f"a SentencePiece-style BPE needs the Prepend/Replace normalizer or a Metaspace "
+        raise ForeignModelError("a SentencePiece-style BPE needs the Prepend/Replace normalizer or a Metaspace "
                                 f"pre-tokenizer; this one has neither (pre_tokenizer {describe_json(pre)})")
     try:
         steps = hf_pre_tokenizer(pre).steps
     except PatternError as exc:
         raise ForeignModelError(str(exc)) from None
     meta = steps[0] if len(steps) == 1 and isinstance(steps[0], MetaspaceStep) else None
-    if meta is None or meta.replacement != META or meta.prepend_scheme == "never":
-        raise ForeignModelError("a SentencePiece-style BPE's pre-tokenizer must be Metaspace(\"▁\") that "
-                                f"prepends (always or first), not {short(_canonical(pre))}")
-    _check_decoder(dec, metaspace=meta)
-    raise ForeignModelError("a SentencePiece-style BPE with a Metaspace pre-tokenizer (no ▁ before a text "
-                            "that starts with one) is not supported yet; the Prepend/Replace layout is")
+    if meta is None or meta.replacement != META:
+        raise ForeignModelError("a SentencePiece-style BPE's pre-tokenizer must be Metaspace(\"▁\"), "
+                                f"not {short(_canonical(pre))}")
+    return strip, (meta.prepend_scheme, meta.split)
 
 
-def _check_decoder(dec, metaspace: MetaspaceStep | None) -> None:
-    steps = dec.get("decoders") if isinstance(dec, dict) and dec.get("type") == "Sequence" else [dec]
+def _decoder_strips(dec) -> bool:
+    """Check the decoder is Sequence[Replace("▁", " "), ByteFallback, Fuse] with or without a
+    last Strip(" ", 1, 0); whether it has the Strip."""
+    steps = dec.get("decoders") if isinstance(dec, dict) and dec.get("type") == "Sequence" else None
     names = [s.get("type") if isinstance(s, dict) else None for s in steps] if isinstance(steps, list) else None
-    if names in (["Replace", "ByteFallback", "Fuse", "Strip"], ["Replace", "Fuse", "Strip"]):
-        replace, strip = steps[0], steps[-1]
-        if (replace.get("pattern") == {"String": META} and replace.get("content") == " "
-                and strip.get("content") == " " and strip.get("start") == 1 and strip.get("stop") == 0):
-            return
-    if metaspace is not None and names in (["Metaspace"], ["ByteFallback", "Metaspace"], ["Metaspace", "ByteFallback"]):
-        return
+    if names in (["Replace", "ByteFallback", "Fuse", "Strip"], ["Replace", "ByteFallback", "Fuse"],
+                 ["Replace", "Fuse", "Strip"], ["Replace", "Fuse"]):
+        replace, strip = steps[0], steps[-1] if names[-1] == "Strip" else None
+        if replace.get("pattern") == {"String": META} and replace.get("content") == " ":
+            if strip is None:
+                return False
+            if strip.get("content") == " " and strip.get("start") == 1 and strip.get("stop") == 0:
+                return True
     raise ForeignModelError("a SentencePiece-style BPE's decoder must be Sequence[Replace(\"▁\", \" \"), "
                             f"ByteFallback, Fuse, Strip(\" \", 1, 0)], not {short(_canonical(dec))}")
 

@@ -42,6 +42,7 @@ TYPE_NAMES = {NORMAL: "normal", UNKNOWN: "unknown", CONTROL: "control", USER_DEF
               BYTE: "byte"}
 UNK_SURFACE = " \u2047 "  # SentencePiece's kDefaultUnknownSymbol
 _WORD_START = regex.compile("(?<=[^\u2581])(?=\u2581)")
+_EVERY_META = regex.compile("(?=\u2581)")
 _CACHE_LIMIT = 1 << 18
 
 
@@ -64,6 +65,10 @@ class SpBpeModel:
     """An HF tokenizer.json's merges, in its order: HF's BPE joins the listed pair of lowest
     position (leftmost on a tie) instead of the pair whose piece scores highest, and only
     listed pairs; the two differ where one piece has two splits in a word (`a|aa|a`)."""
+    metaspace: tuple[str, bool] | None = None
+    """An HF file's Metaspace pre-tokenizer in place of the dummy prefix: (prepend_scheme,
+    split). Spaces become ▁ and a ▁ goes in front unless the text starts with one (`first`: only
+    at the very start, not after a special token); with split, no merge crosses any ▁."""
 
     kind = KIND
     units = Units.CHAR
@@ -77,7 +82,7 @@ class SpBpeModel:
 
     def identity(self) -> tuple:
         return (self.pieces, self.scores, self.types, self.text_normalizer.to_json(), self.add_dummy_prefix,
-                self.byte_fallback, self.roles, self.unk_surface, self.merges)
+                self.byte_fallback, self.roles, self.unk_surface, self.merges, self.metaspace)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, SpBpeModel) and other.identity() == self.identity()
@@ -170,10 +175,16 @@ class SpBpeModel:
         return self.scores[self._checked([tid])[0]]
 
     # -- normalizing -----------------------------------------------------------------------
-    def normalize_text(self, text: str) -> str:
-        """SentencePiece's normalized text: ▁ for spaces and the dummy ▁ in front."""
+    def normalize_text(self, text: str, at_start: bool = True) -> str:
+        """SentencePiece's normalized text: ▁ for spaces and the dummy ▁ in front (or HF's
+        Metaspace, `metaspace`)."""
         norm = self.text_normalizer
         out = norm.normalize(text)
+        if self.metaspace is not None:
+            out = out.replace(" ", META)
+            scheme = self.metaspace[0]
+            prepend = scheme == "always" or (scheme == "first" and at_start)
+            return META + out if prepend and out and not out.startswith(META) else out
         if norm.remove_extra_whitespaces:
             if out.startswith(" " + META):
                 out = out[1:]  # spnormalize's space for metaspace: SentencePiece's own prefix is below
@@ -196,16 +207,19 @@ class SpBpeModel:
         """The shared special-token rule; SentencePiece itself reads no control piece in text,
         so the text between allowed specials is encoded alone (a dummy ▁ in front of each)."""
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
-                                    lambda part, _: self.encode_ordinary(part))
+                                    lambda part, at: self._encode(part, at == 0))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """`SentencePieceProcessor.encode(text)`'s ids (`display_chunks`'s, without the chunks)."""
+        return self._encode(text, True)
+
+    def _encode(self, text: str, at_start: bool) -> list[int]:
         out: list[int] = []
         cache = self._id_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
         unk, fuse = self.unk_id, not self.byte_fallback
-        for chunk in self._chunks(self.normalize_text(text)):
+        for chunk in self._chunks(self.normalize_text(text, at_start)):
             ids = cache.get(chunk)
             if ids is None:
                 ids = cache[chunk] = [tid for tid, _ in self._word(chunk)]
@@ -243,7 +257,10 @@ class SpBpeModel:
 
     def _chunks(self, normalized: str) -> list[str]:
         """The normalized text cut where no merge can cross: at each USER_DEFINED piece (it
-        never merges) and, when the pieces allow it, before each ▁ that follows a character."""
+        never merges) and, when the pieces allow it, before each ▁ that follows a character
+        (before every ▁ under a splitting Metaspace)."""
+        if self.metaspace is not None and self.metaspace[1] and self._user is None:
+            return [c for c in _EVERY_META.split(normalized) if c]
         if self._user is None and self._splits_at_meta:
             return _WORD_START.split(normalized) if normalized else []
         parts: list[str] = []
