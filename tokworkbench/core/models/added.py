@@ -21,9 +21,10 @@ from functools import cached_property
 import regex
 
 from tokworkbench.core.errors import EncodeError, SpecialTokenInTextError
+from tokworkbench.core.text.hfpretok import SPACE_CLASS, WORD_CLASS
 
-_WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")  # the regex crate's \w
-_SPACE = regex.compile(r"\p{White_Space}")
+_WORD = regex.compile(WORD_CLASS)  # the regex crate's \w, measured from HF
+_SPACE = regex.compile(SPACE_CLASS)  # its \s
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ Each step maps every piece of the step before to pieces of its own, empty ones d
 pipeline was given, since Metaspace's `prepend_scheme: first` prepends only at offset 0.
 ByteLevel's byte-to-character mapping is left to the byte-level model (it encodes each piece's
 UTF-8), so nothing may follow ByteLevel: a step after it would see the mapped characters.
-The character classes are Rust's: `char::is_numeric` is \\p{N}, `is_whitespace` White_Space,
-HF's punctuation ASCII punctuation or \\p{P}, the regex crate's \\w and \\s their Unicode sets.
+The character classes are HF's own, measured from the library (berttables.py: its punctuation,
+`char::is_whitespace`, the regex crate's \\w); `char::is_numeric` is \\p{N}.
 """
 
 import json
@@ -19,6 +19,7 @@ from functools import lru_cache
 import regex
 
 from tokworkbench.core.errors import PatternError
+from tokworkbench.core.text import berttables
 from tokworkbench.core.text.patterns import META
 from tokworkbench.core.text.pretokenize import PreTokenizer, guarded_matches, validated_pattern
 
@@ -27,12 +28,19 @@ PREPEND_SCHEMES = ("always", "first", "never")
 MAX_DEPTH = 4  # Sequences inside Sequences; the Hub's files nest at most one
 MAX_STEPS = 64
 BYTELEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-_WORD = r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]"
-_NOT_WORD_OR_SPACE = r"[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\p{White_Space}]"
-WHITESPACE_PATTERN = f"{_WORD}+|{_NOT_WORD_OR_SPACE}+"  # HF's Whitespace: \w+|[^\w\s]+
+
+
+def _ranges(ranges: tuple[tuple[int, int], ...]) -> str:
+    """The inside of a character class holding these code point ranges."""
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
 _NUMERIC = r"\p{N}"
-_SPACE = r"\p{White_Space}"
-_PUNCTUATION = r"[\p{P}\x21-\x2F\x3A-\x40\x5B-\x60\x7B-\x7E]"
+WORD_CLASS = f"[{_ranges(berttables.WORD)}]"  # the regex crate's \w, as HF's build has it
+SPACE_CLASS = f"[{_ranges(berttables.WHITESPACE)}]"  # char::is_whitespace, the regex crate's \s
+_SPACE = SPACE_CLASS
+_PUNCTUATION = f"[{_ranges(berttables.PUNCTUATION)}]"
+WHITESPACE_PATTERN = f"{WORD_CLASS}+|[^{_ranges(berttables.WORD)}{_ranges(berttables.WHITESPACE)}]+"  # \w+|[^\w\s]+
 KNOWN = ("Sequence", "Split", "ByteLevel", "Digits", "Punctuation", "Metaspace", "Whitespace",
          "WhitespaceSplit", "CharDelimiterSplit", "BertPreTokenizer")
 
@@ -80,9 +88,6 @@ def steps_of(spec_json: str) -> tuple[Step, ...]:
     if at < len(steps) - 1:
         raise PatternError("a pre-tokenizer after ByteLevel is not supported (it would see ByteLevel's "
                            "byte characters); ByteLevel must come last")
-    for step in steps:
-        if isinstance(step, Cut) and not step.per_char:
-            _compiled(step.pattern)
     return tuple(steps)
 
 
@@ -168,19 +173,16 @@ def _behavior(value, kind: str) -> str:
 
 def _split_pattern(pat) -> str:
     if isinstance(pat, dict) and len(pat) == 1 and isinstance(pat.get("Regex"), str):
-        return pat["Regex"]
+        return validated_pattern(pat["Regex"])
     if isinstance(pat, dict) and len(pat) == 1 and isinstance(pat.get("String"), str):
         return regex.escape(pat["String"]) if pat["String"] else ""
     raise PatternError("a Split pattern must be {\"Regex\": ...} or {\"String\": ...}")
 
 
-def _compiled(pattern: str) -> "regex.Pattern[str]":
-    return regex.compile(validated_pattern(pattern))
-
-
 @lru_cache(maxsize=64)
 def _compiled_cached(pattern: str) -> "regex.Pattern[str]":
-    return _compiled(pattern)
+    """A pattern `_split_pattern` has validated, or one of HF's own classes (berttables)."""
+    return regex.compile(pattern)
 
 
 # -- running ---------------------------------------------------------------------------------
