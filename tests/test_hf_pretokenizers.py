@@ -16,7 +16,7 @@ from tokworkbench.core.bpe.modelfile import from_json, to_json
 from tokworkbench.core.errors import ForeignModelError
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.formats.hf_bpe import to_hf
-from tokworkbench.core.text.hfpretok import HFPreTokenizer
+from tokworkbench.core.text.hfpretok import HFPreTokenizer, hf_pre_tokenizer
 
 BEHAVIORS = ["removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"]
 BL = P.ByteLevel(add_prefix_space=False, use_regex=False)
@@ -185,3 +185,13 @@ def test_bad_pre_tokenizers_are_one_clear_line(spec, words):
         from_hf(_doc_with(spec))
     message = str(info.value)
     assert words in message and "\n" not in message
+
+
+def test_every_code_point_is_a_digit_exactly_where_hf_says():
+    """Digits' class is measured (tests/make_hf_tables.py); the installed library agrees on
+    every code point, each tried between two letters."""
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and c != ord("a")]
+    text = "a" + "a".join(map(chr, points)) + "a"
+    spec = {"type": "Digits", "individual_digits": True}
+    theirs = [p for p, _ in P.Digits(individual_digits=True).pre_tokenize_str(text)]
+    assert hf_pre_tokenizer(spec).split(text) == theirs

@@ -9,7 +9,7 @@ pipeline was given, since Metaspace's `prepend_scheme: first` prepends only at o
 ByteLevel's byte-to-character mapping is left to the byte-level model (it encodes each piece's
 UTF-8), so nothing may follow ByteLevel: a step after it would see the mapped characters.
 The character classes are HF's own, measured from the library (berttables.py: its punctuation,
-`char::is_whitespace`, the regex crate's \\w); `char::is_numeric` is \\p{N}.
+`char::is_whitespace`, the regex crate's \\w; hftables.py: `char::is_numeric`).
 """
 
 import json
@@ -19,7 +19,7 @@ from functools import lru_cache
 import regex
 
 from tokworkbench.core.errors import PatternError
-from tokworkbench.core.text import berttables
+from tokworkbench.core.text import berttables, hftables
 from tokworkbench.core.text.patterns import META
 from tokworkbench.core.text.pretokenize import PreTokenizer, guarded_matches, validated_pattern
 
@@ -35,7 +35,7 @@ def _ranges(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
 
 
-_NUMERIC = r"\p{N}"
+_NUMERIC = f"[{_ranges(hftables.NUMERIC)}]"  # char::is_numeric, measured (hftables.py)
 WORD_CLASS = f"[{_ranges(berttables.WORD)}]"  # the regex crate's \w, as HF's build has it
 SPACE_CLASS = f"[{_ranges(berttables.WHITESPACE)}]"  # char::is_whitespace, the regex crate's \s
 _SPACE = SPACE_CLASS
