@@ -195,3 +195,11 @@ def test_every_code_point_is_a_digit_exactly_where_hf_says():
     spec = {"type": "Digits", "individual_digits": True}
     theirs = [p for p, _ in P.Digits(individual_digits=True).pre_tokenize_str(text)]
     assert hf_pre_tokenizer(spec).split(text) == theirs
+
+
+def test_a_char_level_file_that_fuses_unknowns_is_refused():
+    hf, _ = _pair("whitespace")
+    doc = json.loads(hf.to_str())
+    doc["model"]["fuse_unk"] = True
+    with pytest.raises(ForeignModelError, match="fuse_unk"):
+        from_hf(doc)

@@ -5,7 +5,9 @@ vocabulary, every split of a piece into two pieces as a merge, ordered by the pi
 
 import io
 import json
+import os
 from functools import cache
+from pathlib import Path
 
 import pytest
 import sentencepiece as spm
@@ -157,3 +159,24 @@ def test_what_is_not_read_is_one_line(change, words):
     with pytest.raises(ForeignModelError) as info:
         from_hf(_damaged(change))
     assert words in str(info.value) and "\n" not in str(info.value)
+
+
+# -- real vocabularies: Mistral's .model files written in the Hub's form -----------------------------
+REAL = Path(os.environ.get("TOKWORKBENCH_REAL_SPBPE", "/nonexistent"))
+REAL_FILES = sorted(REAL.glob("*.model*")) if REAL.is_dir() else []
+
+
+@pytest.mark.skipif(not REAL_FILES, reason="no real SentencePiece BPE files (set TOKWORKBENCH_REAL_SPBPE to a folder "
+                                           "holding e.g. mistral-common's tokenizer.model.v1)")
+@pytest.mark.parametrize("path", REAL_FILES, ids=[p.name for p in REAL_FILES])
+@pytest.mark.parametrize("layout", ["legacy", "metaspace-first"])
+def test_real_vocabularies_in_the_hubs_form_give_hfs_ids(path, layout):
+    """A real vocabulary (Mistral's, 32k pieces, ~59k merges) written as LlamaConverter writes
+    it: every sample line gives HF's ids and decoded text (sentencepiece itself differs on
+    some: its rule is the score, HF's the list)."""
+    doc = _llama_doc(spm.SentencePieceProcessor(model_file=str(path)), layout)
+    hf, ours = HFTokenizer.from_str(json.dumps(doc)), from_hf(doc)
+    lines = [line for t in _texts() for line in t.splitlines()] + ["[INST] hi [/INST]", "<s>[INST] a</s>"]
+    theirs = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    assert [ours.encode(line, allowed_special="all") for line in lines] == theirs
+    assert [ours.decode(ids) for ids in theirs] == hf.decode_batch(theirs)

@@ -61,6 +61,9 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     pairs = read_merge_pairs(model.get("merges"))
     added_list = _added_tokens(doc.get("added_tokens", []), vocab)
     added = {t.content: t.id for t in added_list}
+    if model.get("fuse_unk") and not byte_level and model.get("unk_token") is not None:
+        raise ForeignModelError("a char-level BPE with fuse_unk (a run of unknown characters as one unk) is not "
+                                "supported; this tool gives each unknown character its own unk")
     if byte_level:
         to_char = bytes_to_unicode()
         base_names = [to_char[b] for b in range(256)]
