@@ -13,6 +13,7 @@ from tokenizers import pre_tokenizers as P
 
 from tokworkbench.core import load_corpus, sample_paths
 from tokworkbench.core.bpe.modelfile import from_json, to_json
+from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import ForeignModelError
 from tokworkbench.core.formats.hf import from_hf
 from tokworkbench.core.formats.hf_bpe import to_hf
@@ -203,3 +204,24 @@ def test_a_char_level_file_that_fuses_unknowns_is_refused():
     doc["model"]["fuse_unk"] = True
     with pytest.raises(ForeignModelError, match="fuse_unk"):
         from_hf(doc)
+
+
+@pytest.mark.parametrize("pattern", [r"[^\s\p{L}\p{N}]+", r"\d+|\w+", r" ?\p{Lu}\p{Ll}*|\P{L}+"])
+def test_every_code_point_splits_as_oniguruma_reads_the_classes(pattern):
+    """Oniguruma's \\p{L}, \\d, \\w... are older than the regex module's (~17k letters fewer);
+    a pipeline's regex is compiled with the measured classes (onigclasses.py)."""
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and c != ord("#")]
+    text = "#" + "#".join(map(chr, points)) + "#"
+    split = P.Split(Regex(pattern), "merged_with_previous")
+    spec = json.loads(P.Sequence([split]).__getstate__())
+    assert hf_pre_tokenizer(spec).split(text) == [p for p, _ in split.pre_tokenize_str(text)]
+
+
+def test_byte_levels_own_regex_splits_every_code_point_as_hf():
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    text = " a".join(map(chr, points))  # a letter either side: a class the engines disagree on splits
+    byte_level = P.ByteLevel(add_prefix_space=True, use_regex=True)
+    to_char = bytes_to_unicode()
+    ours = ["".join(to_char[b] for b in p.encode()) for p in
+            hf_pre_tokenizer(json.loads(byte_level.__getstate__())).split(text)]
+    assert ours == [p for p, _ in byte_level.pre_tokenize_str(text)]

@@ -20,6 +20,7 @@ import regex
 
 from tokworkbench.core.errors import PatternError
 from tokworkbench.core.text import berttables, hftables
+from tokworkbench.core.text.onigclasses import oniguruma_classes
 from tokworkbench.core.text.patterns import META
 from tokworkbench.core.text.pretokenize import PreTokenizer, guarded_matches, validated_pattern
 
@@ -54,6 +55,8 @@ class Cut:
     behavior: str
     invert: bool = False
     per_char: bool = False
+    builtin: bool = False
+    """One of HF's own classes (already measured), not a file's regex."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ def _read(spec, steps: list[Step], depth: int) -> None:
     elif kind == "Punctuation":
         steps.append(Cut(_PUNCTUATION, _behavior(spec.get("behavior", "Isolated"), kind), per_char=True))
     elif kind == "Whitespace":
-        steps.append(Cut(WHITESPACE_PATTERN, "Removed", invert=True))
+        steps.append(Cut(WHITESPACE_PATTERN, "Removed", invert=True, builtin=True))
     elif kind == "WhitespaceSplit":
         steps.append(Cut(_SPACE, "Removed", per_char=True))
     elif kind == "BertPreTokenizer":
@@ -185,6 +188,12 @@ def _compiled_cached(pattern: str) -> "regex.Pattern[str]":
     return regex.compile(pattern)
 
 
+@lru_cache(maxsize=64)
+def _compiled_onig(pattern: str) -> "regex.Pattern[str]":
+    """A file's regex (or ByteLevel's) with Oniguruma's classes (onigclasses.py)."""
+    return regex.compile(oniguruma_classes(pattern))
+
+
 # -- running ---------------------------------------------------------------------------------
 Piece = tuple[str, int]  # text, offset where it starts in the pipeline's input
 
@@ -209,7 +218,7 @@ def _apply(step: Step, piece: str, offset: int, at_start: bool, timeout) -> list
             piece = " " + piece
         if not step.use_regex:
             return [(piece, offset)]
-        return _cut(piece, offset, _regex_events(_compiled_cached(BYTELEVEL_PATTERN), piece, timeout), "Isolated")
+        return _cut(piece, offset, _regex_events(_compiled_onig(BYTELEVEL_PATTERN), piece, timeout), "Isolated")
     rep = step.replacement
     piece = piece.replace(" ", rep)
     prepend = step.prepend_scheme == "always" or (step.prepend_scheme == "first" and at_start and offset == 0)
@@ -226,7 +235,7 @@ def _events(step: Cut, piece: str, timeout) -> list[tuple[int, int, bool]]:
     elif step.pattern == "":  # an empty String pattern: HF's one unmatched span
         events = [(0, len(piece), False)]
     else:
-        events = _regex_events(_compiled_cached(step.pattern), piece, timeout)
+        events = _regex_events((_compiled_cached if step.builtin else _compiled_onig)(step.pattern), piece, timeout)
     if step.invert:
         events = [(a, b, not m) for a, b, m in events]
     return events
