@@ -100,9 +100,9 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         made = [bytes(map(from_char.__getitem__, n)) for n in whole]
     else:
         made = list(whole)
-    fields = dict(units=units, normalizer=normalizer, pre_tokenizer=pre, tie_break="first", base=base,
-                  merges=tuple(merges), special_tokens=tuple(specials), ids=ids, roles=roles,
-                  whole_tokens=tuple(made), added=AddedVocabulary(tuple(added_list)) if added_list else None)
+    fields = {"units": units, "normalizer": normalizer, "pre_tokenizer": pre, "tie_break": "first", "base": base,
+              "merges": tuple(merges), "special_tokens": tuple(specials), "ids": ids, "roles": roles,
+              "whole_tokens": tuple(made), "added": AddedVocabulary(tuple(added_list)) if added_list else None}
     if plan.general:
         names = list(inside)
         tokens = [bytes(map(from_char.__getitem__, n)) for n in names] if byte_level else names
