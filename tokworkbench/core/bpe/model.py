@@ -23,6 +23,7 @@ from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_by_pairs, merg
 from tokworkbench.core.bpe.rankguard import RankGuard, odd_tokens
 from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError
 from tokworkbench.core.inspection.escape import render_bytes
+from tokworkbench.core.models.added import AddedVocabulary
 from tokworkbench.core.models.idmap import IdMap
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
@@ -69,6 +70,9 @@ class Tokenizer:
     over `pairs`, by position in that list, whose parts may be made later in it."""
     pairs: tuple[tuple[int, int, int], ...] = ()
     """join "pairs": (left, right, made) inside ids, in priority order (HF's merges list)."""
+    added: AddedVocabulary | None = None
+    """A tokenizer.json's added tokens (outside ids): cut out of the text HF's way before the
+    normalizer (models/added.py); None: special tokens by tiktoken's rule alone."""
 
     kind = "bpe"
 
@@ -199,11 +203,19 @@ class Tokenizer:
         allowed_special: Collection[str] | str = (),
         disallowed_special: Collection[str] | str = "all",
     ) -> list[int]:
+        if self.added is not None:
+            return self.added.encode(text, allowed_special, disallowed_special, self._normalize, self.encode_normalized)
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special, self._encode_text)
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Encode with special-token strings treated as plain text."""
+        """Encode with special-token strings treated as plain text (an HF file's added tokens
+        that are not special are still cut out, as HF does)."""
+        if self.added is not None:
+            return self.added.encode(text, (), (), self._normalize, self.encode_normalized)
         return self._encode_text(text, 0)
+
+    def _normalize(self, text: str) -> str:
+        return normalize(text, self.normalizer)
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw."""
@@ -321,7 +333,7 @@ class Tokenizer:
             found = chunk_starts(pre.name, text)
             if found is not None:
                 return self._encode_by_offsets(text, offset, *found)
-        chunks = pre.split(text)
+        chunks = pre.split(text, at_start=offset == 0)
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()

@@ -23,9 +23,11 @@ from tokworkbench.core.files.limits import (
     describe_json,
     is_count,
     is_text,
+    pre_tokenizer_json,
     read_pre_tokenizer,
     short,
 )
+from tokworkbench.core.models.added import read_added
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.units import Units
@@ -38,7 +40,7 @@ def to_json(tok: Tokenizer, corpus: dict | None = None) -> dict:
         **header(KIND),
         "units": tok.units.value,
         "normalizer": tok.normalizer,
-        "pre_tokenizer": {"name": tok.pre_tokenizer.name, "pattern": tok.pre_tokenizer.pattern},
+        "pre_tokenizer": pre_tokenizer_json(tok.pre_tokenizer),
         "tie_break": tok.tie_break,
         "base": list(tok.base) if tok.base is not None else None,
         "merges": [list(p) for p in tok.merges],
@@ -65,6 +67,8 @@ def _exact_fields(tok: Tokenizer) -> dict:
         out["join"] = tok.join
     if tok.pairs:
         out["pairs"] = [list(p) for p in tok.pairs]
+    if tok.added is not None:
+        out["added_tokens"] = [t.to_json() for t in tok.added.tokens]
     return out
 
 
@@ -106,8 +110,11 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         roles = Roles.of(doc.get("roles")).check(specials)
     except TokWorkbenchError as exc:
         raise ModelFileError(f"'roles': {exc}") from None
+    added = read_added(doc["added_tokens"], ModelFileError) if "added_tokens" in doc else None
     tok = Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids, roles,
-                    whole, whole_chunk, join, pairs)
+                    whole, whole_chunk, join, pairs, added)
+    if added is not None:
+        _check_added(tok, added)
     if pairs:
         tokens = tok.ranked_tokens
         for k, (a, b, z) in enumerate(pairs):
@@ -115,6 +122,18 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
                 raise ModelFileError(f"pair {k} joins {short(tokens[a])} and {short(tokens[b])} into "
                                      f"{short(tokens[z])}, which is not their join")
     return tok
+
+
+def _check_added(tok: Tokenizer, added) -> None:
+    """Each added token names an id of the model: its special token, or an ordinary token."""
+    specials = tok.special_ids
+    for t in added.tokens:
+        try:
+            inside = tok.to_inside([t.id])[0]
+        except TokWorkbenchError:
+            raise ModelFileError(f"added token {short(t.content)} has the id {t.id}, which this model lacks") from None
+        if inside >= tok.ordinary_size and specials.get(t.content) != t.id:
+            raise ModelFileError(f"added token {short(t.content)} has the id {t.id} of another special token")
 
 
 def _whole_tokens(whole, units: Units, max_token_bytes: int) -> tuple:

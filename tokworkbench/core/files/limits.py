@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tokworkbench.core.errors import ModelFileError, TokenLimitError, TokWorkbenchError
 from tokworkbench.core.text.corpus import describe_size, read_regular
+from tokworkbench.core.text.hfpretok import HFPreTokenizer, hf_pre_tokenizer
 from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 
@@ -113,11 +114,27 @@ def is_count(x, minimum: int = 0) -> bool:
     return type(x) is int and x >= minimum
 
 
+def pre_tokenizer_json(pre: PreTokenizer) -> dict:
+    """What our model files keep of a pre-tokenizer: name and pattern, and an HF pipeline's spec."""
+    out = {"name": pre.name, "pattern": pre.pattern}
+    if isinstance(pre, HFPreTokenizer):
+        out["hf"] = json.loads(pre.spec)
+    return out
+
+
 def read_pre_tokenizer(pre) -> PreTokenizer:
-    """Our model files' `"pre_tokenizer": {"name", "pattern"}`, checked (every kind's file)."""
+    """Our model files' `"pre_tokenizer": {"name", "pattern"}` (and "hf", a tokenizer.json's
+    pipeline), checked (every kind's file)."""
     if not isinstance(pre, dict) or not isinstance(pre.get("name"), str) or "pattern" not in pre:
         raise ModelFileError("'pre_tokenizer' must be {\"name\": ..., \"pattern\": ...}")
     name, pattern = pre["name"], pre["pattern"]
+    if "hf" in pre:
+        if name != "hf" or pattern is not None:
+            raise ModelFileError("a pre-tokenizer with an 'hf' pipeline is named 'hf' and has no pattern")
+        try:
+            return hf_pre_tokenizer(pre["hf"])
+        except TokWorkbenchError as exc:
+            raise ModelFileError(f"pre-tokenizer: {exc}") from None
     if pattern is None:
         return pre_tokenizer("none")
     if not isinstance(pattern, str):

@@ -14,11 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import regex
-
 from tokworkbench.core.bpe.model import UNK, Tokenizer
 from tokworkbench.core.bytelevel import bytes_to_unicode
-from tokworkbench.core.errors import ExportError, ForeignModelError
+from tokworkbench.core.errors import ExportError, ForeignModelError, PatternError
 from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.files.limits import (
     MAX_TOKEN_BYTES,
@@ -30,7 +28,16 @@ from tokworkbench.core.files.limits import (
     short,
 )
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
-from tokworkbench.core.text.pretokenize import from_pattern
+from tokworkbench.core.models.added import AddedToken, AddedVocabulary
+from tokworkbench.core.text.hfpretok import (
+    ByteLevelStep,
+    Cut,
+    HFPreTokenizer,
+    hf_pre_tokenizer,
+    is_byte_level,
+    metaspace_of,
+)
+from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern
 
 HF_BYTELEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
@@ -49,11 +56,14 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     if not isinstance(ignore_merges, bool):
         raise ForeignModelError(f"'ignore_merges' must be true or false, not {short(ignore_merges)}")
     normalizer = _normalizer(doc.get("normalizer"))
-    pattern, byte_level = _pre_tokenizer(doc.get("pre_tokenizer"))
-    vocab = _vocab(model.get("vocab"))
-    pairs = _merge_pairs(model.get("merges"))
-    added = _added_tokens(doc.get("added_tokens", []), vocab)
-    specials = sorted(added, key=added.get)
+    pre, byte_level = _pre_tokenizer(doc.get("pre_tokenizer"))
+    vocab = read_vocab(model.get("vocab"))
+    pairs = read_merge_pairs(model.get("merges"))
+    added_list = _added_tokens(doc.get("added_tokens", []), vocab)
+    added = {t.content: t.id for t in added_list}
+    if model.get("fuse_unk") and not byte_level and model.get("unk_token") is not None:
+        raise ForeignModelError("a char-level BPE with fuse_unk (a run of unknown characters as one unk) is not "
+                                "supported; this tool gives each unknown character its own unk")
     if byte_level:
         to_char = bytes_to_unicode()
         base_names = [to_char[b] for b in range(256)]
@@ -63,9 +73,9 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         units, base = "byte", None
     else:
         merged = {a + b for a, b in pairs}
-        base_names = sorted(n for n in vocab if n not in merged and n not in added and len(n) == 1)
+        base_names = sorted(n for n in vocab if n not in merged and len(n) == 1)
         units, base = "char", tuple(base_names)
-    plan = _merges(pairs, base_names, vocab, added)
+    plan = _merges(pairs, base_names, vocab)
     inside, merges = plan.inside, plan.merges
     if plan.general:
         for n, z in inside.items():
@@ -80,23 +90,19 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
             f"{len(whole)} vocabulary entries are neither base symbols nor merges (e.g. {short(whole[0])})")
     for n in whole:
         inside[n] = len(inside)
-    for s in specials:
-        if s in inside:
-            raise ForeignModelError(f"added token {short(s)} is also an ordinary token of the vocabulary; "
-                                    "this tool keeps special tokens apart from the merges")
+    specials = [s for s in sorted(added, key=added.get) if s not in inside]  # the others keep their token
     ids = tuple(vocab[n] for n in inside) + tuple(added[s] for s in specials)
     if len(set(ids)) != len(ids):
         raise ForeignModelError("two tokens share an id (an added token and a vocabulary entry)")
-    pre = from_pattern(pattern, also_matches=hf_pattern)
     roles = read_roles(doc, model, set(specials))
     if byte_level:
         from_char = {c: b for b, c in enumerate(base_names)}
         made = [bytes(map(from_char.__getitem__, n)) for n in whole]
     else:
         made = list(whole)
-    fields = dict(units=units, normalizer=normalizer, pre_tokenizer=pre, tie_break="first", base=base,
-                  merges=tuple(merges), special_tokens=tuple(specials), ids=ids, roles=roles,
-                  whole_tokens=tuple(made))
+    fields = {"units": units, "normalizer": normalizer, "pre_tokenizer": pre, "tie_break": "first", "base": base,
+              "merges": tuple(merges), "special_tokens": tuple(specials), "ids": ids, "roles": roles,
+              "whole_tokens": tuple(made), "added": AddedVocabulary(tuple(added_list)) if added_list else None}
     if plan.general:
         names = list(inside)
         tokens = [bytes(map(from_char.__getitem__, n)) for n in names] if byte_level else names
@@ -122,7 +128,7 @@ class _MergePlan:
     general: bool
 
 
-def _vocab(vocab) -> dict[str, int]:
+def read_vocab(vocab) -> dict[str, int]:
     if not isinstance(vocab, dict):
         raise ForeignModelError(f"'model.vocab' must be an object of token: id, not {describe_json(vocab)}")
     seen: dict[int, str] = {}
@@ -138,7 +144,7 @@ def _vocab(vocab) -> dict[str, int]:
     return vocab
 
 
-def _merge_pairs(merges) -> list[tuple[str, str]]:
+def read_merge_pairs(merges) -> list[tuple[str, str]]:
     """Merges as HF writes them: "left right" (one space) or ["left", "right"]."""
     if not isinstance(merges, list):
         raise ForeignModelError(f"'model.merges' must be a list, not {describe_json(merges)}")
@@ -157,10 +163,11 @@ def _merge_pairs(merges) -> list[tuple[str, str]]:
     return pairs
 
 
-def _added_tokens(added, vocab: dict[str, int]) -> dict[str, int]:
+def _added_tokens(added, vocab: dict[str, int]) -> list[AddedToken]:
+    """The file's added tokens with their flags; one the vocabulary holds has its id there."""
     if not isinstance(added, list):
         raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
-    out: dict[str, int] = {}
+    out: dict[str, AddedToken] = {}
     for k, t in enumerate(added):
         if not (isinstance(t, dict) and is_text(t.get("content")) and t["content"] and is_count(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a non-empty 'content' and a whole-number 'id'")
@@ -170,11 +177,20 @@ def _added_tokens(added, vocab: dict[str, int]) -> dict[str, int]:
         if content in vocab and vocab[content] != tid:
             raise ForeignModelError(f"added token {short(content)} has id {tid} but the vocabulary gives it "
                                     f"{vocab[content]}; HF would use {vocab[content]}")
-        out[content] = tid
-    return out
+        special = _added_flag(t, "special", False, content)
+        flags = {key: _added_flag(t, key, False, content) for key in ("lstrip", "rstrip", "single_word")}
+        out[content] = AddedToken(content, tid, special, _added_flag(t, "normalized", not special, content), **flags)
+    return list(out.values())
 
 
-def _merges(pairs, base_names: list[str], vocab: dict[str, int], added: dict[str, int]) -> _MergePlan:
+def _added_flag(token: dict, key: str, default: bool, content: str) -> bool:
+    value = token.get(key, default)
+    if not isinstance(value, bool):
+        raise ForeignModelError(f"added token {short(content)}'s {key!r} must be true or false, not {short(value)}")
+    return value
+
+
+def _merges(pairs, base_names: list[str], vocab: dict[str, int]) -> _MergePlan:
     inside = {n: i for i, n in enumerate(base_names)}
     for rank, (a, b) in enumerate(pairs):
         for part in (a, b):
@@ -184,9 +200,6 @@ def _merges(pairs, base_names: list[str], vocab: dict[str, int], added: dict[str
         joined = a + b
         if joined not in vocab:
             raise ForeignModelError(f"merge {short(a)} + {short(b)} makes {short(joined)}, which is not in the vocabulary")
-        if joined in added:
-            raise ForeignModelError(f"merge {short(a)} + {short(b)} makes {short(joined)}, an added token; "
-                                    "this tool keeps special tokens apart from the merges")
     first_made: dict[str, tuple[str, str]] = {}
     for a, b in pairs:
         first_made.setdefault(a + b, (a, b))
@@ -233,41 +246,44 @@ def _normalizer(spec) -> str:
     raise ForeignModelError(f"normalizer {short(kind)} is not supported (none, NFC and NFKC are)")
 
 
-def _pre_tokenizer(spec) -> tuple[str | None, bool]:
-    """(split pattern or None, byte-level?)"""
+def _pre_tokenizer(spec) -> tuple[PreTokenizer, bool]:
+    """(the pre-tokenizer, byte-level?). The shapes one split pattern says (a Split with
+    behaviour Isolated and ByteLevel without its prefix, or ByteLevel's regex alone) become
+    that pattern, so the presets' fast paths apply; any other is HF's pipeline (hfpretok.py)."""
     if spec is None:
-        return None, False
+        return from_pattern(None), False
     if not isinstance(spec, dict):
         raise ForeignModelError(f"'pre_tokenizer' must be an object or null, not {describe_json(spec)}")
-    steps = spec.get("pretokenizers") if spec.get("type") == "Sequence" else [spec]
-    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
-        raise ForeignModelError("'pre_tokenizer.pretokenizers' must be a list of objects")
-    pattern, byte_level = None, False
-    for step in steps:
-        kind = step.get("type")
-        if kind == "Split":
-            if step.get("behavior") != "Isolated" or step.get("invert"):
-                raise ForeignModelError("only Split with behavior Isolated is supported")
-            pattern = _split_pattern(step.get("pattern"))
-        elif kind == "ByteLevel":
-            byte_level = True
-            if step.get("add_prefix_space"):
-                raise ForeignModelError("ByteLevel with add_prefix_space changes the text; not supported")
-            if step.get("use_regex", True):
+    try:
+        pre = hf_pre_tokenizer(spec)
+    except PatternError as exc:
+        raise ForeignModelError(str(exc)) from None
+    steps = pre.steps
+    byte_level = is_byte_level(steps)
+    pattern = _one_pattern(steps)
+    if pattern is not False:
+        return from_pattern(pattern, also_matches=hf_pattern), byte_level
+    return pre, byte_level
+
+
+def _one_pattern(steps) -> str | None | bool:
+    """The split pattern the steps amount to (None: no split), or False if they are more."""
+    pattern = None
+    for k, step in enumerate(steps):
+        if isinstance(step, ByteLevelStep):
+            if step.add_prefix_space or k != len(steps) - 1:
+                return False
+            if step.use_regex:
                 if pattern is not None:
-                    raise ForeignModelError("two split patterns (Split and ByteLevel's own) are not supported")
+                    return False
                 pattern = HF_BYTELEVEL_PATTERN
+        elif isinstance(step, Cut) and not step.per_char and step.behavior == "Isolated" and not step.invert:
+            if pattern is not None or not step.pattern:
+                return False
+            pattern = step.pattern
         else:
-            raise ForeignModelError(f"pre-tokenizer {short(kind)} is not supported (Split, ByteLevel are)")
-    return pattern, byte_level
-
-
-def _split_pattern(pat) -> str:
-    if isinstance(pat, dict) and is_text(pat.get("Regex")):
-        return pat["Regex"]
-    if isinstance(pat, dict) and is_text(pat.get("String")):
-        return regex.escape(pat["String"])
-    raise ForeignModelError(f"a Split pattern must be {{\"Regex\": ...}} or {{\"String\": ...}}, not {short(pat)}")
+            return False
+    return pattern
 
 
 # -- export ----------------------------------------------------------------------------------
@@ -328,7 +344,10 @@ def to_hf(tok: Tokenizer) -> dict:
     added = []
     for s, sid in tok.special_ids.items():
         vocab[s] = sid
-        added.append(_added(s, sid))
+        if tok.added is None:
+            added.append(_added(s, sid))
+    if tok.added is not None:
+        added = [t.to_json() for t in tok.added.tokens]
     unk = tok.roles.unk
     if not tok.units.is_bytes:
         unk = tok.unk_token
@@ -337,14 +356,16 @@ def to_hf(tok: Tokenizer) -> dict:
             vocab[UNK] = uid
             added.append(_added(UNK, uid))
     pretoks = []
-    if tok.pre_tokenizer.pattern is not None:
+    if isinstance(tok.pre_tokenizer, HFPreTokenizer):
+        pretoks.append(json.loads(tok.pre_tokenizer.spec))
+    elif tok.pre_tokenizer.pattern is not None:
         pretoks.append({"type": "Split", "pattern": {"Regex": hf_pattern(tok.pre_tokenizer.pattern)},
                         "behavior": "Isolated", "invert": False})
-    if tok.units.is_bytes:
+    if tok.units.is_bytes and not isinstance(tok.pre_tokenizer, HFPreTokenizer):
         pretoks.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False})
         decoder = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     else:
-        decoder = {"type": "Fuse"}
+        decoder = _char_decoder(tok.pre_tokenizer)
     normalizer = {"type": tok.normalizer.upper()} if tok.normalizer != "none" else None
     return {
         "version": "1.0",
@@ -364,6 +385,15 @@ def to_hf(tok: Tokenizer) -> dict:
             else [[names[a], names[b]] for a, b in tok.merges],
         },
     }
+
+
+def _char_decoder(pre: PreTokenizer) -> dict:
+    """Fuse, or HF's Metaspace decoder for a pipeline with Metaspace (what `restore` does)."""
+    meta = metaspace_of(pre.steps) if isinstance(pre, HFPreTokenizer) else None
+    if meta is None:
+        return {"type": "Fuse"}
+    return {"type": "Metaspace", "replacement": meta.replacement, "prepend_scheme": meta.prepend_scheme,
+            "split": meta.split}
 
 
 def write_hf(tok: Tokenizer, out: Path) -> list[str]:

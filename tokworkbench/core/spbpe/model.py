@@ -46,6 +46,7 @@ _PIECE_KINDS = {NORMAL: TokenKind.PIECE, UNKNOWN: TokenKind.UNKNOWN, CONTROL: To
                 USER_DEFINED: TokenKind.USER_DEFINED, UNUSED: TokenKind.PIECE, BYTE: TokenKind.BYTE}
 UNK_SURFACE = " \u2047 "  # SentencePiece's kDefaultUnknownSymbol
 _WORD_START = regex.compile("(?<=[^\u2581])(?=\u2581)")
+_EVERY_META = regex.compile("(?=\u2581)")
 _CACHE_LIMIT = 1 << 18
 
 
@@ -64,6 +65,14 @@ class SpBpeModel:
     byte_fallback: bool = False
     roles: Roles = NO_ROLES
     unk_surface: str = UNK_SURFACE
+    merges: tuple[tuple[str, str], ...] = ()
+    """An HF tokenizer.json's merges, in its order: HF's BPE joins the listed pair of lowest
+    position (leftmost on a tie) instead of the pair whose piece scores highest, and only
+    listed pairs; the two differ where one piece has two splits in a word (`a|aa|a`)."""
+    metaspace: tuple[str, bool] | None = None
+    """An HF file's Metaspace pre-tokenizer in place of the dummy prefix: (prepend_scheme,
+    split). Spaces become ▁ and a ▁ goes in front unless the text starts with one (`first`: only
+    at the very start, not after a special token); with split, no merge crosses any ▁."""
 
     kind = KIND
     units = Units.CHAR
@@ -76,7 +85,7 @@ class SpBpeModel:
 
     def identity(self) -> tuple:
         return (self.pieces, self.scores, self.types, self.text_normalizer.to_json(), self.add_dummy_prefix,
-                self.byte_fallback, self.roles, self.unk_surface)
+                self.byte_fallback, self.roles, self.unk_surface, self.merges, self.metaspace)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, SpBpeModel) and other.identity() == self.identity()
@@ -117,6 +126,16 @@ class SpBpeModel:
     def _scores(self) -> dict[str, float]:
         """What a merge may make: NORMAL and USER_DEFINED pieces (SentencePiece's `pieces_`)."""
         return {p: s for p, s, t in zip(self.pieces, self.scores, self.types) if t in (NORMAL, USER_DEFINED)}
+
+    @cached_property
+    def _pair_score(self):
+        """What `_merge` ranks a pair by, highest first: its piece's score (SentencePiece), or
+        minus its position in `merges` (HF; a pair listed twice keeps the later position)."""
+        if not self.merges:
+            scores = self._scores
+            return lambda a, b: scores.get(a + b)
+        ranks = {pair: -r for r, pair in enumerate(self.merges)}
+        return lambda a, b: ranks.get((a, b))
 
     @cached_property
     def _ids(self) -> dict[str, int]:
@@ -177,8 +196,15 @@ class SpBpeModel:
         return out
 
     # -- normalizing -----------------------------------------------------------------------
-    def normalize_text(self, text: str) -> str:
-        return sp_normalized(self.text_normalizer, self.add_dummy_prefix, text)
+    def normalize_text(self, text: str, at_start: bool = True) -> str:
+        """SentencePiece's normalized text: ▁ for spaces and the dummy ▁ in front (or HF's
+        Metaspace, `metaspace`)."""
+        if self.metaspace is None:
+            return sp_normalized(self.text_normalizer, self.add_dummy_prefix, text)
+        out = self.text_normalizer.normalize(text).replace(" ", META)
+        scheme = self.metaspace[0]
+        prepend = scheme == "always" or (scheme == "first" and at_start)
+        return META + out if prepend and out and not out.startswith(META) else out
 
     def display_text(self, text: str) -> str:
         return self.normalize_text(text)
@@ -193,11 +219,14 @@ class SpBpeModel:
         """The shared special-token rule; SentencePiece itself reads no control piece in text,
         so the text between allowed specials is encoded alone (a dummy ▁ in front of each)."""
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
-                                    lambda part, _: self.encode_ordinary(part))
+                                    lambda part, at: self._encode(part, at == 0))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """`SentencePieceProcessor.encode(text)`'s ids (`display_chunks`'s, without the chunks):
-        the same rule, at sentencepiece's speed (fastencode.py)."""
+        SentencePiece's own rule at sentencepiece's speed (fastencode.py); a model read from an HF
+        tokenizer.json (its merges list, its Metaspace) by the reference path."""
+        if self.merges or self.metaspace is not None:
+            return self._encode(text, True)
         return self._fast.encode_ordinary(text)
 
     @cached_property
@@ -208,6 +237,18 @@ class SpBpeModel:
                            plain_words=self._user is None and self._splits_at_meta,
                            chunks=self._chunks, normalize=self.normalize_text, merge=self._merge,
                            resolve=self._resolve)
+
+    def _encode(self, text: str, at_start: bool) -> list[int]:
+        """The reference path: each chunk by `_word` (the agenda heap), unknowns fused."""
+        out: list[int] = []
+        unk, fuse = self.unk_id, not self.byte_fallback
+        for chunk in self._chunks(self.normalize_text(text, at_start)):
+            ids = [tid for tid, _ in self._word(chunk)]
+            if fuse and out and out[-1] == unk and ids and ids[0] == unk:
+                out += ids[1:]
+            else:
+                out += ids
+        return out
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         return self.display_chunks(self.normalize_text(text))
@@ -237,7 +278,10 @@ class SpBpeModel:
 
     def _chunks(self, normalized: str) -> list[str]:
         """The normalized text cut where no merge can cross: at each USER_DEFINED piece (it
-        never merges) and, when the pieces allow it, before each ▁ that follows a character."""
+        never merges) and, when the pieces allow it, before each ▁ that follows a character
+        (before every ▁ under a splitting Metaspace)."""
+        if self.metaspace is not None and self.metaspace[1] and self._user is None:
+            return [c for c in _EVERY_META.split(normalized) if c]
         if self._user is None and self._splits_at_meta:
             return _WORD_START.split(normalized) if normalized else []
         parts: list[str] = []
@@ -282,13 +326,13 @@ class SpBpeModel:
         n = len(symbols)
         if n < 2:
             return symbols
-        scores = self._scores
+        score = self._pair_score
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prev = list(range(-1, n - 1))
         agenda = []
         for i in range(n - 1):
-            s = scores.get(symbols[i] + symbols[i + 1])
+            s = score(symbols[i], symbols[i + 1])
             if s is not None:
                 agenda.append((-s, i, i + 1, 2))
         heapq.heapify(agenda)
@@ -305,11 +349,11 @@ class SpBpeModel:
                 prev[after] = left
             before = prev[left]
             if before >= 0:
-                s = scores.get(symbols[before] + merged)
+                s = score(symbols[before], merged)
                 if s is not None:
                     push(agenda, (-s, before, left, len(symbols[before]) + len(merged)))
             if after >= 0:
-                s = scores.get(merged + symbols[after])
+                s = score(merged, symbols[after])
                 if s is not None:
                     push(agenda, (-s, left, after, len(merged) + len(symbols[after])))
         return [s for s in symbols if s]

@@ -30,6 +30,8 @@ def to_json(model: SpBpeModel, corpus: dict | None = None) -> dict:
         "byte_fallback": model.byte_fallback,
         "unk_surface": model.unk_surface,
         "roles": model.roles.to_dict(),
+        **({"merges": [list(m) for m in model.merges]} if model.merges else {}),
+        **({"metaspace": list(model.metaspace)} if model.metaspace else {}),
     }
 
 
@@ -62,12 +64,22 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> SpBpeModel:
         roles = Roles.of(doc.get("roles"))
     except TokWorkbenchError as exc:
         raise ModelFileError(f"'roles': {exc}") from None
+    merges = doc.get("merges", [])
+    if not (isinstance(merges, list) and all(isinstance(m, list) and len(m) == 2 and all(map(is_text, m))
+                                             for m in merges)):
+        raise ModelFileError("'merges' must be a list of [left, right] texts")
+    metaspace = doc.get("metaspace")
+    if metaspace is not None and not (isinstance(metaspace, list) and len(metaspace) == 2
+                                      and metaspace[0] in ("always", "first", "never") and isinstance(metaspace[1], bool)):
+        raise ModelFileError("'metaspace' must be [prepend scheme (always, first or never), split true or false]")
     return checked_model(pieces, scores, types, norm, flags["add_dummy_prefix"], flags["byte_fallback"], roles,
-                         surface, max_token_bytes, ModelFileError)
+                         surface, max_token_bytes, ModelFileError, [tuple(m) for m in merges],
+                         tuple(metaspace) if metaspace else None)
 
 
 def checked_model(pieces: list, scores: list, types: list[int], norm, add_dummy_prefix: bool, byte_fallback: bool,
-                  roles: Roles, unk_surface: str, max_token_bytes: int, error=ModelFileError) -> SpBpeModel:
+                  roles: Roles, unk_surface: str, max_token_bytes: int, error=ModelFileError,
+                  merges: list[tuple[str, str]] = (), metaspace: tuple[str, bool] | None = None) -> SpBpeModel:
     """A model whose pieces SentencePiece would load: distinct non-empty texts, finite float32
     scores, one unknown piece, well-formed byte pieces only with byte_fallback (and then all
     256 of them), roles naming control or unknown pieces; `error` otherwise, naming the piece."""
@@ -104,5 +116,9 @@ def checked_model(pieces: list, scores: list, types: list[int], norm, add_dummy_
     for role, token in roles.items():
         if token not in seen or types[seen[token]] not in (UNKNOWN, CONTROL):
             raise error(f"the {role} token {short(token)} is not a control or unknown piece of this model")
+    for k, (a, b) in enumerate(merges):
+        for part in (a, b, a + b):
+            if part not in seen:
+                raise error(f"merge {k} ({short(a)} + {short(b)}) names {short(part)}, which is not a piece")
     return SpBpeModel(tuple(pieces), tuple(float(s) for s in scores), tuple(types), norm, add_dummy_prefix,
-                      byte_fallback, roles, unk_surface)
+                      byte_fallback, roles, unk_surface, tuple(merges), metaspace)

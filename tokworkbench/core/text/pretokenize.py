@@ -73,8 +73,9 @@ class PreTokenizer:
             return text
         return (text[1:] if text.startswith(META) else text).replace(META, " ")
 
-    def split(self, text: str) -> list[str]:
-        """Chunks in order; they always join back to `text` (text between matches is kept)."""
+    def split(self, text: str, at_start: bool = True) -> list[str]:
+        """Chunks in order; they always join back to `text` (text between matches is kept).
+        `at_start` (the text begins the input) matters only to HF's pipelines (hfpretok.py)."""
         if self.pattern is None:
             return [text] if text else []
         if self.rewrites:  # the surface starts with ▁ and each chunk runs to the next: a plain split
@@ -180,11 +181,11 @@ def _compiled(pattern: str) -> "regex.Pattern[str]":
 def pre_tokenizer(spec: str, pattern: str | None = None) -> PreTokenizer:
     """Resolve a preset name, or a custom regex (given as `spec` or as `pattern` with a name)."""
     if pattern is not None:
-        return PreTokenizer(spec, _validated(pattern))
+        return PreTokenizer(spec, validated_pattern(pattern))
     key = spec.lower()
     if key in PRESETS:
         return PreTokenizer(key, PRESETS[key])
-    return PreTokenizer("custom", _validated(spec))
+    return PreTokenizer("custom", validated_pattern(spec))
 
 
 def parse_split(spec: str) -> PreTokenizer:
@@ -211,10 +212,10 @@ def from_pattern(pattern: str | None, also_matches=None) -> PreTokenizer:
     for name, preset in PRESETS.items():
         if preset is not None and (pattern == preset or (also_matches and pattern == also_matches(preset))):
             return PreTokenizer(name, preset)
-    return PreTokenizer("custom", _validated(pattern))
+    return PreTokenizer("custom", validated_pattern(pattern))
 
 
-def _validated(pattern: str) -> str:
+def validated_pattern(pattern: str) -> str:
     """A pattern that compiles, checked first for what would make compiling itself hang or
     exhaust memory (patterns also come from model files, which may be damaged or hostile)."""
     _check_size(pattern)
