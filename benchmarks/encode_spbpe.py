@@ -4,7 +4,8 @@
 
 MODEL is a SentencePiece BPE `.model` (e.g. mistral-common's tokenizer.model.v1). The first
 --bytes of --text (default bench-data/corpus/en-10M.txt) are encoded two ways, each by both:
-line by line (`sp.encode(lines, num_threads=1)` against `[m.encode_ordinary(l) for l in lines]`)
+line by line (`sp.encode(lines, num_threads=1)` against `[m.encode_ordinary(l) for l in lines]`, and
+against `m.encode_batch(lines)`, the list in one call)
 and as one text. Each round starts from a freshly read model (empty caches: every distinct
 word is new, as on first use), checks the ids are equal, and prints CPU seconds and wall
 seconds of each, and `os.getloadavg()` before and after. On a 2-core machine shared with other
@@ -67,12 +68,15 @@ def main():
             print(f"round {r}: load still {before:.2f} after waiting {args.wait:.0f} s")
         load0 = os.getloadavg()
         rows = []
-        for mode in ("lines", "whole"):
+        for mode in ("lines", "batch", "whole"):
             model = from_sentencepiece(raw)  # fresh caches
             _ = model._fast.pair_table  # built once per model, as sentencepiece builds its tables at load
             if mode == "lines":
                 ref, sp_cpu, sp_wall = timed(lambda: sp.encode(lines, num_threads=1))
                 got, cpu, wall = timed(lambda: [model.encode_ordinary(line) for line in lines])  # noqa: B023
+            elif mode == "batch":  # the list in one call, as sentencepiece is given it
+                ref, sp_cpu, sp_wall = timed(lambda: sp.encode(lines, num_threads=1))
+                got, cpu, wall = timed(lambda: model.encode_batch(lines))  # noqa: B023
             else:
                 ref, sp_cpu, sp_wall = timed(lambda: sp.encode(text))
                 got, cpu, wall = timed(lambda: model.encode_ordinary(text))  # noqa: B023

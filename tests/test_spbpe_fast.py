@@ -188,3 +188,17 @@ def test_mistral_v1_gets_sentencepieces_ids_line_by_line_and_whole():
         lines = text.splitlines()
         assert [ours.encode_ordinary(line) for line in lines] == sp.encode(lines)
         assert fresh(ours).encode_ordinary(text) == sp.encode(text)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(TEXT, min_size=1, max_size=40))
+def test_a_batch_of_lines_gets_each_lines_ids(trained, lines):
+    """`encode_batch` (as `sp.encode(lines)` is called): every line's own ids, the new words of
+    all merged in one batch; the sample lines and a filler make the rounds run."""
+    from tokworkbench.core.models.protocol import encode_batch
+
+    batch = lines + _sample_lines()[:400] + FILLER.split()
+    for name, (sp, ours) in trained.items():
+        got = encode_batch(fresh(ours), batch)
+        assert got == sp.encode(batch), name
+        assert got == [exact_ids(ours, t) for t in batch], name

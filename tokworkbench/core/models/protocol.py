@@ -7,7 +7,7 @@ vocabularies implement the same two protocols. Every id here is an outside id.
 
 What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
 `HasLattice`, `OwnDisplay`, `HasUnknown`, `ByteFallback`, `CharLengths`, `Continuations`, `TypedPieces`,
-`Replaying`, `Transferable`, `NormalizesText`), checked with `isinstance`: a view asks whether a model has merges,
+`Replaying`, `Transferable`, `NormalizesText`, `EncodesBatches`), checked with `isinstance`: a view asks whether a model has merges,
 never which kind it is.
 
 Document encoding (BOS + content + EOS), decoding that skips specials, batches and fingerprints
@@ -219,6 +219,22 @@ class NormalizesText(Protocol):
     applying the named one (which is "none" for such models)."""
 
     def normalize_text(self, text: str) -> str: ...
+
+
+@runtime_checkable
+class EncodesBatches(Protocol):
+    """A model that encodes a list of texts quicker than one at a time (SentencePiece BPE: the
+    new words of all are merged in one numpy batch). The ids are each text's `encode_ordinary`;
+    `encode_batch` below is what callers use for any model."""
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]: ...
+
+
+def encode_batch(model: Model, texts: list[str]) -> list[list[int]]:
+    """Each text's `encode_ordinary` ids, in one call where the model has a batch path."""
+    if isinstance(model, EncodesBatches):
+        return model.encode_batch(texts)
+    return [model.encode_ordinary(t) for t in texts]
 
 
 @runtime_checkable

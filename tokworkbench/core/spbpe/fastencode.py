@@ -90,6 +90,32 @@ class FastEncoder:
             return self._by_words(self.normalize(text))  # a run of unknowns may fuse across words
         return ids
 
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """`encode_ordinary` of each text, as `sp.encode(lines)` takes a list: the new words of
+        all of them are merged in one batch (batchmerge.py's rounds pay off from a few hundred
+        words; one line holds a dozen)."""
+        parts_of = [self._plain_parts(t) if t else [] for t in texts]
+        tails = self.tails
+        wanted = set(chain.from_iterable(parts for parts in parts_of if parts))
+        new = wanted.difference(tails)
+        if new:
+            if len(tails) + len(new) > _CACHE_LIMIT:
+                tails.clear()
+                new = wanted
+            new = list(new)
+            tails.update(zip(new, map(tuple, self.fill([META + part.replace(" ", META) for part in new]))))
+        out = []
+        fuses = not self.byte_fallback
+        for text, parts in zip(texts, parts_of):
+            if parts is None:
+                out.append(self.encode_ordinary(text))
+                continue
+            ids = list(chain.from_iterable(map(tails.__getitem__, parts)))
+            if fuses and self.unk in ids:
+                ids = self._by_words(self.normalize(text))  # a run of unknowns may fuse across words
+            out.append(ids)
+        return out
+
     def _plain_parts(self, text: str) -> list[str] | None:
         """The words of the normalized text without their ▁, when that is `split(" ")`
         (module docstring); None when it is not."""

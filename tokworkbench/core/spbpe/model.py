@@ -229,6 +229,13 @@ class SpBpeModel:
             return self._encode(text, True)
         return self._fast.encode_ordinary(text)
 
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """`encode_ordinary` of each text (models/protocol.py EncodesBatches): for a list of
+        lines, as `sp.encode(lines)` is called, the new words of all are merged at once."""
+        if self.merges or self.metaspace is not None:
+            return [self._encode(t, True) for t in texts]
+        return self._fast.encode_batch(list(texts))
+
     @cached_property
     def _fast(self) -> FastEncoder:
         return FastEncoder(normalizer=self.text_normalizer, add_dummy_prefix=self.add_dummy_prefix,
