@@ -7,7 +7,7 @@ file that does not load), as `diff` does.
 import argparse
 import json
 
-from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, expand_globs, load, model_options
+from tokworkbench.cli.options import MODEL_FLAGS, count, emit, emit_json, expand_globs, load, model_options
 from tokworkbench.core.inspection.diff import SHOW, diff_csv, diff_json, diff_lines, diff_markdown, diff_models
 from tokworkbench.core.inspection.lock import gather_texts
 from tokworkbench.core.registry.kinds import kind_of
@@ -27,7 +27,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--lines", action="store_true", help="each non-empty line of the texts is one text")
     p.add_argument("--format", choices=("text", "json", "markdown", "csv"), default="text",
                    help="csv: one row per listed change (the first --show of each kind)")
-    p.add_argument("--show", type=int, default=SHOW, metavar="N", help=f"examples of each change (default: {SHOW})")
+    p.add_argument("--show", type=count, default=SHOW, metavar="N", help=f"examples of each change (default: {SHOW})")
     model_options(p, specials=False)
     return p
 

@@ -10,7 +10,7 @@ import csv
 import io
 import json
 
-from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, expand_globs, load, model_options
+from tokworkbench.cli.options import MODEL_FLAGS, count, emit, emit_json, expand_globs, load, model_options
 from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.inspection.health import FLAGS as HEALTH_FLAGS
 from tokworkbench.core.inspection.health import HealthReport, duplicate_summary, health, magikarp_form
@@ -39,7 +39,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL", help="a model file or a preset (cl100k_base, o200k_base, gpt2)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="corpus files or folders (for unseen tokens)")
     p.add_argument("--format", choices=FORMATS, default="table")
-    p.add_argument("--show", type=int, default=10, metavar="N",
+    p.add_argument("--show", type=count, default=10, metavar="N",
                    help="table and markdown: tokens listed per flag (default: 10; 0 lists none; csv and json "
                    "list all)")
     model_options(p)

@@ -32,6 +32,6 @@ def run(args) -> int:
         note(f"skipped {name}: a binary file")
     lock = make_lock(model, args.model, texts, args.lines)
     written = write_atomic(args.output, lock_json(lock))
-    emit(f"locked {len(lock.texts):,} texts, {lock.id_count:,} ids of {args.model} "
+    emit(f"locked {len(lock.texts):,} text{"" if len(lock.texts) == 1 else "s"}, {lock.id_count:,} id{"" if lock.id_count == 1 else "s"} of {args.model} "
          f"(fingerprint {lock.model.fingerprint[:16]}…) in {written}")
     return 0

@@ -99,6 +99,17 @@ def training_options(parser: argparse.ArgumentParser) -> None:
                     help=f"SentencePiece's normalization rule (default: {DEFAULTS['sp_normalization']})")
 
 
+def count(value: str) -> int:
+    """An argparse type for a number of things to show: a negative one is a typo, refused in one line."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more")
+    return n
+
+
 def model_options(parser: argparse.ArgumentParser, specials: bool = True) -> None:
     """What every command that reads a model accepts (`specials`: --special NAME=ID too)."""
     parser.add_argument("--split", metavar=SPLIT_CHOICES,

@@ -5,7 +5,7 @@ bytes (x:e6 97) or the token's exact text (␣ for a space)."""
 import argparse
 import shutil
 
-from tokworkbench.cli.options import MODEL_FLAGS, emit, load, model_options
+from tokworkbench.cli.options import MODEL_FLAGS, count, emit, load, model_options
 from tokworkbench.core.inspection.mergetree import describe_tree, find_token, merge_tree, step_counts
 from tokworkbench.core.models.protocol import MergeRanked
 
@@ -14,9 +14,9 @@ FLAGS = MODEL_FLAGS
 
 def add_parser(sub) -> argparse.ArgumentParser:
     tree = sub.add_parser("tree", help="the tree of merges that builds a token (Unigram: its segmentation)")
-    tree.add_argument("model")
+    tree.add_argument("model", metavar="MODEL", help="a model file or a preset name")
     tree.add_argument("token", metavar="TOKEN", help="an id (#123 or 123), hex bytes (x:e6 97) or the exact text")
-    tree.add_argument("--width", type=int, default=None, metavar="N",
+    tree.add_argument("--width", type=count, default=None, metavar="N",
                       help="columns to fit (default: the terminal's, at most 120)")
     model_options(tree)
     return tree

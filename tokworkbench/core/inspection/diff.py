@@ -257,7 +257,8 @@ def _run(items: Sequence[tuple[int, int, str]]) -> str:
 def _examples(label: str, changes: Changes, show: Callable) -> list[str]:
     out = [f"  {label:<10} {show(c)}" for c in changes.first]
     if changes.count > len(changes.first):
-        out.append(f"  {'':<10} … and {changes.count - len(changes.first):,} more")
+        rest = changes.count - len(changes.first)
+        out.append(f"  {'':<10} … and {rest:,} more" if changes.first else f"  {label:<10} {rest:,}")  # --show 0
     return out
 
 

@@ -76,11 +76,11 @@ class CheckResult:
 
     def lines(self) -> list[str]:
         if self.identical:
-            return [f"{self.texts:,} texts, {self.ids:,} ids: identical"]
+            return [f"{self.texts:,} text{"" if self.texts == 1 else "s"}, {self.ids:,} id{"" if self.ids == 1 else "s"}: identical"]
         model = self.model_lines()
         c = self.change
         if c is None:
-            return [f"CHANGED: {self.texts:,} texts, {self.ids:,} ids are identical, but the ids now stand for other "
+            return [f"CHANGED: {self.texts:,} text{"" if self.texts == 1 else "s"}, {self.ids:,} id{"" if self.ids == 1 else "s"} are identical, but the ids now stand for other "
                     + "tokens", *model]
         head = f"CHANGED: {c.where} (text {c.text_number:,} of {self.texts:,}): "
         if c.error is not None:
