@@ -6,6 +6,7 @@ import argparse
 from tokworkbench.cli.options import MODEL_FLAGS, emit, expand_globs, load, model_options, note
 from tokworkbench.core.files.atomic import check_output, write_atomic
 from tokworkbench.core.inspection.lock import gather_texts, lock_json, make_lock
+from tokworkbench.core.inspection.lockcheck import counted
 from tokworkbench.core.registry.load import model_inputs
 from tokworkbench.core.text.corpus import list_files
 
@@ -32,6 +33,6 @@ def run(args) -> int:
         note(f"skipped {name}: a binary file")
     lock = make_lock(model, args.model, texts, args.lines)
     written = write_atomic(args.output, lock_json(lock))
-    emit(f"locked {len(lock.texts):,} text{"" if len(lock.texts) == 1 else "s"}, {lock.id_count:,} id{"" if lock.id_count == 1 else "s"} of {args.model} "
+    emit(f"locked {counted(len(lock.texts), 'text')}, {counted(lock.id_count, 'id')} of {args.model} "
          f"(fingerprint {lock.model.fingerprint[:16]}…) in {written}")
     return 0

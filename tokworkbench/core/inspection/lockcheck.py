@@ -76,11 +76,11 @@ class CheckResult:
 
     def lines(self) -> list[str]:
         if self.identical:
-            return [f"{self.texts:,} text{"" if self.texts == 1 else "s"}, {self.ids:,} id{"" if self.ids == 1 else "s"}: identical"]
+            return [f"{counted(self.texts, 'text')}, {counted(self.ids, 'id')}: identical"]
         model = self.model_lines()
         c = self.change
         if c is None:
-            return [f"CHANGED: {self.texts:,} text{"" if self.texts == 1 else "s"}, {self.ids:,} id{"" if self.ids == 1 else "s"} are identical, but the ids now stand for other "
+            return [f"CHANGED: {counted(self.texts, 'text')}, {counted(self.ids, 'id')} are identical, but the ids now stand for other "
                     + "tokens", *model]
         head = f"CHANGED: {c.where} (text {c.text_number:,} of {self.texts:,}): "
         if c.error is not None:
@@ -177,3 +177,8 @@ def char_offset(model, text: str, ids: list[int], k: int) -> tuple[str, int]:
             return normalized, spans[k].start
         return normalized, spans[-1].end if spans else 0
     return text, len(model.decode_bytes(ids[:k]).decode("utf-8", "ignore"))
+
+
+def counted(n: int, noun: str) -> str:
+    """"1 text", "2 texts": what the reports count."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
