@@ -193,7 +193,7 @@ def test_a_bare_tiktoken_file_advises_split_on_every_command(files, capsys):
     shutil.copy(files / "t.tiktoken", bare)
     for argv in (["inspect", bare], ["encode", "-m", bare, "x"], ["decode", "-m", bare, "1"],
                  ["export", "-m", bare, "--format", "hf", "-o", files / "o.json"]):
-        one_line_error(argv, capsys, "(gpt2, gpt4, o200k, or regex:PATTERN) with --split")
+        one_line_error(argv, capsys, "(gpt2, gpt4, o200k, llama3, or regex:PATTERN) with --split")
     assert main(["encode", "-m", str(bare), "--split", "gpt4", "the cat"]) == 0
     capsys.readouterr()
 

@@ -176,7 +176,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("toggle_pipeline", "p", "Pipeline", "Show the encode box's text stage by stage (normalizer, chunks, "
            "tokens, post-processor, decode), or its tokens"),
     Action("merge_tree", "m", "Tree", "The merges that build the selected token, as a tree (Unigram: its score "
-           "and segmentation)", priority=True),
+           "and segmentation)"),  # not priority: the batches pane's m (its mode) wins while it has the keys
     Action("copy('ids')", "y", "Copy ids", "Copy the ids of the encode box's text (else the selected token's)"),
     Action("copy('tokens')", "Y", "Copy tokens",
            "Copy the tokens of the encode box's text (else the selected token) as JSON strings"),
