@@ -14,7 +14,6 @@ from pathlib import Path
 
 from tokworkbench.core.errors import ModelFileError, TokenLimitError, TokWorkbenchError
 from tokworkbench.core.text.corpus import describe_size, read_regular
-from tokworkbench.core.text.hfpretok import HFPreTokenizer, hf_pre_tokenizer
 from tokworkbench.core.text.patterns import PRESETS
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 
@@ -116,6 +115,8 @@ def is_count(x, minimum: int = 0) -> bool:
 
 def pre_tokenizer_json(pre: PreTokenizer) -> dict:
     """What our model files keep of a pre-tokenizer: name and pattern, and an HF pipeline's spec."""
+    from tokworkbench.core.text.hfpretok import HFPreTokenizer  # its Unicode tables load on first use
+
     out = {"name": pre.name, "pattern": pre.pattern}
     if isinstance(pre, HFPreTokenizer):
         out["hf"] = json.loads(pre.spec)
@@ -131,6 +132,8 @@ def read_pre_tokenizer(pre) -> PreTokenizer:
     if "hf" in pre:
         if name != "hf" or pattern is not None:
             raise ModelFileError("a pre-tokenizer with an 'hf' pipeline is named 'hf' and has no pattern")
+        from tokworkbench.core.text.hfpretok import hf_pre_tokenizer
+
         try:
             return hf_pre_tokenizer(pre["hf"])
         except TokWorkbenchError as exc:

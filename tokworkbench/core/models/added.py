@@ -16,15 +16,21 @@ HF's `encode(text, add_special_tokens=False)`.
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import regex
 
 from tokworkbench.core.errors import EncodeError, SpecialTokenInTextError
-from tokworkbench.core.text.hfpretok import SPACE_CLASS, WORD_CLASS
 
-_WORD = regex.compile(WORD_CLASS)  # the regex crate's \w, measured from HF
-_SPACE = regex.compile(SPACE_CLASS)  # its \s
+
+
+@lru_cache(maxsize=1)
+def _classes() -> tuple["regex.Pattern[str]", "regex.Pattern[str]"]:
+    """The regex crate's \\w and \\s, measured from HF: built on first use (their tables cost a
+    fifth of a second, which every start would pay for the few models that have added tokens)."""
+    from tokworkbench.core.text.hfpretok import SPACE_CLASS, WORD_CLASS
+
+    return regex.compile(WORD_CLASS), regex.compile(SPACE_CLASS)
 
 
 @dataclass(frozen=True)
@@ -104,17 +110,18 @@ def _cut(text: str, tokens: dict[str, AddedToken]) -> list[tuple]:
         start, stop = m.span()
         token = tokens[m.group()]
         if token.single_word:
-            start_space = start == 0 or not _WORD.match(text, start - 1)
-            stop_space = stop == len(text) or not _WORD.match(text, stop)
+            word, _ = _classes()
+            start_space = start == 0 or not word.match(text, start - 1)
+            stop_space = stop == len(text) or not word.match(text, stop)
             if not (start_space and stop_space):
                 continue
         if token.lstrip:
             left = start
-            while left > 0 and _SPACE.match(text, left - 1):
+            while left > 0 and _classes()[1].match(text, left - 1):
                 left -= 1
             start = max(left, done)
         if token.rstrip:
-            while stop < len(text) and _SPACE.match(text, stop):
+            while stop < len(text) and _classes()[1].match(text, stop):
                 stop += 1
         if done < start:
             out.append((text[done:start], done))
