@@ -73,3 +73,25 @@ def test_vocabulary_kinds_and_health_filter_snapshot(snap_compare, size):
             await _settled(pilot)
 
     assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_arena_tab_snapshot(snap_compare, size):
+    """The Arena tab with this model (3 merges) beside gpt2 (shipped, so the picture is the
+    same on every machine): its table and its bars."""
+    from tokworkbench.app.widgets.arena import ArenaPanel
+
+    async def run_before(pilot):
+        await _trained(pilot, 3)
+        await pilot.press("A")
+        await pilot.pause()
+        pilot.app.screen.query_one("#prompt-input", Input).value = "gpt2"
+        await pilot.press("enter")
+        panel = pilot.app.main.query_one(ArenaPanel)
+        for _ in range(2400):
+            if panel.scored is not None and panel.scored.key == panel._key():
+                break
+            await pilot.pause(0.05)
+        await _settled(pilot)
+
+    assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=run_before)
