@@ -141,14 +141,16 @@ ACTIONS: tuple[Action, ...] = (
            priority=True),
     Action("help", "question_mark", "Help", "All keys", show=True, priority=True),
     Action("quit_app", "q", "Quit", "Quit (asks if the model is unsaved)", show=True, priority=True),
-    Action("settings", "c", "Settings", "Model (BPE or Unigram), units, normalizer, pre-tokenizer, tie-break",
+    Action("settings", "c", "Settings", "Model (BPE, Unigram or SentencePiece BPE), units, normalizer, "
+           "pre-tokenizer, tie-break",
            (Need.TRAINING, Need.IDLE), show=True, priority=True),
     Action("set_target", "t", "Target", "Set the target vocabulary size", (Need.TRAINING, Need.IDLE),
            show=True, priority=True),
     Action("reset", "R", "Reset", "Back to the base vocabulary (Unigram: the seed)", UNDO, show=True,
            priority=True),
     Action("open", "o", "Open", "Open corpus files or folders", DIALOG, show=True, priority=True),
-    Action("export", "e", "Export", "Export to HF tokenizer.json, tiktoken or minbpe, or the history as CSV",
+    Action("export", "e", "Export", "Export to HF tokenizer.json, tiktoken, minbpe, SentencePiece .model or "
+           "vocab.txt (as the kind allows), or the history as CSV",
            DIALOG, show=True, priority=True),
     Action("replay", "l", "Replay", "Load a tokenizer and replay its merges on this corpus",
            (Need.TRAINING, Need.IDLE), show=True, priority=True),
