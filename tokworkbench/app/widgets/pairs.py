@@ -10,8 +10,8 @@ from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PairSelected
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
-from tokworkbench.core.bpe.trainer import PairRow
 from tokworkbench.core.inspection.escape import hex_bytes, visible
+from tokworkbench.core.models.rows import PairRow
 from tokworkbench.core.session.snapshot import Snapshot
 
 SHOWN = 60

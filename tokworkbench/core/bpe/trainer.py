@@ -24,6 +24,7 @@ from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.inspection.segments import layout_window
+from tokworkbench.core.models.rows import PairRow
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import MAX_TOTAL, ChunkCounts, count_chunks, units_total
 from tokworkbench.core.text.corpus import require_text
@@ -74,19 +75,6 @@ class MergeRow:
     record: MergeRecord
     text: str  # the merged token, escaped where its bytes are not UTF-8
     compression: float  # base units per token after this merge
-
-
-@dataclass(frozen=True)
-class PairRow:
-    """One row of the live pair-frequency table."""
-
-    left: int
-    right: int
-    count: int
-    left_text: str
-    right_text: str
-    merged_text: str
-    merged_bytes: bytes
 
 
 class Trainer:

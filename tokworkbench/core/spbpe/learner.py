@@ -21,6 +21,7 @@ from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import CorpusError, SettingError, TrainingError
 from tokworkbench.core.inspection.segments import chunk_spans
 from tokworkbench.core.models.roles import Roles
+from tokworkbench.core.models.rows import PairRow
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, NORMAL, UNKNOWN, SpBpeModel, byte_piece
 from tokworkbench.core.spbpe.sentences import load_sentences
@@ -70,19 +71,6 @@ class SpMergeRow:
     record: SpMergeRecord
     text: str
     compression: float
-
-
-@dataclass(frozen=True)
-class SpPairRow:
-    """A pair of the active set, in the order the loop would take them."""
-
-    left: int
-    right: int
-    count: int
-    left_text: str
-    right_text: str
-    merged_text: str
-    merged_bytes: bytes
 
 
 class SpBpeLearner:
@@ -184,12 +172,12 @@ class SpBpeLearner:
                                 f"({self.base_size}); lower --character-coverage or raise the size")
         return max(0, vocab_size - self.vocab_size)
 
-    def next_rows(self, k: int, query: str = "") -> tuple[list[SpPairRow], int]:
+    def next_rows(self, k: int, query: str = "") -> tuple[list[PairRow], int]:
         loop = self._loop
         freq, text = loop.freq, loop.text
         order = sorted((s for s in loop.active if text[s] not in loop.dup and (not query or query in text[s])),
                        key=lambda s: (-freq[s], len(text[s]), text[s].encode("utf-8"), s))
-        rows = [SpPairRow(self._id(loop.left[s]), self._id(loop.right[s]), freq[s], text[loop.left[s]],
+        rows = [PairRow(self._id(loop.left[s]), self._id(loop.right[s]), freq[s], text[loop.left[s]],
                           text[loop.right[s]], text[s], text[s].encode("utf-8")) for s in order[:k]]
         return rows, len(order)
 
