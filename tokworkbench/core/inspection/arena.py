@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 
 from tokworkbench.core.errors import ReportError, TokWorkbenchError
 from tokworkbench.core.inspection.reports import Column
-from tokworkbench.core.models.protocol import ByteFallback, HasUnknown, Model
+from tokworkbench.core.models.protocol import HasUnknown, Model, TypedPieces
+from tokworkbench.core.models.tokenkinds import TokenKind
 
 ALL = "(all)"  # the text name of a tokenizer's totals
 _CONTEXT = 12  # characters either side of a difference that it is shown with
@@ -161,7 +162,10 @@ def unknown_ids(model: Model) -> frozenset[int]:
 
 
 def byte_piece_ids(model: Model) -> frozenset[int]:
-    return model.byte_piece_ids if isinstance(model, ByteFallback) else frozenset()
+    """The byte-fallback pieces (`<0xE6>`), from the pieces' own types (the vocabulary view's)."""
+    if not isinstance(model, TypedPieces):
+        return frozenset()
+    return frozenset(t for t in range(model.vocab_size) if model.piece_kind(t) is TokenKind.BYTE)
 
 
 def _matched(a: str, b: str) -> int:

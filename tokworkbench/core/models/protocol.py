@@ -6,7 +6,7 @@ the first kind (bpe/trainer.py's `Trainer`, bpe/model.py's `Tokenizer`); Unigram
 vocabularies implement the same two protocols. Every id here is an outside id.
 
 What only some kinds can do is a small capability protocol below (`MergeRanked`, `WholeOnly`, `Scored`,
-`HasLattice`, `OwnDisplay`, `HasUnknown`, `ByteFallback`, `CharLengths`, `Continuations`, `TypedPieces`,
+`HasLattice`, `OwnDisplay`, `HasUnknown`, `CharLengths`, `Continuations`, `TypedPieces`,
 `Replaying`, `Transferable`, `NormalizesText`, `EncodesBatches`), checked with `isinstance`: a view asks whether a model has merges,
 never which kind it is.
 
@@ -244,16 +244,6 @@ class HasUnknown(Protocol):
 
     @property
     def unk_id(self) -> int: ...
-
-
-@runtime_checkable
-class ByteFallback(Protocol):
-    """A model that spells a character it has no piece for as UTF-8 byte pieces (SentencePiece's
-    byte_fallback, `<0xE6>`) instead of one unknown piece: reports count how often text falls
-    back to them. A byte-level model has no such pieces: every token of it is bytes."""
-
-    @property
-    def byte_piece_ids(self) -> frozenset[int]: ...
 
 
 @runtime_checkable

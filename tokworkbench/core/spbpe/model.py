@@ -154,11 +154,6 @@ class SpBpeModel:
         return {i: int(p[3:5], 16) for i, (p, t) in enumerate(zip(self.pieces, self.types)) if t == BYTE}
 
     @cached_property
-    def byte_piece_ids(self) -> frozenset[int]:
-        """The `<0xNN>` pieces (none without byte_fallback: the reader refuses them)."""
-        return frozenset(self._byte_of)
-
-    @cached_property
     def _user(self):
         users = sorted(self.user_defined, key=len, reverse=True)
         return regex.compile("|".join(regex.escape(u) for u in users)) if users else None
