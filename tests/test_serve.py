@@ -316,7 +316,11 @@ def tunnel(to_port: int):
             except (TimeoutError, OSError):
                 continue
             client.settimeout(None)
-            server = socket.create_connection(("127.0.0.1", to_port))
+            try:  # the URL is printed a moment before the port listens: refuse this one, go on
+                server = socket.create_connection(("127.0.0.1", to_port))
+            except OSError:
+                client.close()
+                continue
             for a, b in ((client, server), (server, client)):
                 threading.Thread(target=pipe, args=(a, b), daemon=True).start()
 
