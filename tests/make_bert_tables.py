@@ -67,8 +67,18 @@ def measure() -> dict:
     bert_strip = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=True,
                                             lowercase=False)
     nonspacing = [c for c in points if nfd.normalize_str(chr(c)) == chr(c) and bert_strip.normalize_str(chr(c)) == ""]
-    nfds = {c: nfd.normalize_str(chr(c)) for c in points
-            if nfd.normalize_str(chr(c)) != unicodedata.normalize("NFD", chr(c))}
+    forms = {form: getattr(normalizers, form)() for form in ("NFC", "NFD", "NFKC", "NFKD")}
+    mapped = {form: {c: hf.normalize_str(chr(c)) for c in points
+                     if hf.normalize_str(chr(c)) != unicodedata.normalize(form, chr(c))}
+              for form, hf in forms.items()}
+    # pairs Python composes and HF's tables do not: their second halves block composition
+    unpaired = []
+    for c in points:
+        parts = unicodedata.decomposition(chr(c)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            pair = chr(int(parts[0], 16)) + chr(int(parts[1], 16))
+            if unicodedata.normalize("NFC", pair) == chr(c) and forms["NFC"].normalize_str(pair) != chr(c):
+                unpaired.append(int(parts[1], 16))
     def moves(text: str) -> bool:
         return nfd.normalize_str(text) != "".join(nfd.normalize_str(ch) for ch in text)
 
@@ -78,15 +88,17 @@ def measure() -> dict:
     return {"DROP": ranges(drop), "SPACE": ranges(space), "PUNCTUATION": ranges(punct), "WHITESPACE": ranges(white),
             "CHINESE": ranges(ideographs), "WORD": ranges(word),
             "COMBINING_MARKS": ranges(marks),
-            "NONSPACING_MARKS": ranges(nonspacing), "LOWERCASE": lowered, "NFD": nfds, "STARTERS": ranges(starters)}
+            "NONSPACING_MARKS": ranges(nonspacing), "LOWERCASE": lowered, "STARTERS": ranges(starters),
+            **{form: table for form, table in mapped.items()}, "UNPAIRED": ranges(sorted(set(unpaired)))}
 
 
 def main() -> None:
     tables = measure()
-    lines = [f'"""HF tokenizers {tokenizers.__version__}\'s view of Unicode for its BERT steps, measured by',
-             "tests/make_bert_tables.py (generated: do not edit). Ranges are inclusive code point pairs;",
-             f"LOWERCASE and NFD map the code points where HF differs from Python {unicodedata.unidata_version}'s",
-             'str.lower and unicodedata.normalize("NFD")."""', ""]
+    lines = [f'"""HF tokenizers {tokenizers.__version__}\'s view of Unicode for its BERT steps and normal forms,',
+             "measured by tests/make_bert_tables.py (generated: do not edit). Ranges are inclusive code point",
+             "pairs; LOWERCASE, NFC, NFD, NFKC and NFKD map the code points where HF differs from Python",
+             f"{unicodedata.unidata_version}'s str.lower and unicodedata.normalize; UNPAIRED are the second halves of",
+             'the pairs Python composes and HF does not."""', ""]
     for name, value in tables.items():
         if isinstance(value, dict):
             body = "".join(f"    {k:#x}: {v!r},\n" for k, v in value.items())

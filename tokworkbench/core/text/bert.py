@@ -21,12 +21,11 @@ JSON (which is also how our WordPiece file keeps it), so what is read is what is
 """
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 
 from tokworkbench.core.files.limits import describe_json, short
-from tokworkbench.core.text import berttables
+from tokworkbench.core.text import berttables, hfnormal
 from tokworkbench.core.text.pretokenize import PreTokenizer
 
 
@@ -42,7 +41,6 @@ _SPACE = re.compile(f"[{_class(berttables.SPACE)}]")
 _CHINESE = re.compile(f"([{_class(berttables.CHINESE)}])")
 _NONSPACING = re.compile(f"[{_class(berttables.NONSPACING_MARKS)}]+")  # what BertNormalizer strips
 _COMBINING = re.compile(f"[{_class(berttables.COMBINING_MARKS)}]+")  # what StripAccents strips (Mn, Mc, Me)
-_NFD_OWN = re.compile("[" + "".join(f"\\U{c:08x}" for c in berttables.NFD) + _class(berttables.STARTERS) + "]")
 _LOWER_OWN = {c: s for c, s in berttables.LOWERCASE.items()}
 WHITESPACE = frozenset(chr(c) for a, b in berttables.WHITESPACE for c in range(a, b + 1))
 _WS = _class(berttables.WHITESPACE)
@@ -54,16 +52,8 @@ WORDS_AND_SYMBOLS = f"[{_WORD}]+|[^{_WORD}{_WS}]+"  # HF's Whitespace: \w+|[^\w\
 
 
 def nfd(text: str) -> str:
-    """HF's NFD: Python's, except for the code points HF's older tables decompose otherwise or
-    take for starters (nothing is reordered across them)."""
-    if not _NFD_OWN.search(text):
-        return unicodedata.normalize("NFD", text)
-    parts, pos = [], 0
-    for m in _NFD_OWN.finditer(text):
-        parts += [unicodedata.normalize("NFD", text[pos:m.start()]), berttables.NFD.get(ord(m.group()), m.group())]
-        pos = m.end()
-    parts.append(unicodedata.normalize("NFD", text[pos:]))
-    return "".join(parts)
+    """HF's NFD (hfnormal.py)."""
+    return hfnormal.normalize("NFD", text)
 
 
 def lowercase(text: str) -> str:

@@ -1,8 +1,10 @@
-"""Normalizers: the first pipeline stage, applied to every document before pre-tokenization."""
+"""Normalizers: the first pipeline stage, applied to every document before pre-tokenization.
 
-import unicodedata
+NFC and NFKC are Hugging Face's (hfnormal.py), so that a model exported with its normalizer
+gives the same ids in `tokenizers`."""
 
 from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.text import hfnormal
 
 NORMALIZERS = ("none", "nfc", "nfkc")
 
@@ -17,4 +19,4 @@ def check_normalizer(name: str) -> str:
 def normalize(text: str, name: str) -> str:
     if name == "none":
         return text
-    return unicodedata.normalize(name.upper(), text)
+    return hfnormal.normalize(name.upper(), text)

@@ -17,12 +17,12 @@ travels with it (our model file keeps it; an HF export writes it back as HF does
 
 import base64
 import json
-import unicodedata
 from dataclasses import dataclass
 
 import regex
 
 from tokworkbench.core.errors import ModelFileError
+from tokworkbench.core.text import hfnormal
 from tokworkbench.core.text.charsmap import CharsMap, read_charsmap
 from tokworkbench.core.text.pretokenize import guarded_sub
 
@@ -202,7 +202,7 @@ def _apply(step: tuple, text: str) -> str:
         return _MARKS.sub("", text)
     if kind == "Lowercase":
         return "".join(c.lower() for c in text)  # HF lowercases char by char (no final-sigma rule)
-    return unicodedata.normalize(kind, text)
+    return hfnormal.normalize(kind, text)
 
 
 HF_STEPS = ("Precompiled", "Replace", "Strip", "StripAccents", "Lowercase", "NFC", "NFD", "NFKC", "NFKD")
