@@ -145,22 +145,22 @@ def fetch(cache: Path, download: bool) -> dict[str, Path]:
     updated = False
     for name in missing:
         version = PACKAGES[name]
-        got = _apt_download(cache, f"{name}={version}")
+        got = apt_download(cache, f"{name}={version}")
         if not got and not updated and os.geteuid() == 0:
             print("make_corpus: apt-get update", file=sys.stderr)
             subprocess.run(["apt-get", "update", "-qq"], check=False)
             updated = True
-            got = _apt_download(cache, f"{name}={version}")
+            got = apt_download(cache, f"{name}={version}")
         if not got:
             print(f"make_corpus: WARNING: {name} {version} cannot be downloaded; taking the current "
                   "version (the corpora will not match the reference checksums)", file=sys.stderr)
-            if not _apt_download(cache, name):
+            if not apt_download(cache, name):
                 raise SystemExit(f"make_corpus: cannot download {name} (run 'apt-get update' as root?)")
         found[name] = sorted(cache.glob(f"{name}_*.deb"), key=lambda p: p.stat().st_mtime)[-1]
     return found
 
 
-def _apt_download(cache: Path, spec: str) -> bool:
+def apt_download(cache: Path, spec: str) -> bool:
     print(f"make_corpus: apt-get download {spec}", file=sys.stderr)
     return subprocess.run(["apt-get", "download", "-q", spec], cwd=cache,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
