@@ -28,33 +28,26 @@ class KernelPairs:
         self.flat = flat
         size = flat.size
         pos = flat.next.dtype
-        tkey, tcount, first, where, used = K.count_pairs(flat.ids, flat.next, flat.weight, size, 12)
-        cap = len(tkey)
         link = np.int32 if 4 * size < 2**31 else np.int64
-        self.tkey, self.tcount = tkey, tcount
-        self.tfirst = first if use_first else np.zeros(1, dtype=np.int64)
-        self.thead = np.full(cap, -1, dtype=link)
-        self.ttail = np.full(cap, -1, dtype=link)
-        self.tlen = np.zeros(cap, dtype=np.int64)
         self.mark = np.zeros(size + 1, dtype=bool)  # all False between steps
-        self.ppos = np.empty(size + size // 4 + 1024, dtype=pos)
+        self.ppos = np.empty(size + size // 4 + 1024, dtype=pos)  # a position per unit to begin with
         self.plink = np.empty(len(self.ppos), dtype=link)
-        self.meta = np.zeros(K.META, dtype=np.int64)
-        m = self.meta
+        self.meta = m = np.zeros(K.META, dtype=np.int64)
         m[K.POOL_FREE] = -1
-        m[K.USED] = used
-        m[K.LIVE] = used
         m[K.USE_FIRST] = use_first
         m[K.SIGN] = sign
         m[K.SIZE] = size
         m[K.KEEP] = keep
         m[K.VOCAB] = vocab
-        K.fill_lists(where, self.ppos, self.plink, self.thead, self.ttail, self.tlen, m)
-        del where
+        table = K.count_pairs(flat.ids, flat.next, flat.weight, self.ppos, self.plink, m, 12)
+        for name, array in zip(_TABLE, table):
+            setattr(self, name, array)
+        if not use_first:
+            self.tfirst = np.zeros(1, dtype=np.int64)  # kept only for the `first` rule
         self.order = np.zeros(_pow2(vocab + 4096), dtype=np.int64)
         if order is not None:
             self.order[: len(order)] = order
-        heap = _pow2(max(used, keep) + 1024)
+        heap = _pow2(min(int(m[K.LIVE]), 4 * keep) + 1024)
         self.hc, self.hk, self.hp = (np.empty(heap, dtype=np.int64) for _ in range(3))
         self.app_pos = np.empty(size // 4 + 1024, dtype=pos)
         self.app_start = np.zeros(_pow2(vocab + 4096), dtype=np.int64)
@@ -132,12 +125,11 @@ class KernelPairs:
         keys = np.empty(k, dtype=np.int64)
         counts = np.empty(k, dtype=np.int64)
         while True:
-            self._need(K.NEED_HEAP, int(self.meta[K.LIVE]) + k + 16)
-            self._grow()
             n = K.top(self.tkey, self.tcount, self.tfirst, self.order, self.hc, self.hk, self.hp, self.meta,
                       k, keys, counts)
             if n != K.NEED:
                 return keys[:n].tolist(), counts[:n].tolist()
+            self._grow()
 
     def positions(self, step: int) -> np.ndarray:
         """Where merge `step` (0-based) put its new token: its undo record."""
@@ -176,9 +168,6 @@ class KernelPairs:
                             everything):
             self._grow()
 
-    def _need(self, slot: int, n: int) -> None:
-        self.meta[slot] = max(int(self.meta[slot]), n)
-
     def _grow(self) -> None:
         """Grow what the kernel asked for (at least double, so growing is rare)."""
         m = self.meta
@@ -188,7 +177,7 @@ class KernelPairs:
             self.ppos, self.plink = _grown(self.ppos, cap, m[K.POOL_TOP]), _grown(self.plink, cap, m[K.POOL_TOP])
         need = int(m[K.NEED_TABLE])
         if need:
-            bits = _pow2(int(need / 0.3) + 1).bit_length() - 1
+            bits = _pow2(2 * need).bit_length() - 1  # half full at most: rehashed again after 0.1 more
             *table, used = K.rehash(self.tkey, self.tcount, self.tfirst, self.thead, self.ttail, self.tlen, bits)
             for name, array in zip(_TABLE, table):
                 setattr(self, name, array)

@@ -267,14 +267,16 @@ def _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta):
 
 # -- building ----------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def count_pairs(ids, nxt, weight, size, bits):
-    """Every adjacent pair's slot in a table of 2**bits (grown as it fills): keys, counts and
-    leftmost positions, and each position's slot in order (-1 where no pair starts)."""
+def count_pairs(ids, nxt, weight, ppos, plink, meta, bits):
+    """Every adjacent pair in a table of 2**bits slots (grown as it fills): its key, count,
+    leftmost position and its positions, ascending, as a list in the pool."""
+    size = meta[SIZE]
     tkey = np.full(1 << bits, -1, dtype=np.int64)
     tcount = np.zeros(1 << bits, dtype=np.int64)
-    first = np.zeros(1 << bits, dtype=np.int64)
-    used = 0
-    where = np.full(size, -1, dtype=np.int64)
+    tfirst = np.zeros(1 << bits, dtype=np.int64)
+    thead = np.full(1 << bits, -1, dtype=plink.dtype)
+    ttail = np.full(1 << bits, -1, dtype=plink.dtype)
+    tlen = np.zeros(1 << bits, dtype=np.int32)
     for p in range(size):
         q = nxt[p]
         if q == size or ids[p] < 0:
@@ -282,42 +284,17 @@ def count_pairs(ids, nxt, weight, size, bits):
         key = (np.int64(ids[p]) << 32) | ids[q]
         s = _slot(tkey, key)
         if tkey[s] == -1:
-            if used + 1 > _MAX_LOAD * len(tkey):
+            if meta[USED] + 1 > _MAX_LOAD * len(tkey):
                 bits += 1
-                tkey, tcount, first, moved = _rehashed3(tkey, tcount, first, bits)
-                for i in range(p):
-                    if where[i] >= 0:
-                        where[i] = moved[where[i]]
+                tkey, tcount, tfirst, thead, ttail, tlen, _ = rehash(tkey, tcount, tfirst, thead, ttail, tlen, bits)
                 s = _slot(tkey, key)
             tkey[s] = key
-            first[s] = p
-            used += 1
+            tfirst[s] = p
+            meta[USED] += 1
+            meta[LIVE] += 1
         tcount[s] += weight[p]
-        where[p] = s
-    return tkey, tcount, first, where, used
-
-
-@numba.njit(cache=True, nogil=True)
-def _rehashed3(tkey, tcount, first, bits):
-    nkey = np.full(1 << bits, -1, dtype=np.int64)
-    ncount = np.zeros(1 << bits, dtype=np.int64)
-    nfirst = np.zeros(1 << bits, dtype=np.int64)
-    moved = np.full(len(tkey), -1, dtype=np.int64)
-    for s in range(len(tkey)):
-        if tkey[s] != -1:
-            t = _slot(nkey, tkey[s])
-            nkey[t], ncount[t], nfirst[t] = tkey[s], tcount[s], first[s]
-            moved[s] = t
-    return nkey, ncount, nfirst, moved
-
-
-@numba.njit(cache=True, nogil=True)
-def fill_lists(where, ppos, plink, thead, ttail, tlen, meta):
-    """Each pair's positions in ascending order, from `count_pairs`' slots."""
-    for p in range(len(where)):
-        s = where[p]
-        if s >= 0:
-            _append(ppos, plink, thead, ttail, tlen, meta, s, p)
+        _append(ppos, plink, thead, ttail, tlen, meta, s, p)
+    return tkey, tcount, tfirst, thead, ttail, tlen
 
 
 @numba.njit(cache=True, nogil=True)
@@ -326,7 +303,7 @@ def rehash(tkey, tcount, tfirst, thead, ttail, tlen, bits):
     m = 1 << bits
     nkey = np.full(m, -1, dtype=np.int64)
     ncount = np.zeros(m, dtype=np.int64)
-    nfirst = np.zeros(m if len(tfirst) > 1 else 1, dtype=np.int64)
+    nfirst = np.zeros(m if len(tfirst) > 1 else 1, dtype=tfirst.dtype)
     nhead = np.full(m, -1, dtype=thead.dtype)
     ntail = np.full(m, -1, dtype=ttail.dtype)
     nlen = np.zeros(m, dtype=tlen.dtype)
@@ -352,8 +329,8 @@ def _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
     if meta[USED] + 2 * n + 2 > _MAX_LOAD * len(tkey):
         meta[NEED_TABLE] = meta[LIVE] + 2 * n + 2
         ok = False
-    if max(meta[HSIZE], meta[LIVE]) + 2 * n + 2 > len(hc):
-        meta[NEED_HEAP] = max(meta[HSIZE], meta[LIVE]) + 2 * n + 2
+    if meta[HSIZE] + 2 * n + 2 > len(hc):  # (a rebuild that does not fit asks for itself)
+        meta[NEED_HEAP] = meta[HSIZE] + 2 * n + 2
         ok = False
     if meta[APP_TOP] + n > len(app_pos) or meta[MERGES] + 2 > len(app_start) or meta[VOCAB] + 1 > len(order):
         meta[NEED_APP] = meta[APP_TOP] + n
