@@ -30,7 +30,7 @@ META = 19
 
 OK, NEED, NONE = 0, -2, -1
 _MULT = np.uint64(0x9E3779B97F4A7C15)
-_MAX_LOAD = 0.6  # a table fuller than this is rehashed
+MAX_LOAD = 0.6  # a table fuller than this is rehashed
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -284,7 +284,7 @@ def count_pairs(ids, nxt, weight, ppos, plink, meta, bits):
         key = (np.int64(ids[p]) << 32) | ids[q]
         s = _slot(tkey, key)
         if tkey[s] == -1:
-            if meta[USED] + 1 > _MAX_LOAD * len(tkey):
+            if meta[USED] + 1 > MAX_LOAD * len(tkey):
                 bits += 1
                 tkey, tcount, tfirst, thead, ttail, tlen, _ = rehash(tkey, tcount, tfirst, thead, ttail, tlen, bits)
                 s = _slot(tkey, key)
@@ -326,7 +326,7 @@ def _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
     if meta[POOL_TOP] + 3 * n + 1 > len(ppos):
         meta[NEED_POOL] = meta[POOL_TOP] + 3 * n + 1
         ok = False
-    if meta[USED] + 2 * n + 2 > _MAX_LOAD * len(tkey):
+    if meta[USED] + 2 * n + 2 > MAX_LOAD * len(tkey):
         meta[NEED_TABLE] = meta[LIVE] + 2 * n + 2
         ok = False
     if meta[HSIZE] + 2 * n + 2 > len(hc):  # (a rebuild that does not fit asks for itself)
