@@ -67,8 +67,10 @@ class KernelPairs:
         return state
 
     def take_state(self, state: dict) -> None:
-        """Take `moving_state()`; the cut arrays grow again on the first step that needs room."""
-        vars(self).update(state)
+        """Take `moving_state()`; the cut arrays grow again on the first step that needs room.
+        A small array that travelled inside the pickle may land unaligned or read-only, which
+        numba compiles for anew (a second on the first look at the pairs): those are copied."""
+        vars(self).update((name, np.require(array, requirements=("C", "A", "W"))) for name, array in state.items())
 
     def own_arrays(self) -> None:
         for name in MOVING:
