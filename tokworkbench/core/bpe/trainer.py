@@ -8,6 +8,10 @@ live only while it still matches the pair's current (count, tie key). A gain pus
 entry; a loss pushes nothing (the old entry now ranks the pair too high, which is safe), and a
 stale entry that reaches the top is pushed again as the pair stands. Most pairs lose many times
 and never reach the top, so this keeps the heap small.
+
+Where numba runs and the tie key is a number, the same algorithm runs compiled over arrays
+(`kernelpairs.KernelPairs`, bpe/mergekernel.py): the dicts and the heap below are then not made,
+and the per-merge Python bookkeeping (0.4 ms a merge on multi-10M) goes.
 """
 
 import heapq
