@@ -11,7 +11,9 @@ each the way its users run it, side by side: wall time and peak memory of each w
 
 Each run is a fresh process, timed from start to exit: imports, reading, training and writing the
 model, which is what a user waits for. Rounds alternate the trainers (ours, HF, rustbpe, ours, ...)
-so a machine that slows down slows all of them; the table shows medians. Peak memory is the
+so a machine that slows down slows all of them; the table shows medians. Each round first waits
+for the 1-minute load average to fall to `--max-load` (0.5); a round that started above it is
+printed but gives no ratio. Peak memory is the
 process's peak RSS (`ru_maxrss` from wait4) or, while it has forked workers of its own (ours
 pre-tokenizes in two), the largest total PSS of its process tree sampled every 100 ms, whichever
 is higher. All use the same pattern (HF gets the Oniguruma-safe form) and both cores.
@@ -295,10 +297,21 @@ def load() -> str:
         return " ".join(f.read().split()[:3])
 
 
+def wait_for_quiet(limit: float, patience: float) -> float:
+    """Wait until the 1-minute load average is at most `limit` (or `patience` seconds have
+    passed); the load then. A round that starts above the limit gets no ratio: the
+    multi-threaded peers lose more to a busy machine than our forked workers do, which once
+    made ours look 1.6x faster than it was."""
+    deadline = time.monotonic() + patience
+    while os.getloadavg()[0] > limit and time.monotonic() < deadline:
+        time.sleep(5)
+    return os.getloadavg()[0]
+
+
 def median_of(runs: list[dict]) -> dict:
-    ok = [r for r in runs if "error" not in r]
+    ok = [r for r in runs if "error" not in r and r.get("quiet", True)]
     if not ok:
-        return runs[0]
+        return next((r for r in runs if "error" in r), {"error": "no round started at a quiet load"})
     return {"seconds": statistics.median(r["seconds"] for r in ok), "peak": statistics.median(r["peak"] for r in ok),
             "all": [r["seconds"] for r in ok], "merges": ok[-1].get("merges")}
 
@@ -314,6 +327,8 @@ def main():
     ap.add_argument("--phases", action="store_true")
     ap.add_argument("--whole-docs", action="store_true")
     ap.add_argument("--only", help="comma-separated subset of ours,hf,rustbpe")
+    ap.add_argument("--max-load", type=float, default=0.5, help="a round waits for this 1-minute load average")
+    ap.add_argument("--patience", type=float, default=1800, help="seconds a round waits for it, at most")
     ap.add_argument("--child", choices=("hf", "hf-docs", "rustbpe", "phases", "ours-lines"))
     ap.add_argument("--pattern")
     ap.add_argument("--out")
@@ -342,11 +357,24 @@ def main():
         if args.whole_docs:
             trainers["HF whole docs (extra)"] = lambda: run.hf(whole_docs=True)
         runs: dict[str, list[dict]] = {name: [] for name in trainers}
-        for _ in range(args.rounds):
+        for n in range(args.rounds):
+            before = wait_for_quiet(args.max_load, args.patience)
+            quiet = before <= args.max_load
             for name, go in trainers.items():
-                runs[name].append(go())
+                r = go()
+                r["quiet"] = quiet
+                runs[name].append(r)
+            row = " · ".join(f"{name} {r['seconds']:.2f}s {r['peak'] / 2**20:.0f} MB" if "error" not in r else
+                             f"{name} failed" for name, r in ((k, v[-1]) for k, v in runs.items()))
+            print(f"round {n + 1}: load before {before:.2f}, after {load()}"
+                  + ("" if quiet else f" (above {args.max_load}: no ratio from this round)") + f": {row}", flush=True)
         results = {name: median_of(rs) for name, rs in runs.items()}
         ours = next(iter(results.values()))
+        counted = sum(r["quiet"] for r in next(iter(runs.values())))
+        if not counted:
+            print(f"no ratios: every round started above load {args.max_load} (wait for a quiet machine and retry)")
+            return
+        print(f"medians of the {counted} round(s) that started at load <= {args.max_load}:")
         print(f"{'trainer':28} {'time':>9} {'peak mem':>10} {'ours/them time':>15} {'ours/them mem':>14}   runs")
         for name, r in results.items():
             if "error" in r:

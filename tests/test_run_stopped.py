@@ -2,10 +2,11 @@
 at once, and that view is exactly the session's once the state is back."""
 
 import threading
+import time
 
 import pytest
 
-from tokworkbench.core import sample_paths
+from tokworkbench.core import Trainer, sample_paths
 from tokworkbench.core.session.childrun import run_in_child
 from tokworkbench.core.session.session import FinishReason, Session
 from tokworkbench.core.session.settings import Settings
@@ -45,6 +46,10 @@ async def test_the_app_shows_the_stop_then_wakes_the_keys(monkeypatch):
         seen.append((self.run_stopped, self.running, message.snapshot.steps, self.snapshot.steps))
 
     monkeypatch.setattr(MainScreen, "on_train_stopped", spy)
+    # the compiled merge loop makes every merge of the samples (13k) before an escape lands:
+    # slowed down, the run is still going when the key comes, as it is on a real corpus
+    step = Trainer.step
+    monkeypatch.setattr(Trainer, "step", lambda self: (time.sleep(0.0005), step(self))[1])
     app = WorkbenchApp(None, Settings(target=60_000))
     async with app.run_test(size=(120, 40)) as pilot:
         main = app.main

@@ -11,6 +11,15 @@ from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import trainer as trainer_module
 
 
+@pytest.fixture(autouse=True, scope="module")
+def numpy_path():
+    """These tests are about the numpy/Python path's own machinery (the compiled loop has
+    its own tests, test_merge_kernel.py)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TOKWORKBENCH_NO_JIT", "1")
+        yield
+
+
 @pytest.mark.parametrize("tie", ["first", "lexmin", "hf"])
 def test_distinct_pairs_rebuild_the_heap_a_bounded_number_of_times(tie, monkeypatch):
     rng = random.Random(5)

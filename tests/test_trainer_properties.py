@@ -20,7 +20,7 @@ def _state(t: Trainer):
         list(t.history),
         list(t.vocab),
         t.total_tokens,
-        dict(t._counts),
+        t.pair_counts(),
         [t.chunk_tokens(c) for c in range(len(t.chunk_strings))],
         # the flat store itself, links included (the sentinel's `prev` takes junk by design)
         t._flat.ids.tolist(), t._flat.next.tolist(), t._flat.prev[:-1].tolist(),
@@ -112,12 +112,13 @@ def _check_invariants(t: Trainer):
             counts[p] = counts.get(p, 0) + weight
             where.setdefault(p, set()).add(at[i])
             first.setdefault(p, at[i])  # positions grow with (chunk, offset)
-    assert t._counts == counts
+    assert t.pair_counts() == counts
     # the index may keep positions a pair has left, never miss one where it stands
-    assert set(flat.index) == set(where)
-    assert all(where[p] <= set(np.asarray(flat.index[p]).tolist()) for p in where)
+    index, firsts = t.pair_tables()
+    assert set(index) == set(where)
+    assert all(where[p] <= set(index[p]) for p in where)
     if t.config.tie_break == "first":
-        assert t._first == first
+        assert firsts == first
     assert t.total_tokens == total
 
 

@@ -8,6 +8,10 @@ live only while it still matches the pair's current (count, tie key). A gain pus
 entry; a loss pushes nothing (the old entry now ranks the pair too high, which is safe), and a
 stale entry that reaches the top is pushed again as the pair stands. Most pairs lose many times
 and never reach the top, so this keeps the heap small.
+
+Where numba runs and the tie key is a number, the same algorithm runs compiled over arrays
+(`kernelpairs.KernelPairs`, bpe/mergekernel.py): the dicts and the heap below are then not made,
+and the per-merge Python bookkeeping (0.4 ms a merge on multi-10M) goes.
 """
 
 import heapq
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tokworkbench.core import jit
 from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
 from tokworkbench.core.bpe.gcpause import collector_paused
 from tokworkbench.core.bpe.model import Tokenizer
@@ -37,6 +42,7 @@ Pair = tuple[int, int]
 # a packed heap entry: (2**64 - count) << 128 | (tie key + 2**63) << 64 | pair key
 _CAP, _OFF, _MASK, _LOW = 1 << 64, 1 << 63, (1 << 64) - 1, 0xFFFFFFFF
 HEAP_KEEP = 4096  # pairs a rebuilt heap ranks at least; the rest wait below its floor (see _rebuild_heap)
+BATCH = 1024  # merges the compiled loop makes per call at most, in a run
 
 
 @dataclass(frozen=True)
@@ -115,19 +121,29 @@ class Trainer:
         self.total_tokens = self.initial_tokens
         self._use_first = config.tie_break == "first"
         self._flat = FlatChunks(units, lengths, table.counts)
+        # for rules that compare ids, a sort key per id (kept as long as the vocabulary)
+        self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
+        self._static = None if self._use_first or self._order is not None else string_key(config.tie_break, self.vocab)
+        self._replay: list[Pair] = []
+        # The compiled merge loop (bpe/mergekernel.py) holds the pair state as arrays where numba
+        # runs and the tie key is a number; otherwise the numpy/Python path below holds it.
+        self._kernel = None
+        if self._static is None and jit.available():
+            from tokworkbench.core.bpe.kernelpairs import KernelPairs
+
+            sign = next_order(config.tie_break, 1)
+            self._kernel = KernelPairs(self._flat, self._order, self._use_first, sign, HEAP_KEEP, self.base_size)
+            self._order = None  # the kernel keeps its own
+            return
         pairs = self._flat.initial_pairs()
         # pairs are keyed by `pair_keys(a, b)` inside; the public API speaks (a, b)
         self._counts: dict[int, int] = dict(zip(pairs.keys, pairs.counts))
         # for `first`: a pair's leftmost position (positions order as (chunk, offset) do)
         self._first: dict[int, int] = dict(zip(pairs.keys, pairs.leftmost)) if self._use_first else {}
-        # for rules that compare ids, a sort key per id (kept as long as the vocabulary)
-        self._order: list[int] | None = order_table(config.tie_break, config.units, self.base_size)
-        self._static = None if self._use_first or self._order is not None else string_key(config.tie_break, self.vocab)
         self._heap: list = []
         self._rebuilt = 0  # the heap's size when it was last rebuilt
         self._floor = 0  # pairs counted below this may have no heap entry
         self._rebuild_heap()
-        self._replay: list[Pair] = []
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -170,6 +186,9 @@ class Trainer:
 
     def top_pairs(self, k: int) -> list[PairRow]:
         """The k best pairs in selection order; the first is the one `step` merges next."""
+        if self._kernel is not None:
+            keys, counts = self._kernel.top(k)
+            return [self._row(key_pair(p), n) for p, n in zip(keys, counts)]
         rows: list[PairRow] = []
         keep = []
         seen = set()
@@ -205,7 +224,23 @@ class Trainer:
         pairs there are (or match) in all."""
         if query:
             return self.find_pairs(query, k)
-        return self.top_pairs(k), len(self._counts)
+        return self.top_pairs(k), self.pair_total()
+
+    def pair_total(self) -> int:
+        """How many distinct pairs the chunks hold now."""
+        return len(self._kernel) if self._kernel is not None else len(self._counts)
+
+    def pair_counts(self) -> dict[int, int]:
+        """Every pair's count, keyed by `pair_keys(a, b)`."""
+        return self._kernel.counts() if self._kernel is not None else dict(self._counts)
+
+    def pair_tables(self) -> tuple[dict, dict]:
+        """The pair -> positions index (a superset of where each pair stands) and, for the
+        `first` rule, each pair's leftmost position, as dicts on either path: for checking
+        them against a recount."""
+        if self._kernel is not None:
+            return self._kernel.index(), self._kernel.firsts() if self._use_first else {}
+        return ({p: np.asarray(at).tolist() for p, at in self._flat.index.items()}, dict(self._first))
 
     def find_pairs(self, query: str, k: int) -> tuple[list[PairRow], int]:
         """Search the whole pair table, not just its top: a pair matches when its merged token
@@ -214,7 +249,12 @@ class Trainer:
         needles = query_needles(query)
         vocab, to_bytes = self.vocab, Units.to_bytes
         found = []
-        for p, n in self._counts.items():
+        if self._kernel is not None:
+            keys, counts = self._kernel.pairs()
+            items = zip(keys.tolist(), counts.tolist())
+        else:
+            items = self._counts.items()
+        for p, n in items:
             merged = to_bytes(vocab[p >> 32]) + to_bytes(vocab[p & 0xFFFFFFFF])
             if any(needle in merged for needle in needles):
                 found.append((p, n))
@@ -308,10 +348,16 @@ class Trainer:
         """The pair `step` will merge: the next replayed merge, else the best by count."""
         if self.replaying:
             return self._replay[len(self.merges)]
+        if self._kernel is not None:
+            p = self._kernel.best()
+            return None if p < 0 else key_pair(p)
         return self._best()
 
     def step(self) -> MergeRecord | None:
         """Merge the best pair (or the next replayed one); None when no pair is left."""
+        if self._kernel is not None:
+            made = self._kernel_steps(1)
+            return made[0] if made else None
         best = self.next_step()
         if best is None:
             return None
@@ -340,6 +386,12 @@ class Trainer:
         if not self.history:
             return None
         record = self.history.pop()
+        if self._kernel is not None:
+            a, b = self.merges.pop()
+            self._kernel.undo(a, b, record.count, len(self.vocab[a]))
+            self._count_length(len(self.vocab.pop()), -1)
+            self.total_tokens += record.replacements
+            return record
         positions = self._applied.pop()
         a, b = self.merges.pop()
         key = pair_keys(a, b)
@@ -362,7 +414,11 @@ class Trainer:
 
     def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[MergeRecord]:
         """Steps until the vocabulary (or merge count) target; stop by not asking for the next."""
-        for _ in range(steps_to_make(self, vocab_size, merges, "merges")):
+        todo = steps_to_make(self, vocab_size, merges, "merges")
+        if self._kernel is not None:
+            yield from self._kernel_run(todo)
+            return
+        for _ in range(todo):
             record = self.step()
             if record is None:
                 return
@@ -382,9 +438,13 @@ class Trainer:
         receiver taking the parts one by one rebuilds while the sender pickles the rest
         (core/transfer.py)."""
         state = {"_flat": self._flat.moving_state()}
-        state.update((name, value) for name, value in vars(self).items() if name not in self._FIXED and name != "_flat")
-        state["_applied"] = Rebuild(_split, *_join(self._applied))
+        state.update((name, value) for name, value in vars(self).items()
+                     if name not in self._FIXED and name not in ("_flat", "_kernel"))
         state["history"] = Rebuild(_records, _history_array(self.history))
+        if self._kernel is not None:  # arrays only: they land in shared memory and are used there
+            state["_kernel"] = self._kernel.moving_state()
+            return state
+        state["_applied"] = Rebuild(_split, *_join(self._applied))
         for name in ("_counts", "_first", "_heap"):  # the long ones: unpickled a piece at a time
             state[name] = in_pieces(state[name])
         return state
@@ -392,6 +452,8 @@ class Trainer:
     def state_nbytes(self) -> int:
         """About how many bytes of arrays `training_state()` holds now (it grows as training
         goes on): what a transfer reserves shared memory for."""
+        if self._kernel is not None:
+            return self._flat.nbytes + self._kernel.nbytes + 56 * len(self.history)
         return self._flat.nbytes + sum(a.nbytes for a in self._applied) + 56 * len(self.history)
 
     def own_arrays(self) -> None:
@@ -399,15 +461,62 @@ class Trainer:
         transfer they are views of shared memory (core/transfer.py), which a forked child
         must not write to while its parent holds them."""
         self._flat.own_arrays()
+        if self._kernel is not None:
+            self._kernel.own_arrays()
 
     def restore_state(self, state: dict) -> None:
         state = {name: built(value) for name, value in state.items()}
         self._flat.take_state(state.pop("_flat"))
+        if self._kernel is not None:
+            self._kernel.take_state(state.pop("_kernel"))
         vars(self).update(state)
         if self._static is not None:  # it reads the vocabulary list, which was just replaced
             self._static = string_key(self.config.tie_break, self.vocab)
 
     # -- internals -------------------------------------------------------------------------
+    def _kernel_steps(self, k: int) -> list[MergeRecord]:
+        """Up to k merges in the compiled loop (replayed pairs first), recorded as `step` does."""
+        start = len(self.merges)
+        forced = [pair_keys(a, b) for a, b in self._replay[start : start + k]]
+        rows = self._kernel.run(k, forced)
+        vocab, merges, history, length = self.vocab, self.merges, self.history, self._count_length
+        new, made, total = object.__new__, [], self.total_tokens
+        for a, b, z, count, reps in rows.tolist():
+            token = vocab[a] + vocab[b]
+            vocab.append(token)
+            length(len(token), 1)
+            merges.append((a, b))
+            total -= reps
+            record = new(MergeRecord)  # as `_records` makes them: half the cost of __init__
+            record.__dict__.update(step=len(history) + 1, pair=(a, b), new_id=z, count=count, replacements=reps,
+                                   length=total)
+            history.append(record)
+            made.append(record)
+        self.total_tokens = total
+        return made
+
+    def _kernel_run(self, todo: int) -> Iterator[MergeRecord]:
+        """`run` in batches that double up to BATCH while the caller keeps asking. Merges made
+        ahead of a caller who stops asking are undone, so a run still stops where its caller
+        stopped."""
+        batch = 1
+        ahead: list[MergeRecord] = []
+        try:
+            while todo > 0:
+                asked = min(batch, todo)
+                ahead = self._kernel_steps(asked)
+                todo -= len(ahead)
+                short = len(ahead) < asked
+                ahead.reverse()
+                while ahead:
+                    yield ahead.pop()
+                if short:
+                    return
+                batch = min(2 * batch, BATCH)
+        finally:
+            for _ in ahead:
+                self.undo()
+
     def _gain(self, grouped: Grouped):
         """Pairs that gained occurrences (those a step created, or those an undo restores)."""
         counts, first, push = self._counts, self._first, self._push
@@ -482,6 +591,8 @@ class Trainer:
     def _key(self, p: int):
         """Smaller wins among equal counts. Id rules fold both ids' sort keys into one integer
         (the right one is within +-2**31, so the order is lexicographic)."""
+        if self._kernel is not None:
+            return self._kernel.tie_key(p)
         order = self._order
         if order is not None:
             return (order[p >> 32] << 32) + order[p & 0xFFFFFFFF]

@@ -5,8 +5,9 @@ target or a cancel, sends progress a few times a second, and at the end its trai
 the caller's thread relays progress and finally puts that state into its own learner. The state
 travels a part at a time, its arrays through shared memory (core/transfer.py): the caller
 rebuilds each part while the child packs the next, and holds the GIL for one piece at a time.
-What a cancel still costs is rebuilding the pair tables as Python objects on both sides (about
-0.4 s of CPU each on multi-10M at 5k merges on a busy machine), not moving bytes.
+On the compiled path (bpe/mergekernel.py) the pair tables are arrays too and are used where
+they land (5 ms to restore multi-10M at 5k merges); on the numpy path a cancel still costs
+rebuilding them as Python objects on both sides (about 0.4 s of CPU each on a busy machine).
 
 Fork is used only where it is the platform's own default (Linux). Forking a process that runs
 threads is safe here because the child touches nothing but the learner and its pipe: it takes

@@ -1,0 +1,639 @@
+"""The BPE merge loop compiled (numba): pair counts, the pair -> positions index and the lazy
+heap as flat arrays, many merges per call.
+
+The interpreter was the floor of the merge loop (issue 26): about 0.4 ms of dict and list
+bookkeeping per merge, where the cells a merge rewrites take microseconds. Here the same
+algorithm as `trainer.py` and `flatchunks.py` (read the occurrences, write the cells, count
+what was lost and gained, a heap with lazy invalidation above a floor) runs over arrays:
+
+- the pair table is open addressing with linear probing: key (left << 32 | right), count,
+  first position (the `first` tie-break) and the head, tail and length of its position list.
+  A pair whose count falls to 0 keeps its slot (dead) until the table is rehashed.
+- positions live in a pool of linked nodes (position, next node), freed nodes on a free list;
+  a list may hold positions where its pair no longer stands, never miss one where it does.
+- the heap holds (count, tie key, pair) entries, smallest first by (-count, key, pair).
+
+Scalars live in `meta` (indices below), which the kernels update in place. A kernel never
+grows an array: when a step could overflow one, it stops before changing anything and writes
+the sizes it needs into `meta`; the caller (`kernelpairs.py`) grows them and calls again.
+"""
+
+import numba
+import numpy as np
+
+# meta indices
+HSIZE, LIVE, USED, POOL_TOP, POOL_FREE, FLOOR, REBUILT, APP_TOP = 0, 1, 2, 3, 4, 5, 6, 7
+USE_FIRST, SIGN, SIZE, KEEP, VOCAB, MERGES = 8, 9, 10, 11, 12, 13
+NEED_POOL, NEED_TABLE, NEED_HEAP, NEED_APP = 14, 15, 16, 17
+REBUILDS = 18  # how many times the heap was rebuilt (the tests bound it)
+META = 19
+
+OK, NEED, NONE = 0, -2, -1
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+MAX_LOAD = 0.6  # a table fuller than this is rehashed
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _home(key, mask):
+    x = np.uint64(key) * _MULT
+    return np.int64((x ^ (x >> np.uint64(29))) & np.uint64(mask))
+
+
+@numba.njit(cache=True, nogil=True)
+def _slot(tkey, key):
+    """The slot holding `key`, or the empty slot where it would go."""
+    mask = len(tkey) - 1
+    h = _home(key, mask)
+    while True:
+        k = tkey[h]
+        if k == key or k == -1:
+            return h
+        h = (h + 1) & mask
+
+
+@numba.njit(cache=True, nogil=True)
+def find(tkey, key):
+    s = _slot(tkey, key)
+    return s if tkey[s] == key else -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _take(tkey, meta, key):
+    s = _slot(tkey, key)
+    if tkey[s] == -1:
+        tkey[s] = key
+        meta[USED] += 1
+    return s
+
+
+# -- position lists -------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _append(ppos, plink, thead, ttail, tlen, meta, s, pos):
+    node = meta[POOL_FREE]
+    if node >= 0:
+        meta[POOL_FREE] = plink[node]
+    else:
+        node = meta[POOL_TOP]
+        meta[POOL_TOP] = node + 1
+    ppos[node] = pos
+    plink[node] = -1
+    if thead[s] < 0:
+        thead[s] = node
+    else:
+        plink[ttail[s]] = node
+    ttail[s] = node
+    tlen[s] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _free_list(plink, thead, ttail, tlen, meta, s):
+    if thead[s] >= 0:
+        plink[ttail[s]] = meta[POOL_FREE]
+        meta[POOL_FREE] = thead[s]
+    thead[s] = -1
+    ttail[s] = -1
+    tlen[s] = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _positions(ppos, plink, thead, tlen, s):
+    out = np.empty(tlen[s], dtype=np.int64)
+    node = thead[s]
+    i = 0
+    while node >= 0:
+        out[i] = ppos[node]
+        node = plink[node]
+        i += 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _leftmost(ids, nxt, ppos, plink, thead, ttail, tlen, meta, tkey, s):
+    """The smallest position where the pair of slot s stands; the list keeps only those."""
+    a, b = tkey[s] >> 32, tkey[s] & 0xFFFFFFFF
+    node = thead[s]
+    best = -1
+    head, tail, n = -1, -1, 0
+    while node >= 0:
+        following = plink[node]
+        p = ppos[node]
+        if ids[p] == a and ids[nxt[p]] == b:
+            if best < 0 or p < best:
+                best = p
+            if head < 0:
+                head = node
+            else:
+                plink[tail] = node
+            tail = node
+            n += 1
+        else:
+            plink[node] = meta[POOL_FREE]
+            meta[POOL_FREE] = node
+        node = following
+    if tail >= 0:
+        plink[tail] = -1
+    thead[s], ttail[s], tlen[s] = head, tail, n
+    return best
+
+
+# -- the heap ---------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True, inline="always")
+def _before(hc, hk, hp, i, j):
+    if hc[i] != hc[j]:
+        return hc[i] > hc[j]
+    if hk[i] != hk[j]:
+        return hk[i] < hk[j]
+    return hp[i] < hp[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _swap(hc, hk, hp, i, j):
+    hc[i], hc[j] = hc[j], hc[i]
+    hk[i], hk[j] = hk[j], hk[i]
+    hp[i], hp[j] = hp[j], hp[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _sift_down(hc, hk, hp, n, i):
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            return
+        if child + 1 < n and _before(hc, hk, hp, child + 1, child):
+            child += 1
+        if not _before(hc, hk, hp, child, i):
+            return
+        _swap(hc, hk, hp, i, child)
+        i = child
+
+
+@numba.njit(cache=True, nogil=True)
+def _push(hc, hk, hp, meta, c, k, p):
+    i = meta[HSIZE]
+    meta[HSIZE] = i + 1
+    hc[i], hk[i], hp[i] = c, k, p
+    while i > 0:
+        parent = (i - 1) // 2
+        if not _before(hc, hk, hp, i, parent):
+            return
+        _swap(hc, hk, hp, i, parent)
+        i = parent
+
+
+@numba.njit(cache=True, nogil=True)
+def _pop(hc, hk, hp, meta):
+    n = meta[HSIZE] - 1
+    meta[HSIZE] = n
+    if n > 0:
+        hc[0], hk[0], hp[0] = hc[n], hk[n], hp[n]
+        _sift_down(hc, hk, hp, n, 0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _key(order, tfirst, meta, s, pair):
+    if meta[USE_FIRST]:
+        return tfirst[s]
+    return (order[pair >> 32] << 32) + order[pair & 0xFFFFFFFF]
+
+
+@numba.njit(cache=True, nogil=True)
+def rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, everything):
+    """Rank the pairs counted at least the KEEP-th highest count (every pair if `everything`).
+    False, and nothing changed, when the heap cannot hold them."""
+    live = meta[LIVE]
+    floor = 1
+    if live > meta[KEEP] and not everything:
+        values = np.empty(live, dtype=np.int64)
+        j = 0
+        for s in range(len(tkey)):
+            if tcount[s] > 0:
+                values[j] = tcount[s]
+                j += 1
+        floor = np.partition(values, live - meta[KEEP])[live - meta[KEEP]]
+    n = 0
+    for s in range(len(tkey)):
+        if tcount[s] >= floor:
+            n += 1
+    if n > len(hc):
+        meta[NEED_HEAP] = n
+        return False
+    n = 0
+    for s in range(len(tkey)):
+        c = tcount[s]
+        if c >= floor:
+            hc[n], hk[n], hp[n] = c, _key(order, tfirst, meta, s, tkey[s]), tkey[s]
+            n += 1
+    for i in range(n // 2 - 1, -1, -1):
+        _sift_down(hc, hk, hp, n, i)
+    meta[HSIZE] = n
+    meta[REBUILT] = n
+    meta[REBUILDS] += 1
+    meta[FLOOR] = 0 if floor == 1 else floor
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def best(tkey, tcount, tfirst, order, hc, hk, hp, meta, lower):
+    """The best pair's key; NONE when no pair is left (`lower=False`: also when only pairs below
+    the floor are left); NEED when the heap must grow first."""
+    while True:
+        while meta[HSIZE] > 0:
+            pair = hp[0]
+            s = find(tkey, pair)
+            n = tcount[s] if s >= 0 else 0
+            if n == 0:
+                _pop(hc, hk, hp, meta)
+                continue
+            k = _key(order, tfirst, meta, s, pair)
+            if n == hc[0] and k == hk[0]:
+                return pair
+            if n < meta[FLOOR]:
+                _pop(hc, hk, hp, meta)
+            else:
+                hc[0], hk[0] = n, k
+                _sift_down(hc, hk, hp, meta[HSIZE], 0)
+        if meta[FLOOR] == 0 or meta[LIVE] == 0 or not lower:
+            return NONE
+        if not rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, False):
+            return NEED
+
+
+@numba.njit(cache=True, nogil=True)
+def _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta):
+    bound = max(min(3 * meta[LIVE] + 4096, 8 * meta[KEEP]), 2 * meta[REBUILT])
+    if meta[HSIZE] > bound:
+        rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, False)  # on False the old heap stays valid
+
+
+# -- building ----------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def count_pairs(ids, nxt, weight, ppos, plink, meta, bits):
+    """Every adjacent pair in a table of 2**bits slots (grown as it fills): its key, count,
+    leftmost position and its positions, ascending, as a list in the pool."""
+    size = meta[SIZE]
+    tkey = np.full(1 << bits, -1, dtype=np.int64)
+    tcount = np.zeros(1 << bits, dtype=np.int64)
+    tfirst = np.zeros(1 << bits, dtype=np.int64)
+    thead = np.full(1 << bits, -1, dtype=plink.dtype)
+    ttail = np.full(1 << bits, -1, dtype=plink.dtype)
+    tlen = np.zeros(1 << bits, dtype=np.int32)
+    for p in range(size):
+        q = nxt[p]
+        if q == size or ids[p] < 0:
+            continue
+        key = (np.int64(ids[p]) << 32) | ids[q]
+        s = _slot(tkey, key)
+        if tkey[s] == -1:
+            if meta[USED] + 1 > MAX_LOAD * len(tkey):
+                bits += 1
+                tkey, tcount, tfirst, thead, ttail, tlen, _ = rehash(tkey, tcount, tfirst, thead, ttail, tlen, bits)
+                s = _slot(tkey, key)
+            tkey[s] = key
+            tfirst[s] = p
+            meta[USED] += 1
+            meta[LIVE] += 1
+        tcount[s] += weight[p]
+        _append(ppos, plink, thead, ttail, tlen, meta, s, p)
+    return tkey, tcount, tfirst, thead, ttail, tlen
+
+
+@numba.njit(cache=True, nogil=True)
+def rehash(tkey, tcount, tfirst, thead, ttail, tlen, bits):
+    """The live pairs in a table of 2**bits slots (dead ones dropped)."""
+    m = 1 << bits
+    nkey = np.full(m, -1, dtype=np.int64)
+    ncount = np.zeros(m, dtype=np.int64)
+    nfirst = np.zeros(m if len(tfirst) > 1 else 1, dtype=tfirst.dtype)
+    nhead = np.full(m, -1, dtype=thead.dtype)
+    ntail = np.full(m, -1, dtype=ttail.dtype)
+    nlen = np.zeros(m, dtype=tlen.dtype)
+    used = 0
+    for s in range(len(tkey)):
+        if tcount[s] > 0:
+            t = _slot(nkey, tkey[s])
+            nkey[t], ncount[t], nhead[t], ntail[t], nlen[t] = tkey[s], tcount[s], thead[s], ttail[s], tlen[s]
+            if len(tfirst) > 1:
+                nfirst[t] = tfirst[s]
+            used += 1
+    return nkey, ncount, nfirst, nhead, ntail, nlen, used
+
+
+# -- a merge and its undo ------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
+    """Room for a step touching n positions; else the sizes needed go to meta."""
+    ok = True
+    if meta[POOL_TOP] + 3 * n + 1 > len(ppos):
+        meta[NEED_POOL] = meta[POOL_TOP] + 3 * n + 1
+        ok = False
+    if meta[USED] + 2 * n + 2 > MAX_LOAD * len(tkey):
+        meta[NEED_TABLE] = meta[LIVE] + 2 * n + 2
+        ok = False
+    if meta[HSIZE] + 2 * n + 2 > len(hc):  # (a rebuild that does not fit asks for itself)
+        meta[NEED_HEAP] = meta[HSIZE] + 2 * n + 2
+        ok = False
+    if meta[APP_TOP] + n > len(app_pos) or meta[MERGES] + 2 > len(app_start) or meta[VOCAB] + 1 > len(order):
+        meta[NEED_APP] = meta[APP_TOP] + n
+        ok = False
+    return ok
+
+
+@numba.njit(cache=True, nogil=True)
+def _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta, key, pos, w):
+    s = _take(tkey, meta, key)
+    if tcount[s] == 0:
+        meta[LIVE] += 1
+        if meta[USE_FIRST]:
+            tfirst[s] = pos
+    elif meta[USE_FIRST] and pos < tfirst[s]:
+        tfirst[s] = pos
+    tcount[s] += w
+    _append(ppos, plink, thead, ttail, tlen, meta, s, pos)
+    return s
+
+
+@numba.njit(cache=True, nogil=True)
+def _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, slots, n):
+    """One heap entry per pair that gained, with its count after the whole step."""
+    if n == 0:
+        return
+    slots = np.sort(slots[:n])
+    last = -1
+    for s in slots:
+        if s != last:
+            c = tcount[s]
+            if c >= meta[FLOOR]:
+                _push(hc, hk, hp, meta, c, _key(order, tfirst, meta, s, tkey[s]), tkey[s])
+            last = s
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+           order, hc, hk, hp, app_pos, app_start, meta, a, b, out, row):
+    """Replace (a, b) by the next id left to right without overlap; one row of `out`:
+    (a, b, new id, count, replacements)."""
+    size = meta[SIZE]
+    z = meta[VOCAB]
+    ab = (np.int64(a) << 32) | b
+    s = find(tkey, ab)
+    count = 0
+    if s >= 0 and tcount[s] > 0:
+        count = tcount[s]
+        cand = np.sort(_positions(ppos, plink, thead, tlen, s))
+        _free_list(plink, thead, ttail, tlen, meta, s)
+        tcount[s] = 0
+        meta[LIVE] -= 1
+    else:
+        cand = np.empty(0, dtype=np.int64)
+    L = len(cand)
+    P = np.empty(L, dtype=np.int64)
+    Q = np.empty(L, dtype=np.int64)
+    R = np.empty(L, dtype=np.int64)
+    m = 0
+    last = -1
+    prev_p = -1
+    for p in cand:
+        if p == prev_p:
+            continue
+        prev_p = p
+        if ids[p] == a and p != last:
+            q = nxt[p]
+            if ids[q] == b:
+                P[m], Q[m], R[m] = p, q, nxt[q]
+                last = q
+                m += 1
+    free = np.empty(m, dtype=np.bool_)
+    for i in range(m):
+        mark[P[i]] = True
+    for i in range(m):
+        free[i] = R[i] != size and not mark[R[i]]
+    for i in range(m):
+        mark[P[i]] = False
+    # the pairs around each occurrence, lost: counted down now, settled after the writes
+    lost = np.empty(2 * m, dtype=np.int64)
+    nl = 0
+    for i in range(m):
+        left = prv[P[i]]
+        if left != size:
+            key = (np.int64(ids[left]) << 32) | a
+            if key != ab:
+                t = find(tkey, key)
+                tcount[t] -= weight[left]
+                lost[nl] = t
+                nl += 1
+        if free[i]:
+            key = (np.int64(b) << 32) | ids[R[i]]
+            if key != ab:
+                t = find(tkey, key)
+                tcount[t] -= weight[Q[i]]
+                lost[nl] = t
+                nl += 1
+    reps = 0
+    start = meta[APP_TOP]
+    for i in range(m):
+        p, q, r = P[i], Q[i], R[i]
+        ids[p] = z
+        ids[q] = -1
+        nxt[p] = r
+        prv[r] = p
+        reps += weight[p]
+        app_pos[start + i] = p
+    meta[APP_TOP] = start + m
+    meta[MERGES] += 1
+    app_start[meta[MERGES]] = start + m
+    order[z] = meta[SIGN] * z
+    meta[VOCAB] = z + 1
+    # the pairs holding z
+    gained = np.empty(2 * m, dtype=np.int64)
+    ng = 0
+    for i in range(m):
+        left = prv[P[i]]
+        if left != size:
+            gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta,
+                               (np.int64(ids[left]) << 32) | z, left, weight[left])
+            ng += 1
+    for i in range(m):
+        if free[i]:
+            gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta,
+                               (np.int64(z) << 32) | ids[R[i]], P[i], weight[P[i]])
+            ng += 1
+    _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, gained, ng)
+    if nl:
+        lost = np.sort(lost[:nl])
+        last = -1
+        for t in lost:
+            if t == last:
+                continue
+            last = t
+            if tcount[t] == 0:
+                _free_list(plink, thead, ttail, tlen, meta, t)
+                meta[LIVE] -= 1
+            elif meta[USE_FIRST]:
+                f = tfirst[t]
+                if not (ids[f] == tkey[t] >> 32 and ids[nxt[f]] == tkey[t] & 0xFFFFFFFF):
+                    tfirst[t] = _leftmost(ids, nxt, ppos, plink, thead, ttail, tlen, meta, tkey, t)
+    _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta)
+    out[row, 0], out[row, 1], out[row, 2], out[row, 3], out[row, 4] = a, b, z, count, reps
+
+
+@numba.njit(cache=True, nogil=True)
+def run(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+        order, hc, hk, hp, app_pos, app_start, meta, k, forced, out):
+    """Up to k merges, the best pair each time (or `forced`'s pairs first, while they last).
+    Returns (merges made, OK | NONE | NEED): NONE when no pair was left, NEED when the arrays
+    must grow before the next."""
+    done = 0
+    while done < k:
+        if done < len(forced):
+            pair = forced[done]
+        else:
+            pair = best(tkey, tcount, tfirst, order, hc, hk, hp, meta, True)
+            if pair < 0:
+                return done, pair
+        s = find(tkey, pair)
+        n = tlen[s] if s >= 0 else 0
+        if not _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
+            return done, NEED
+        _merge(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+               order, hc, hk, hp, app_pos, app_start, meta, pair >> 32, pair & 0xFFFFFFFF, out, done)
+        done += 1
+    return done, OK
+
+
+@numba.njit(cache=True, nogil=True)
+def undo(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+         order, hc, hk, hp, app_pos, app_start, meta, a, b, count, width):
+    """Exactly undo the newest merge, of (a, b) with `count`; `width` is the units of token a.
+    OK, or NEED (nothing changed)."""
+    size = meta[SIZE]
+    lo, hi = app_start[meta[MERGES] - 1], app_start[meta[MERGES]]
+    m = hi - lo
+    if not _fits(tkey, ppos, hc, app_pos, app_start, order, meta, 2 * m):
+        return NEED
+    z = meta[VOCAB] - 1
+    ab = (np.int64(a) << 32) | b
+    P = app_pos[lo:hi].astype(np.int64)
+    Q = P + width
+    R = np.empty(m, dtype=np.int64)
+    free = np.empty(m, dtype=np.bool_)
+    for i in range(m):
+        R[i] = nxt[P[i]]
+        mark[P[i]] = True
+    for i in range(m):
+        free[i] = R[i] != size and not mark[R[i]]
+    for i in range(m):
+        mark[P[i]] = False
+    # every pair holding z goes
+    for i in range(m):
+        left = prv[P[i]]
+        if left != size:
+            t = find(tkey, (np.int64(ids[left]) << 32) | z)
+            if tcount[t] > 0:
+                tcount[t] = 0
+                _free_list(plink, thead, ttail, tlen, meta, t)
+                meta[LIVE] -= 1
+        if free[i]:
+            t = find(tkey, (np.int64(z) << 32) | ids[R[i]])
+            if tcount[t] > 0:
+                tcount[t] = 0
+                _free_list(plink, thead, ttail, tlen, meta, t)
+                meta[LIVE] -= 1
+    for i in range(m):
+        p, q, r = P[i], Q[i], R[i]
+        ids[p] = a
+        ids[q] = b
+        nxt[p] = q
+        prv[r] = q
+    gained = np.empty(2 * m + 1, dtype=np.int64)
+    ng = 0
+    for i in range(m):
+        left = prv[P[i]]
+        if left != size:
+            key = (np.int64(ids[left]) << 32) | a
+            if key != ab:
+                gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta, key, left, weight[left])
+                ng += 1
+        if free[i]:
+            key = (np.int64(b) << 32) | ids[R[i]]
+            if key != ab:
+                gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta, key, Q[i], weight[Q[i]])
+                ng += 1
+    if count:
+        s = _take(tkey, meta, ab)
+        tcount[s] = count
+        meta[LIVE] += 1
+        if meta[USE_FIRST]:
+            tfirst[s] = P[0]
+        for i in range(m):
+            _append(ppos, plink, thead, ttail, tlen, meta, s, P[i])
+        if a == b:
+            for i in range(m):
+                _append(ppos, plink, thead, ttail, tlen, meta, s, Q[i])
+        gained[ng] = s
+        ng += 1
+    _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, gained, ng)
+    meta[APP_TOP] = lo
+    meta[MERGES] -= 1
+    meta[VOCAB] = z
+    _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta)
+    return OK
+
+
+@numba.njit(cache=True, nogil=True)
+def top(tkey, tcount, tfirst, order, hc, hk, hp, meta, k, keys, counts):
+    """The k best pairs in selection order into keys/counts; how many, or NEED. The heap keeps
+    every entry it had (the popped ones go back)."""
+    kc = np.empty(k, dtype=np.int64)
+    kk = np.empty(k, dtype=np.int64)
+    kp = np.empty(k, dtype=np.int64)
+    n = 0
+    while n < k:
+        pair = best(tkey, tcount, tfirst, order, hc, hk, hp, meta, False)
+        if pair == NONE:
+            if meta[FLOOR] == 0:
+                break
+            for i in range(n):  # fewer than k pairs above the floor: rank them all, start again
+                _push(hc, hk, hp, meta, kc[i], kk[i], kp[i])
+            n = 0
+            if not rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, True):
+                return NEED
+            continue
+        if pair == NEED:
+            for i in range(n):
+                _push(hc, hk, hp, meta, kc[i], kk[i], kp[i])
+            return NEED
+        c, key = hc[0], hk[0]
+        _pop(hc, hk, hp, meta)
+        seen = False
+        for i in range(n):
+            if kp[i] == pair:
+                seen = True
+        if seen:
+            continue
+        kc[n], kk[n], kp[n] = c, key, pair
+        keys[n], counts[n] = pair, c
+        n += 1
+    for i in range(n):
+        _push(hc, hk, hp, meta, kc[i], kk[i], kp[i])
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def lists(tcount, ppos, plink, thead, tlen):
+    """Every live pair's positions end to end, and each one's number, in slot order."""
+    total = 0
+    for s in range(len(tcount)):
+        if tcount[s] > 0:
+            total += tlen[s]
+    out = np.empty(total, dtype=np.int64)
+    sizes = np.zeros(len(tcount), dtype=np.int64)
+    j = 0
+    for s in range(len(tcount)):
+        if tcount[s] > 0:
+            node = thead[s]
+            while node >= 0:
+                out[j] = ppos[node]
+                node = plink[node]
+                j += 1
+            sizes[s] = tlen[s]
+    return out, sizes
