@@ -217,3 +217,16 @@ def test_an_hf_normalizer_is_refused(tmp_path):
     with pytest.raises(ExportError, match="dummy ▁ in front even of text that starts with a space"):
         export(load_any(path), "sentencepiece", tmp_path / "plain.model")  # HF's Metaspace: " a" differs
     assert not (tmp_path / "plain.model").exists()
+
+
+def test_an_em_model_trained_here_loads_in_sentencepiece_with_our_ids(tmp_path):
+    """EM models keep SentencePiece's dummy prefix and float32 sentence Viterbi (issue 25 item 7)."""
+    texts = [(SAMPLES / n).read_text(encoding="utf-8") for n in TRAIN]
+    learner = UnigramLearner(texts, UnigramConfig(algorithm="em", seed_size=100_000))
+    list(learner.run(vocab_size=1200))
+    model = learner.model()
+    path = tmp_path / "em.model"
+    export(model, "sentencepiece", path)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    for line in sample_lines()[::7] + TRICKY:
+        assert sp.encode(line) == model.encode_ordinary(line), repr(line)

@@ -43,6 +43,7 @@ from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.em import FINAL_MARGIN
 from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
 from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
+from tokworkbench.core.unigram.spconventions import SpConventions
 from tokworkbench.core.unigram.spseed import last_chunk
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
@@ -257,8 +258,14 @@ class UnigramLearner:
         state = self.state
         pieces = ((UNK, 0.0),) + tuple(zip(state.pieces, state.scores))
         history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
+        if self.config.algorithm != "em" or not self.config.pre_tokenizer.rewrites:
+            return UnigramModel(pieces, self.config.normalizer, self.config.pre_tokenizer, history,
+                                self.config.algorithm, self.start_cost)
+        # EM is SentencePiece's training: its model keeps SentencePiece's dummy prefix and float32
+        # sentence Viterbi, so a written .model gives the same ids (issue 25 item 7)
         return UnigramModel(pieces, self.config.normalizer, self.config.pre_tokenizer, history,
-                            self.config.algorithm, self.start_cost)
+                            self.config.algorithm, self.start_cost, float32=True,
+                            sp_conventions=SpConventions(collapse=False))
 
     def model_key(self) -> tuple:
         return (len(self._states), tuple(self.state.pieces))
