@@ -10,6 +10,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from tokworkbench.app.actions import ACTIONS, key_names
+from tokworkbench.app.escapeburst import escape_then_key
 from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
 from tokworkbench.app.loading import ModelLoader
 from tokworkbench.app.main_screen import MainScreen
@@ -30,7 +31,7 @@ class WorkbenchApp(App):
         self.settings = settings or Settings()
         self.inspect = inspect
         self._on_screen: dict[tuple, float] = {}  # (message, title, severity) -> when it leaves
-        self.key_order = KeyOrder(self, super().on_event)
+        self.key_order = KeyOrder(self, super().on_event, lambda event: escape_then_key(self, event))
 
     async def on_event(self, event: events.Event) -> None:
         """Keys and pastes from the terminal go through the line that keeps their order."""

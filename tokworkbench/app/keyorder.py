@@ -53,9 +53,11 @@ class KeyOrder:
     """The line of keys waiting for the one on its way. The app hands it every key and paste
     from the terminal (`arrive`) and every barrier that reaches it (`returned`)."""
 
-    def __init__(self, app: App, dispatch: Callable[[events.Event], Awaitable[None]]) -> None:
+    def __init__(self, app: App, dispatch: Callable[[events.Event], Awaitable[None]],
+                 split: Callable[[events.Event], list[events.Event]] = lambda event: [event]) -> None:
         self._app = app
         self._dispatch = dispatch  # the app's own handling of an input event
+        self._split = split  # one event from the terminal that stands for several keys, asked as it goes
         self._held: deque[events.Event] = deque()
         self._waiting: int | None = None  # the serial of the barrier still on its way
         self._serial = 0
@@ -72,10 +74,8 @@ class KeyOrder:
         return self._waiting is None and not self._held
 
     async def arrive(self, event: events.Event) -> None:
-        if self._waiting is not None:
-            self._held.append(event)
-        else:
-            await self._send(event)
+        self._held.append(event)
+        await self._drain()
 
     async def retype(self, keys: Iterable[events.Event]) -> None:
         """Keys that went through the line once and were held by a box: first in line again."""
@@ -96,6 +96,8 @@ class KeyOrder:
             await self._send(self._held.popleft())
 
     async def _send(self, event: events.Event) -> None:
+        event, *rest = self._split(event)  # decided as it is routed: by the screen it reaches
+        self._held.extendleft(reversed(rest))
         await self._dispatch(event)
         if not event.is_forwarded:
             return  # a priority binding ran it here and then: nothing is on its way
