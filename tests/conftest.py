@@ -5,6 +5,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 # The app picks its token colours by the terminal's colour depth (TERM, COLORTERM, NO_COLOR).
@@ -36,3 +38,12 @@ def pytest_xdist_auto_num_workers(config):
     waiting (a subprocess, a pilot's pause, a socket), and a third worker fills those waits: on
     the 2-core machine the suite took 476 s this way against 508 s with two."""
     return (os.cpu_count() or 1) + 1
+
+
+@pytest.fixture(scope="module")
+def numpy_path():
+    """The numpy/Python training path, for a module that tests its own machinery
+    (`pytestmark = pytest.mark.usefixtures("numpy_path")`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TOKWORKBENCH_NO_JIT", "1")
+        yield

@@ -10,13 +10,7 @@ import tokworkbench.core.bpe.trainer as trainer_module
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 
-@pytest.fixture(autouse=True, scope="module")
-def numpy_path():
-    """These tests are about the numpy/Python path's own machinery (the compiled loop has
-    its own tests, test_merge_kernel.py)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TOKWORKBENCH_NO_JIT", "1")
-        yield
+pytestmark = pytest.mark.usefixtures("numpy_path")  # the numpy path's own machinery; the compiled loop has test_merge_kernel.py
 
 
 small_text = st.text(alphabet="ab c\nдé😀", max_size=60)

@@ -10,14 +10,7 @@ from reference import reference_train
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import trainer as trainer_module
 
-
-@pytest.fixture(autouse=True, scope="module")
-def numpy_path():
-    """These tests are about the numpy/Python path's own machinery (the compiled loop has
-    its own tests, test_merge_kernel.py)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TOKWORKBENCH_NO_JIT", "1")
-        yield
+pytestmark = pytest.mark.usefixtures("numpy_path")  # the numpy path's own machinery; the compiled loop has test_merge_kernel.py
 
 
 @pytest.mark.parametrize("tie", ["first", "lexmin", "hf"])

@@ -14,13 +14,7 @@ from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe import flatchunks
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 
-@pytest.fixture(autouse=True, scope="module")
-def numpy_path():
-    """These tests are about the numpy/Python path's own machinery (the compiled loop has
-    its own tests, test_merge_kernel.py)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TOKWORKBENCH_NO_JIT", "1")
-        yield
+pytestmark = pytest.mark.usefixtures("numpy_path")  # the numpy path's own machinery; the compiled loop has test_merge_kernel.py
 
 
 texts_with_runs = st.lists(st.text(alphabet="aab c\nд😀", max_size=80), min_size=1, max_size=4)
