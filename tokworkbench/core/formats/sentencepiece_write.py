@@ -12,11 +12,10 @@ way (an NFC/NFKC setting, for which SentencePiece needs a charsmap this tool doe
 HF normalizer; a split other than metaspace; a piece with ▁ after its start, which SentencePiece's
 whole-sentence lattice would match across words).
 
-Not refused, and said in a note: SentencePiece puts its dummy ▁ before any text, metaspace (HF's
-rule) not before text that already starts with a space or ▁; where whitespace is not collapsed,
-such text encodes in the file as our model encodes it with one more space in front. No
-SentencePiece setting says "prepend unless it starts with ▁", and refusing would leave no trained
-Unigram model a .model file.
+SentencePiece puts its dummy ▁ before any text, HF's Metaspace not before text that already
+starts with a space or ▁, and no SentencePiece setting says HF's rule. Models trained with
+`--algorithm em` keep SentencePiece's conventions and write exactly; a `--algorithm course` model
+(HF's rule) is refused unless its whitespace is collapsed, so that no text starts with a space.
 """
 
 import struct
@@ -150,7 +149,7 @@ def unigram_notes(model: UnigramModel) -> list[str]:
     """Nothing to note when SentencePiece reads the file with our ids: a model that keeps
     SentencePiece's conventions (read from a .model), or one whose whitespace is collapsed (no
     text then starts with a space). Otherwise refused: SentencePiece puts its dummy ▁ in front
-    even of a leading space, HF's Metaspace (our trained models' rule) does not, and no
+    even of a leading space, HF's Metaspace (the course algorithm's rule) does not, and no
     SentencePiece setting says the latter, so the file would give other ids on such text."""
     norm = model.text_normalizer
     if model.sp_conventions is not None or (isinstance(norm, SpNormalizer) and norm.remove_extra_whitespaces):
