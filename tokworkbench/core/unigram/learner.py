@@ -258,14 +258,12 @@ class UnigramLearner:
         state = self.state
         pieces = ((UNK, 0.0),) + tuple(zip(state.pieces, state.scores))
         history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
-        if self.config.algorithm != "em" or not self.config.pre_tokenizer.rewrites:
-            return UnigramModel(pieces, self.config.normalizer, self.config.pre_tokenizer, history,
-                                self.config.algorithm, self.start_cost)
         # EM is SentencePiece's training: its model keeps SentencePiece's dummy prefix and float32
         # sentence Viterbi, so a written .model gives the same ids (issue 25 item 7)
+        sentencepiece = self.config.algorithm == "em" and bool(self.config.pre_tokenizer.rewrites)
         return UnigramModel(pieces, self.config.normalizer, self.config.pre_tokenizer, history,
-                            self.config.algorithm, self.start_cost, float32=True,
-                            sp_conventions=SpConventions(collapse=False))
+                            self.config.algorithm, self.start_cost, float32=sentencepiece,
+                            sp_conventions=SpConventions(collapse=False) if sentencepiece else None)
 
     def model_key(self) -> tuple:
         return (len(self._states), tuple(self.state.pieces))
