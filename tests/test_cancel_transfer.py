@@ -6,6 +6,7 @@ import mmap
 import multiprocessing
 import pickle
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -130,10 +131,22 @@ def test_a_cancelled_forked_run_then_steps_and_undoes_as_an_uninterrupted_traine
     def progress(report):
         stop.set()  # cancel at the first report (0.2 s in): some merges made, most not
 
-    finished = run_in_child(there, View(), stop.is_set, progress)
-    assert finished.done > 0
-    if stop.is_set():  # (a fast machine may end the run first: the rest holds all the same)
-        assert finished.reason is FinishReason.CANCELLED and finished.after_cancel >= 0
+    # The compiled merge loop makes all 12,876 merges in less than the first report's 0.2 s;
+    # the child's steps are slowed (1 ms each, about 13 s in all) so the cancel lands mid-run.
+    learner_type = type(there.learner)
+    real_step = learner_type.step
+
+    def slow_step(self):
+        time.sleep(0.001)
+        return real_step(self)
+
+    learner_type.step = slow_step  # the child inherits it; the parent never steps during the run
+    try:
+        finished = run_in_child(there, View(), stop.is_set, progress)
+    finally:
+        learner_type.step = real_step
+    assert stop.is_set() and finished.reason is FinishReason.CANCELLED
+    assert 0 < finished.done < 12_876 and finished.after_cancel >= 0
     here = Session.open(paths, Settings(target=60_000, tie_break=tie))
     assert here.step_many(finished.done) == finished.done
     assert there.learner.history == here.learner.history
