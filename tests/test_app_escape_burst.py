@@ -2,6 +2,8 @@
 which Textual's parser reads as alt+KEY): the same as escape, then the key, pressed one at a time.
 Before app/escapeburst.py a dialog stayed open and the key was lost, or was typed into its box."""
 
+import time
+
 import pytest
 from recording import RecordingApp as WorkbenchApp
 from test_app_dialogs import wait_for
@@ -74,12 +76,17 @@ async def test_escape_n_in_a_dialog_closes_it_and_merges_once():
         assert app.main.session.steps == before + 2
 
 
-async def test_escape_n_during_a_run_cancels_it():
+async def test_escape_n_during_a_run_cancels_it(monkeypatch):
     """On the main screen escape cancels a run (and n, while it stops, is refused as it would be
     pressed alone); as alt+n the escape was lost and the run went on to the end."""
-    app = WorkbenchApp(settings=Settings(target=100_000))  # far: the run is still going when escape comes
+    app = WorkbenchApp(settings=Settings(target=100_000))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
+        # the compiled merge loop could end the whole run before the escape: 1 ms a step
+        # (13 s for the samples' 12,876 merges) keeps it going when escape comes
+        learner_type = type(app.main.session.learner)
+        real_step = learner_type.step
+        monkeypatch.setattr(learner_type, "step", lambda self: (time.sleep(0.001), real_step(self))[1])
         post(app, "r")
         await wait_for(lambda: app.main.running)
         post_burst(app, "n")
