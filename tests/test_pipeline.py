@@ -169,3 +169,51 @@ def test_a_sentencepiece_model_shows_sentencepieces_normalizer_and_pieces(senten
         assert p.ids == sp.encode(text), text[:40]
         assert [t for c in p.chunks for t in c.tokens] == [sp.id_to_piece(i) for i in p.ids]
         assert p.decoded == sp.decode(p.ids)
+
+
+def test_the_command_line_shows_each_stage_with_tiktokens_ids(capsys):
+    from test_arena import _tiktoken
+
+    from tokworkbench.cli import main
+
+    text = "Héllo  ﬁne world!"
+    assert main(["pipeline", "-m", "cl100k_base", text]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in out if line[:1].isdigit()] == \
+        ["normalizer", "pre-tokenizer", "model", "post-processor", "decode"]
+    listed = [int(w) for line in out if line.startswith("  ") and "–" in line
+              for w in line.split(":", 1)[1].split() if w.isdigit()]
+    assert listed == _tiktoken("cl100k_base").encode(text)
+    assert out[-1].endswith("✓ the ids decode to the input")
+
+
+def test_the_command_line_json_holds_every_stage_and_reads_standard_input(tmp_path, monkeypatch, capsys):
+    import io
+
+    from tokworkbench.cli import main
+
+    hf = _wordpiece([d.text for d in load_corpus(sample_paths()).documents])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(hf.to_str(), encoding="utf-8")
+    text = "Héllo,  WORLD!! ﬁ naïve"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8"))))
+    assert main(["pipeline", "-m", str(path), "-f", "-", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["normalized"] == hf.normalizer.normalize_str(text)
+    chunks = [(c["text"], (c["start"], c["end"])) for c in got["chunks"] if c["ids"]]  # BERT's spaces: no token
+    assert chunks == hf.pre_tokenizer.pre_tokenize_str(got["normalized"])
+    assert got["post"]["ids"] == hf.encode(text).ids and got["ids"] == hf.encode(text, add_special_tokens=False).ids
+    assert got["lossless"] is False and got["why_differs"] == "normalizer"  # lowercased and accents stripped
+
+
+def test_the_command_line_shows_the_stages_before_a_text_it_cannot_encode_and_exits_1(tmp_path, capsys):
+    from tokworkbench.cli import main
+    from tokworkbench.core.fixed.model import FixedVocab
+    from tokworkbench.core.registry import modelfile
+
+    path = tmp_path / "v.json"
+    modelfile.save(FixedVocab(("a", "b", "ab", " ")), path)
+    code = main(["pipeline", "-m", str(path), "ab c"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1 and out[0].startswith("1 normalizer")
+    assert out[-1].startswith("✗ cannot encode: ") and "offset 3" in out[-1]

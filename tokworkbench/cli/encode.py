@@ -5,26 +5,21 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 
-from tokworkbench.cli.options import MODEL_FLAGS, PROG, emit, emit_json, load, model_options
-from tokworkbench.core.errors import CorpusError, TrainingError
+from tokworkbench.cli.options import MODEL_FLAGS, PROG, emit, emit_json, input_text, load, model_options, text_options
+from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.models.roles import encode_document, with_boundaries
 from tokworkbench.core.registry.kinds import UNIGRAM, kind_of
-from tokworkbench.core.text.corpus import decode_document, describe_size, read_capped, read_document
 from tokworkbench.core.unigram.sampling import unigram_nbest, unigram_sample
 
 FLAGS = MODEL_FLAGS
-MAX_STDIN_BYTES = 1 << 30  # encode -f - reads standard input up to this
 SCORED = (UNIGRAM,)  # the kinds whose models score their pieces, so a text has other segmentations
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     enc = sub.add_parser("encode", help="encode text with a model")
     enc.add_argument("-m", "--model", required=True)
-    src = enc.add_mutually_exclusive_group(required=True)
-    src.add_argument("text", nargs="?")
-    src.add_argument("-f", "--file", help="a UTF-8 text file, or - for standard input")
+    text_options(enc)
     enc.add_argument("--format", choices=("ids", "tokens", "json"), default="ids")
     enc.add_argument("--allow-special", action="store_true", help="encode special-token strings as special ids")
     enc.add_argument("--add-special", action="store_true",
@@ -40,12 +35,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     tok = load(args, args.model)
-    if args.file == "-":
-        text = decode_document("<stdin>", read_stdin()).text
-    elif args.file is not None:
-        text = read_document(Path(args.file)).text
-    else:
-        text = args.text
+    text = input_text(args)
     allowed = "all" if args.allow_special else ()
     if args.nbest is not None or args.sample:
         return _segmentations(args, tok, text)
@@ -112,15 +102,3 @@ def _segmentations(args, tok, text: str) -> int:
             emit_json(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": total},
                                  ensure_ascii=False))
     return 0
-
-
-def read_stdin(limit: int = MAX_STDIN_BYTES) -> bytes:
-    if sys.stdin is None:
-        raise CorpusError("cannot read standard input: it is closed")
-    try:
-        data = read_capped(sys.stdin.buffer, limit)
-    except OSError as exc:
-        raise CorpusError(f"cannot read standard input: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise CorpusError(f"standard input holds more than {describe_size(limit)}; encode a file instead")
-    return data

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS
 from tokworkbench.core.errors import (
@@ -31,6 +32,7 @@ from tokworkbench.core.models.roles import ROLES, Roles
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, Kind, kind_named
 from tokworkbench.core.registry.load import open_model
 from tokworkbench.core.session.settings import CUSTOM, Settings
+from tokworkbench.core.text.corpus import decode_document, describe_size, read_capped, read_document
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.pretokenize import parse_split
 from tokworkbench.core.text.sprules import RULES
@@ -244,6 +246,36 @@ def load(args, name: str):
     read with `model_options`' flags."""
     return open_model(name, args.split, args.max_token_bytes, special_ids(args.special_ids), args.lowercase,
                       args.strip_accents)
+
+
+MAX_STDIN_BYTES = 1 << 30  # -f - reads standard input up to this
+
+
+def text_options(parser: argparse.ArgumentParser) -> None:
+    """The text a command works on: an argument, or -f FILE (- for standard input)."""
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("text", nargs="?")
+    src.add_argument("-f", "--file", help="a UTF-8 text file, or - for standard input")
+
+
+def input_text(args) -> str:
+    if args.file == "-":
+        return decode_document("<stdin>", read_stdin()).text
+    if args.file is not None:
+        return read_document(Path(args.file)).text
+    return args.text
+
+
+def read_stdin(limit: int = MAX_STDIN_BYTES) -> bytes:
+    if sys.stdin is None:
+        raise CorpusError("cannot read standard input: it is closed")
+    try:
+        data = read_capped(sys.stdin.buffer, limit)
+    except OSError as exc:
+        raise CorpusError(f"cannot read standard input: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise CorpusError(f"standard input holds more than {describe_size(limit)}; encode a file instead")
+    return data
 
 
 def expand_globs(paths: list[str]) -> list[str]:

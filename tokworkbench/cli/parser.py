@@ -16,6 +16,7 @@ from tokworkbench.cli import (
     health,
     inspect,
     lock,
+    pipeline,
     serve,
     train,
     tree,
@@ -27,7 +28,8 @@ from tokworkbench.cli.options import PROG
 # and FLAGS (which of the flags the error hints name it has: options.HINTS)
 COMMANDS = {"app": app, "train": train, "count": count, "encode": encode, "decode": decode, "inspect": inspect,
             "serve": serve, "export": export, "vocab": vocab, "batches": batches, "compare": compare,
-            "health": health, "lock": lock, "check": check, "diff": diff, "tree": tree, "arena": arena}
+            "health": health, "lock": lock, "check": check, "diff": diff, "tree": tree, "pipeline": pipeline,
+            "arena": arena}
 DEFAULT = "app"  # the command when the first word is none of these
 SCREENS = ("app", "serve")  # Textual answers their signals itself
 ERROR_STATUS = {"compare": compare.ERROR_STATUS, "check": check.ERROR_STATUS, "diff": diff.ERROR_STATUS}  # the exit status of an error where it is not 1

@@ -7,13 +7,11 @@ from rich.text import Text
 
 from tokworkbench.app.render import Palette
 from tokworkbench.core.inspection.escape import quote, visible
-from tokworkbench.core.inspection.pipeline import Pipeline
+from tokworkbench.core.inspection.pipeline import WHY_DIFFERS, Pipeline
 
 SHOWN_CHUNKS = 400  # chunks drawn at most; the counts cover them all
 SHOWN_CHARS = 2_000  # of the input with the normalizer's changes marked (a long paste lays out slowly)
 REMOVED, INSERTED, CHANGED = "strike #ff7b7b", "bold #98c379", "bold #e5c07b"
-WHY = {"normalizer": "the normalizer changed the text; decoding does not undo it",
-       "unknown": "characters the vocabulary lacks became the unknown token"}
 
 
 def _select(tid: int) -> Style:
@@ -114,7 +112,7 @@ def _decode(out: Text, p: Pipeline) -> None:
         out.append("  ✓ equal", "bold green")
         return
     at = p.difference or 0
-    _head(out, 5, "decode", WHY.get(p.why_differs, "the decoded text is not the input"))
+    _head(out, 5, "decode", WHY_DIFFERS.get(p.why_differs, "the decoded text is not the input"))
     out.append(f"  ✗ differs at char {at}: ", "bold red")
     out.append(f"{quote(p.text[at:at + 12])} → {quote(p.decoded[at:at + 12])}")
 

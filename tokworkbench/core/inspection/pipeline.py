@@ -22,6 +22,8 @@ from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import META
 
 DIFF_LIMIT = 4000  # characters of changed middle the diff aligns (difflib is quadratic at worst)
+WHY_DIFFERS = {"normalizer": "the normalizer changed the text; decoding does not undo it",
+               "unknown": "characters the vocabulary lacks became the unknown token"}
 
 
 @dataclass(frozen=True)
