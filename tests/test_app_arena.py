@@ -137,3 +137,21 @@ def test_the_table_and_chart_fit_their_width(width):
     assert max(len(line) for line in lines) <= width
     assert "✓" in lines[1] and "…" not in lines[0]  # every header whole, the verdict shown
     assert sum("gpt2" in line for line in lines) == 1 + len(texts)
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_a_long_path_keeps_its_file_name_in_the_table_and_the_chart(width):
+    from tokworkbench.app.widgets.arena import NAME_ROOM, shown_name
+
+    path = "/home/someone/models/llama_models/llama3/tokenizer.model"
+    assert shown_name(path, NAME_ROOM) == "…" + path[-(NAME_ROOM - 1):] and len(shown_name(path, 14)) == 14
+    assert shown_name("a-very-long-preset-name-here", 14) == "a-very-long-p…" and shown_name("gpt2", 14) == "gpt2"
+    texts = [("a.txt", "hello world, hello tokens"), ("b.txt", "another text")]
+    rows = [score_tokenizer(n, load_preset("gpt2"), texts, "a.txt") for n in (path, "gpt2")]
+    console = Console(width=width, record=True, color_system=None)
+    console.print(describe_table(rows, {}, width))
+    console.print(describe_chart(rows, [n for n, _ in texts], {}, width))
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert "tokenizer" in lines[0] and any(line.startswith("…") and "izer.model" in line for line in lines[1:3])
+    assert sum(line.endswith("llama3/tokenizer.model") for line in lines) == len(texts)

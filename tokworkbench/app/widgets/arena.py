@@ -39,6 +39,7 @@ SHOWN = {c.key: c for c in COLUMNS}
 TABLE = (("tokens", "tokens"), ("bytes_per_token", "B/tok"), ("tokens_per_word", "tok/word"),
          ("vocab_share", "used"), ("unknown_rate", "unk"), ("byte_rate", "byte fb"), ("exact", "round trip"))
 LABEL = 22  # characters of a text's name in the chart
+NAME_ROOM = 28  # columns of a tokenizer's name in the table (half under 100 columns) and after a bar
 
 
 class _Cancelled(Exception):
@@ -65,12 +66,21 @@ def corpus_texts(corpus: Corpus) -> list[tuple[str, str]]:
     return [(n if names.count(n) == 1 else d.name, d.text) for n, d in zip(names, corpus.documents)]
 
 
+def shown_name(name: str, room: int) -> str:
+    """A tokenizer's name within `room` columns: a path keeps its end (the file's name and its
+    folder say which model it is: …/llama3/tokenizer.model), other names their start."""
+    if len(name) <= room:
+        return name
+    return "…" + name[len(name) - room + 1:] if "/" in name or "\\" in name else name[:room - 1] + "…"
+
+
 def describe_table(rows: list[TokenizerScores], colours: dict[str, str], width: int = 160) -> Table:
     """A row per tokenizer, its totals over the corpus; under 100 columns the vocabulary size and
     the words of the round-trip verdict go (✓, or ✗ and the characters changed)."""
     wide = width >= 100
     table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False, header_style="bold")
-    table.add_column("tokenizer", no_wrap=True, overflow="ellipsis", max_width=28 if wide else 14)
+    room = NAME_ROOM if wide else NAME_ROOM // 2
+    table.add_column("tokenizer", no_wrap=True, overflow="ellipsis", max_width=room)
     if wide:
         table.add_column("vocab", justify="right", no_wrap=True)
     for _, title in TABLE:
@@ -86,7 +96,7 @@ def describe_table(rows: list[TokenizerScores], colours: dict[str, str], width: 
             cells[-1] = f"✗ {t.total.differing:,}" + (" chars" if wide else "")
         else:
             cells[-1] = "✓ exact" if wide else "✓"
-        table.add_row(Text(t.name, colours.get(t.name, "")), *([f"{t.vocab_size:,}"] if wide else []), *cells)
+        table.add_row(Text(shown_name(t.name, room), colours.get(t.name, "")), *([f"{t.vocab_size:,}"] if wide else []), *cells)
     return table
 
 
@@ -94,7 +104,7 @@ def describe_chart(rows: list[TokenizerScores], texts: list[str], colours: dict[
     """Bytes per token on each text: a bar per tokenizer, all on one scale."""
     values = [s.bytes_per_token for t in rows for s in t.scores if s.bytes_per_token is not None]
     top = max(values, default=1.0) or 1.0
-    bar_room = max(8, width - LABEL - 20 - max((len(t.name) for t in rows), default=0))
+    bar_room = max(8, width - LABEL - 20 - max((len(shown_name(t.name, NAME_ROOM)) for t in rows), default=0))
     out = Text()
     for k, text in enumerate(texts):
         for j, t in enumerate(rows):
@@ -111,7 +121,7 @@ def describe_chart(rows: list[TokenizerScores], texts: list[str], colours: dict[
                     out.append(f" ×{score.premium:.2f}", "dim")
                 if score.exact is False:
                     out.append(" lossy", "yellow")
-                out.append(f"  {t.name}", "dim")
+                out.append(f"  {shown_name(t.name, NAME_ROOM)}", "dim")
             out.append("\n")
     out.rstrip()
     return out
