@@ -119,3 +119,16 @@ async def test_a_long_paste_draws_the_first_chunks_and_counts_them_all():
         assert f"{len(p.chunks):,} chunks" in stages["2"] and f"{len(p.ids):,} tokens" in stages["3"]
         assert f"… {len(p.chunks) - 400:,} more" in shown_text and "more characters" in shown_text
         assert len(shown_text) < 40_000  # drawn: the first chunks and characters, not all 54,000
+
+
+async def test_p_with_an_empty_box_takes_the_keys_behind_it_as_the_text():
+    """Keys in one burst: p, the text, escape, n. The text lands in the box and its stages are
+    shown; escape leaves the box and n merges as ever."""
+    app = RecordingApp()
+    async with app.run_test(size=SIZES[1]) as pilot:
+        await ready(app, pilot)
+        before = app.main.session.steps
+        await pilot.press("p", *"abc ab", "escape", "n")
+        await pilot.pause()
+        assert app.query_one("#encode-input", Input).value == "abc ab"
+        assert "2 pre-tokenizer" in shown(app) and app.main.session.steps == before + 1

@@ -615,13 +615,16 @@ class MainScreen(Screen):
         encode.action_toggle_ids()
 
     def action_toggle_pipeline(self) -> None:
-        """Show the encode tab with its pipeline view toggled (as `action_toggle_ids`)."""
+        """Show the encode tab with its pipeline view toggled (as `action_toggle_ids`); with the
+        box empty there is nothing to show, so the box takes the keys that follow."""
         encode = self.query_one(EncodePanel)
         tabs = self.query_one("#bottom", TabbedContent)
         if self.focused is not None and tabs in self.focused.ancestors and encode not in self.focused.ancestors:
             self.set_focus(None)
         tabs.active = "tab-encode"
         encode.action_toggle_pipeline()
+        if encode.show_pipeline and not encode.text:
+            encode.focus_input()  # nothing to show yet: the keys behind p are the text (escape leaves)
 
     def action_merge_tree(self) -> None:
         """The selected token's merge tree, with the trainer's counts where it kept them."""

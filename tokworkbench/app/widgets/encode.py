@@ -146,6 +146,13 @@ class EncodePanel(Vertical):
         self.show_ids = not self.show_ids
         self._refresh()
 
+    @property
+    def text(self) -> str:
+        return self.query_one("#encode-input", Input).value
+
+    def focus_input(self) -> None:
+        self.query_one("#encode-input", Input).focus()
+
     def action_toggle_pipeline(self) -> None:
         """The stages take the decode box's room too (the pipeline's last stage is the decode):
         at 80×24 the tab has a few lines."""
