@@ -6,6 +6,7 @@ post-processor adds, and where the decode differs."""
 import pytest
 from recording import RecordingApp
 from test_app import ready
+from test_app_key_order import post, settled
 from textual.widgets import Input, TabbedContent
 
 from tokworkbench.app.widgets.encode import EncodePanel
@@ -128,7 +129,8 @@ async def test_p_with_an_empty_box_takes_the_keys_behind_it_as_the_text():
     async with app.run_test(size=SIZES[1]) as pilot:
         await ready(app, pilot)
         before = app.main.session.steps
-        await pilot.press("p", *"abc ab", "escape", "n")
-        await pilot.pause()
-        assert app.query_one("#encode-input", Input).value == "abc ab"
+        for key in ("p", "H", "é", "l", "l", "o", "space", "a", "b", "escape", "n"):
+            post(app, key)
+        await settled(app, pilot)
+        assert app.query_one("#encode-input", Input).value == "Héllo ab"
         assert "2 pre-tokenizer" in shown(app) and app.main.session.steps == before + 1

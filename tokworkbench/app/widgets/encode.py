@@ -151,7 +151,7 @@ class EncodePanel(Vertical):
         return self.query_one("#encode-input", Input).value
 
     def focus_input(self) -> None:
-        self.query_one("#encode-input", Input).focus()
+        self.screen.set_focus(self.query_one("#encode-input", Input))  # now, not later: the keys behind land in it
 
     def action_toggle_pipeline(self) -> None:
         """The stages take the decode box's room too (the pipeline's last stage is the decode):
