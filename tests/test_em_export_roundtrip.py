@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tokworkbench.core.errors import ForeignModelError
+from tokworkbench.core.errors import ExportError, ForeignModelError
 from tokworkbench.core.formats.hf_unigram import METASPACE_HF, from_hf, to_hf
 from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
@@ -78,6 +78,15 @@ def test_tricky_and_sample_lines(judged):
     assert len(space) == 2 and model.encode_ordinary(" ABC")[0] == space[0]  # the dummy ▁ alone, then "▁A..."
 
 
+def test_a_whole_document(judged):
+    """One long sentence: SentencePiece's float32 running sum grows, so near-ties may go the
+    other way in HF (the export's note); our reader of the tokenizer.json still gives HF's ids."""
+    model, sp, hf, again, _ = judged
+    text = (SAMPLES / TRAIN[0]).read_text(encoding="utf-8")
+    assert model.encode_ordinary(text) == sp.encode(text)
+    assert again.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
+
+
 @settings(max_examples=200, deadline=None)
 @given(texts)
 def test_hypothesis_text_gives_the_same_ids_in_all_three(judged, text):
@@ -113,4 +122,22 @@ def test_another_decoder_with_the_prefix_normalizer_is_refused(judged):
     doc["decoder"] = {"type": "Sequence", "decoders": [
         {"type": "Replace", "pattern": {"String": "x"}, "content": "y"}, to_hf(judged[0])["decoder"]["decoders"][1]]}
     with pytest.raises(ForeignModelError, match="only as the one that shows the unknown piece"):
+        from_hf(doc)
+
+
+def test_a_map_that_erases_text_is_refused(tmp_path):
+    """SentencePiece puts its dummy ▁ before any non-empty input, HF's Prepend before a non-empty
+    normalized text: a map turning \\x01 into nothing tells them apart, so neither way is written."""
+    (tmp_path / "rule.tsv").write_text("1\t\n7\t20\n", encoding="utf-8")
+    (tmp_path / "c.txt").write_text((SAMPLES / TRAIN[0]).read_text(encoding="utf-8")[:3000], encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(tmp_path / "c.txt"), model_prefix=str(tmp_path / "cm"), vocab_size=120,
+                                   model_type="unigram", normalization_rule_tsv=str(tmp_path / "rule.tsv"),
+                                   remove_extra_whitespaces=False, minloglevel=2)
+    model = load_any(tmp_path / "cm.model")
+    assert model.encode_ordinary("\x01") == spm.SentencePieceProcessor(model_file=str(tmp_path / "cm.model")).encode("\x01") != []
+    with pytest.raises(ExportError, match="turns some text into nothing"):
+        export(model, "hf", tmp_path / "cm.json")
+    assert not (tmp_path / "cm.json").exists()
+    doc = to_hf(model)  # what the export would have written: the reader refuses it too
+    with pytest.raises(ForeignModelError, match="may turn a text into nothing"):
         from_hf(doc)

@@ -116,13 +116,23 @@ def check_hf(model: UnigramModel) -> None:
         why = model.text_normalizer.hf_difference()
         if why is not None:
             raise ExportError(f"{why}; HF's ids would differ (keep it as a .model or a tokworkbench model file)")
+        if _keeps_sp_whitespace(model) and model.sp_conventions.dummy_prefix and _may_erase(model.text_normalizer.charsmap):
+            raise ExportError("this model's SentencePiece map turns some text into nothing; SentencePiece still puts "
+                              "its dummy ▁ in front of such a text, HF's Prepend does not, so HF's ids would differ")
+
+
+def _may_erase(charsmap) -> bool:
+    """Whether some key of the map has the empty replacement: SentencePiece's builder stores each
+    replacement once, NUL-terminated, so an empty one is a NUL at the start or after another."""
+    return charsmap is not None and (charsmap.strings[:1] == b"\0" or b"\0\0" in charsmap.strings)
 
 
 def write_hf(model: UnigramModel, out) -> list[str]:
     check_hf(model)
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
-    notes = [("note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
-              "exactly, HF may pick the other one")] if model.float32 else []
+    notes = [("note: HF sums each word's path scores in float64, SentencePiece the whole text's in float32: where "
+              "two segmentations tie, or nearly tie in a long text (where SentencePiece's running sum is large), HF "
+              "may pick the other one")] if model.float32 else []
     if _keeps_sp_whitespace(model):  # HF's decoder sees special tokens all or none, sp.decode the unknown one only
         control = [model.pieces[i][0] for i in model.specials if i != model.unk_id]
         notes.append(f"note: HF's decode drops the unknown piece, which sp.decode shows as "
@@ -224,7 +234,22 @@ def _sp_whitespace_of(doc: dict, unk: str) -> tuple[object, SpConventions] | Non
                                 f"(prepend_scheme {'always' if prefix else 'never'}), optionally after a Replace "
                                 "of the unknown piece")
     base = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "normalizers": steps}
+    if prefix:  # HF prepends to a non-empty normalized text, SentencePiece (our conventions) to a non-empty input
+        for step in steps:
+            kind = step.get("type") if isinstance(step, dict) else None
+            if kind not in _KEEPS_TEXT or (kind == "Precompiled" and _may_erase(_charsmap_of(step))):
+                raise ForeignModelError(f"normalizer {short(kind)} before Prepend(▁) may turn a text into nothing, "
+                                        "which HF then prepends nothing to; this tool reads Prepend after "
+                                        f"{', '.join(_KEEPS_TEXT)} (a map that erases nothing)")
     return base, SpConventions(surface, collapse=False, dummy_prefix=prefix)
+
+
+_KEEPS_TEXT = ("Precompiled", "NFC", "NFD", "NFKC", "NFKD", "Lowercase")  # never empty a non-empty text
+
+
+def _charsmap_of(step: dict):
+    own = spnormalize.hf_normalizer(step, ForeignModelError)
+    return next((s[1] for s in own.steps if s[0] == "Precompiled"), None)
 
 
 def _whitespace_split(spec) -> bool:
