@@ -6,9 +6,9 @@ whitespace (`SpConventions(collapse=False)`: what `--algorithm em` trains, a `.m
 remove_extra_whitespaces false) is written as transformers' converters write SentencePiece's
 dummy prefix: the normalizer prepends ▁ to any non-empty text and turns every space into ▁
 (`Prepend`, `Replace`), so `" ABC"` is `▁▁ABC` as in SentencePiece (HF's Metaspace adds no ▁
-before one already there), and a Metaspace that prepends nothing cuts the words before each ▁. Roles come from where HF keeps them
-(hf_common.py), PAD also from the names `<pad>`/`[PAD]` when exactly one special piece has one;
-UNK is the unk piece.
+before one already there), and a Metaspace that prepends nothing cuts the words before each ▁.
+Roles come from where HF keeps them (hf_common.py), PAD also from the names `<pad>`/`[PAD]` when
+exactly one special piece has one; UNK is the unk piece.
 """
 
 import json
