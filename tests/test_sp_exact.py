@@ -186,15 +186,25 @@ def test_the_dummy_prefix_goes_before_a_leading_space(trained):
     assert model.encode_ordinary(" ABC ")[0] == space[0]  # the dummy ▁ alone: the next ▁ starts "▁ABC"
 
 
-def test_an_hf_export_says_where_hf_differs_on_a_leading_space(tmp_path):
+def test_an_hf_export_keeps_the_dummy_prefix_before_a_leading_space(tmp_path):
+    """Whitespace kept: the export prepends ▁ in the normalizer (as transformers' converters do),
+    so HF, like SentencePiece, puts it even before a leading space; collapsed, no text starts
+    with one."""
     pieces = BASE + [("▁", -2.0, NORMAL), ("▁ab", -1.0, NORMAL), ("a", -3.0, NORMAL), ("b", -3.0, NORMAL)]
-    for collapse in (False, True):
-        model, sp = both(tmp_path, pieces, f"c{collapse}", collapse=collapse)
-        notes = export(model, "hf", tmp_path / f"c{collapse}.json")
-        hf = tokenizers.Tokenizer.from_file(str(tmp_path / f"c{collapse}.json"))
-        assert any("leading space" in n for n in notes) == (not collapse)
-        assert (hf.encode(" ab", add_special_tokens=False).ids == sp.encode(" ab")) == collapse  # what it says
-        assert hf.encode("ab b", add_special_tokens=False).ids == sp.encode("ab b") == model.encode("ab b")
+    for collapse, prefix in ((False, True), (True, True), (False, False)):  # without a prefix: no Prepend
+        name = f"c{collapse}{prefix}"
+        model, sp = both(tmp_path, pieces, name, collapse=collapse, dummy_prefix=prefix)
+        notes = export(model, "hf", tmp_path / f"{name}.json")
+        hf = tokenizers.Tokenizer.from_file(str(tmp_path / f"{name}.json"))
+        again = load_any(tmp_path / f"{name}.json")
+        assert any("control pieces" in n for n in notes) == (not collapse)
+        assert again.sp_conventions == (model.sp_conventions if not collapse else None)
+        for text in [" ab", "ab b", "  a b  ", "\u2581ab", " \u2581 ab", "", " ", "a\tb ☃", "ab"]:
+            ids = sp.encode(text)
+            assert hf.encode(text, add_special_tokens=False).ids == ids == model.encode(text), text
+            assert again.encode(text) == ids, text
+            if not collapse:
+                assert hf.decode(ids, skip_special_tokens=False) == sp.decode(ids) == again.decode(ids), text
 
 
 def test_unknown_decodes_to_the_unknown_surface(trained, tmp_path):

@@ -1,12 +1,19 @@
 """Hugging Face `tokenizer.json` with a Unigram model, both ways.
 
 A `Unigram` model with any `unk_id`, the Metaspace pre-tokenizer and decoder (or a Split pattern
-and Fuse); its added special tokens are the special pieces. Roles come from where HF keeps them
-(hf_common.py), PAD also from the names `<pad>`/`[PAD]` when exactly one special piece has one;
-UNK is the unk piece.
+and Fuse); its added special tokens are the special pieces. A model that keeps SentencePiece's
+whitespace (`SpConventions(collapse=False)`: what `--algorithm em` trains, a `.model` with
+remove_extra_whitespaces false) is written as transformers' converters write SentencePiece's
+dummy prefix: the normalizer prepends ▁ to any non-empty text and turns every space into ▁
+(`Prepend`, `Replace`), so `" ABC"` is `▁▁ABC` as in SentencePiece (HF's Metaspace adds no ▁
+before one already there), and a Metaspace that prepends nothing cuts the words before each ▁.
+Roles come from where HF keeps them (hf_common.py), PAD also from the names `<pad>`/`[PAD]` when
+exactly one special piece has one; UNK is the unk piece.
 """
 
 import json
+
+import regex
 
 from tokworkbench.core.errors import ExportError, ForeignModelError, TokWorkbenchError
 from tokworkbench.core.files.atomic import write_atomic
@@ -19,16 +26,54 @@ from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_t
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.modelfile import check_pieces
+from tokworkbench.core.unigram.spconventions import SpConventions
 
 # -- Hugging Face tokenizer.json -------------------------------------------------------------
 METASPACE_HF = {"type": "Metaspace", "replacement": META, "prepend_scheme": "always", "split": True}
+CUT_AT_META = {"type": "Metaspace", "replacement": META, "prepend_scheme": "never", "split": True}
+PREPEND_META = {"type": "Prepend", "prepend": META}
+SPACE_TO_META = {"type": "Replace", "pattern": {"String": " "}, "content": META}
+
+
+def _keeps_sp_whitespace(model: UnigramModel) -> bool:
+    return model.sp_conventions is not None and not model.sp_conventions.collapse and model.pre_tokenizer.rewrites
+
+
+def _normalizer_steps(model: UnigramModel) -> list[dict]:
+    spec = (model.text_normalizer.to_hf() if model.text_normalizer is not None
+            else {"type": model.normalizer.upper()} if model.normalizer != "none" else None)
+    if spec is None:
+        return []
+    return list(spec.get("normalizers") or []) if spec.get("type") == "Sequence" else [spec]
+
+
+def _unk_pattern(unk: str) -> str:
+    """The unknown piece's whole text, for the decoder's Replace (HF applies it to each token)."""
+    return r"\A" + regex.escape(unk) + r"\z"
+
+
+def _sp_whitespace_hf(model: UnigramModel) -> tuple[dict, dict, dict]:
+    """(normalizer, pre-tokenizer, decoder) for SentencePiece's rule with whitespace kept. Every
+    word HF's Metaspace cuts starts at a ▁ where our chunks start (`chunks_of`), so HF's words are
+    our chunks. The decoder: the unknown piece shows as `unk_surface` (sp.decode's ` ⁇ `), and
+    Metaspace's drops the ▁ of the first token, the one SentencePiece's decode drops (a piece of
+    ours has ▁ only at its start)."""
+    conv = model.sp_conventions
+    steps = _normalizer_steps(model) + ([PREPEND_META] if conv.dummy_prefix else []) + [SPACE_TO_META]
+    decoder = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"Regex": _unk_pattern(model.pieces[model.unk_id][0])},
+         "content": conv.unk_surface},
+        dict(METASPACE_HF, prepend_scheme="always" if conv.dummy_prefix else "never")]}
+    return {"type": "Sequence", "normalizers": steps}, dict(CUT_AT_META), decoder
 
 
 def to_hf(model: UnigramModel) -> dict:
     """Every piece keeps its id: the special ones are added special tokens at their own ids,
     BOS/EOS a TemplateProcessing and PAD the padding, as for BPE."""
-    pre = model.pre_tokenizer
-    if pre.rewrites:
+    pre, normalizer = model.pre_tokenizer, None
+    if _keeps_sp_whitespace(model):
+        normalizer, pre_tok, decoder = _sp_whitespace_hf(model)
+    elif pre.rewrites:
         pre_tok, decoder = dict(METASPACE_HF), dict(METASPACE_HF)
         if isinstance(model.text_normalizer, spnormalize.HfNormalizer) and model.text_normalizer.whitespace_split:
             pre_tok = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, pre_tok]}
@@ -44,8 +89,8 @@ def to_hf(model: UnigramModel) -> dict:
         "padding": padding_of(model),
         "added_tokens": [{"id": i, "content": model.pieces[i][0], "single_word": False, "lstrip": False,
                           "rstrip": False, "normalized": False, "special": True} for i in model.specials],
-        "normalizer": (model.text_normalizer.to_hf() if model.text_normalizer is not None
-                       else {"type": model.normalizer.upper()} if model.normalizer != "none" else None),
+        "normalizer": normalizer or (model.text_normalizer.to_hf() if model.text_normalizer is not None
+                                     else {"type": model.normalizer.upper()} if model.normalizer != "none" else None),
         "pre_tokenizer": pre_tok,
         "post_processor": post_processor_of(model),
         "decoder": decoder,
@@ -62,7 +107,7 @@ def check_hf(model: UnigramModel) -> None:
         i = model.user_defined[0]
         raise ExportError(f"piece {i} ({short(model.pieces[i][0])}) is a SentencePiece user-defined piece; "
                           "HF has no such piece (its added tokens match otherwise), so its ids would differ")
-    if model.sp_conventions is not None and not model.sp_conventions.dummy_prefix:
+    if model.sp_conventions is not None and not model.sp_conventions.dummy_prefix and not _keeps_sp_whitespace(model):
         raise ExportError("this SentencePiece model adds no dummy prefix; HF's Metaspace always adds one, "
                           "so its ids would differ")
     if not model.pre_tokenizer.rewrites:
@@ -71,16 +116,29 @@ def check_hf(model: UnigramModel) -> None:
         why = model.text_normalizer.hf_difference()
         if why is not None:
             raise ExportError(f"{why}; HF's ids would differ (keep it as a .model or a tokworkbench model file)")
+        if _keeps_sp_whitespace(model) and model.sp_conventions.dummy_prefix and _may_erase(model.text_normalizer.charsmap):
+            raise ExportError("this model's SentencePiece map turns some text into nothing; SentencePiece still puts "
+                              "its dummy ▁ in front of such a text, HF's Prepend does not, so HF's ids would differ")
+
+
+def _may_erase(charsmap) -> bool:
+    """Whether some key of the map has the empty replacement: SentencePiece's builder stores each
+    replacement once, NUL-terminated, so an empty one is a NUL at the start or after another."""
+    return charsmap is not None and (charsmap.strings[:1] == b"\0" or b"\0\0" in charsmap.strings)
 
 
 def write_hf(model: UnigramModel, out) -> list[str]:
     check_hf(model)
     write_atomic(out, json.dumps(to_hf(model), ensure_ascii=False, indent=1).encode("utf-8"))
-    notes = ["note: HF sums path scores in float64 and SentencePiece in float32: where two segmentations tie "
-             "exactly, HF may pick the other one"] if model.float32 else []
-    if model.sp_conventions is not None and not model.sp_conventions.collapse:
-        notes.append("note: this SentencePiece model keeps whitespace, and SentencePiece puts its ▁ before a leading "
-                     "space where HF's Metaspace does not: a text that starts with a space gets other ids in HF")
+    notes = [("note: HF sums each word's path scores in float64, SentencePiece the whole text's in float32: where "
+              "two segmentations tie, or nearly tie in a long text (where SentencePiece's running sum is large), HF "
+              "may pick the other one")] if model.float32 else []
+    if _keeps_sp_whitespace(model):  # HF's decoder sees special tokens all or none, sp.decode the unknown one only
+        control = [model.pieces[i][0] for i in model.specials if i != model.unk_id]
+        notes.append(f"note: HF's decode drops the unknown piece, which sp.decode shows as "
+                     f"{model.sp_conventions.unk_surface!r}, unless skip_special_tokens=False"
+                     + (f"; with that it shows the control pieces ({', '.join(map(short, control[:3]))}), "
+                        "which sp.decode drops" if control else ""))
     return notes + [f"wrote {out}"]
 
 
@@ -110,6 +168,13 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
     except TokWorkbenchError:  # two roles on one token: keep only the unknown piece's
         roles = Roles(unk=pieces[unk_id][0])
     pre_spec = doc.get("pre_tokenizer")
+    kept = _sp_whitespace_of(doc, pieces[unk_id][0])
+    if kept is not None:
+        base, conventions = kept
+        normalizer, own = _hf_normalizer(base)
+        return UnigramModel(tuple(pieces), normalizer, pre_tokenizer(METASPACE), roles=roles,
+                            specials=tuple(sorted(specials)), unk_id=unk_id, text_normalizer=own, hf_floats=True,
+                            sp_conventions=conventions)
     split = _whitespace_split(pre_spec)
     if split:  # Sequence[WhitespaceSplit, Metaspace]: the split becomes the last normalizer step
         pre_spec = pre_spec["pretokenizers"][1]
@@ -138,6 +203,53 @@ def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
                                     "token before the model, which this tool does not reproduce")
         out.add(tid)
     return out
+
+
+def _sp_whitespace_of(doc: dict, unk: str) -> tuple[object, SpConventions] | None:
+    """SentencePiece's rule with whitespace kept, as `to_hf` writes it: the normalizer ends with
+    Replace(" " → ▁), after Prepend(▁) where there is a dummy prefix, and a Metaspace that
+    prepends nothing cuts the words. Returns the normalizer before those steps (an HF spec) and
+    the conventions, or None for any other layout."""
+    pre, spec, decoder = doc.get("pre_tokenizer"), doc.get("normalizer"), doc.get("decoder")
+    if not (isinstance(pre, dict) and pre.get("type") == "Metaspace" and pre.get("replacement") == META
+            and pre.get("prepend_scheme") == "never" and pre.get("split", True)):
+        return None
+    steps = spec.get("normalizers") if isinstance(spec, dict) and spec.get("type") == "Sequence" else None
+    if not (isinstance(steps, list) and steps and steps[-1] == SPACE_TO_META):
+        return None
+    steps = steps[:-1]
+    prefix = bool(steps) and steps[-1] == PREPEND_META
+    if prefix:
+        steps = steps[:-1]
+    surface = unk  # HF's decode (skip_special_tokens=False) shows the unknown piece as its text
+    parts = decoder.get("decoders") if isinstance(decoder, dict) and decoder.get("type") == "Sequence" else [decoder]
+    if isinstance(parts, list) and len(parts) == 2 and isinstance(parts[0], dict) and parts[0].get("type") == "Replace":
+        if parts[0].get("pattern") != {"Regex": _unk_pattern(unk)} or not is_text(parts[0].get("content")):
+            raise ForeignModelError("a decoder Replace is supported only as the one that shows the unknown piece")
+        surface, parts = parts[0]["content"], parts[1:]
+    meta = parts[0] if isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], dict) else {}
+    if not (meta.get("type") == "Metaspace" and meta.get("replacement") == META
+            and (meta.get("prepend_scheme") != "never") == prefix):
+        raise ForeignModelError("a normalizer that writes ▁ for spaces needs the Metaspace decoder "
+                                f"(prepend_scheme {'always' if prefix else 'never'}), optionally after a Replace "
+                                "of the unknown piece")
+    base = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "normalizers": steps}
+    if prefix:  # HF prepends to a non-empty normalized text, SentencePiece (our conventions) to a non-empty input
+        for step in steps:
+            kind = step.get("type") if isinstance(step, dict) else None
+            if kind not in _KEEPS_TEXT or (kind == "Precompiled" and _may_erase(_charsmap_of(step))):
+                raise ForeignModelError(f"normalizer {short(kind)} before Prepend(▁) may turn a text into nothing, "
+                                        "which HF then prepends nothing to; this tool reads Prepend after "
+                                        f"{', '.join(_KEEPS_TEXT)} (a map that erases nothing)")
+    return base, SpConventions(surface, collapse=False, dummy_prefix=prefix)
+
+
+_KEEPS_TEXT = ("Precompiled", "NFC", "NFD", "NFKC", "NFKD", "Lowercase")  # never empty a non-empty text
+
+
+def _charsmap_of(step: dict):
+    own = spnormalize.hf_normalizer(step, ForeignModelError)
+    return next((s[1] for s in own.steps if s[0] == "Precompiled"), None)
 
 
 def _whitespace_split(spec) -> bool:
