@@ -113,7 +113,7 @@ async def measure_cancel(app, pilot, main, session, cancel_at: int) -> str:
         beat.cancel()
         return f"  cancel at {cancel_at:,}: the run ended first ({session.steps:,} merges)"
     load = os.getloadavg()
-    main.stop_painted_at = None
+    main.run.stop_painted_at = None
     since[0] = t = time.perf_counter()
     app.simulate_key("escape")
     await wait_until(lambda: main.stop_painted_at is not None or not main.running)  # a frame shows the stop

@@ -16,6 +16,7 @@ from tokworkbench.app.actions import ACTIONS
 from tokworkbench.app.keyorder import KeyBarrier
 from tokworkbench.app.main_screen import MainScreen
 from tokworkbench.app.widgets.batches import BatchesPanel
+from tokworkbench.app.widgets.encode import EncodePanel
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.session.snapshot import View
 
@@ -48,14 +49,18 @@ def state(app, said_before: int) -> tuple:
 
 
 async def restore(app, pilot) -> None:
-    """Back to the same start: no dialog, START_STEPS merges, the first window, the pair table."""
+    """Back to the same start: no dialog, START_STEPS merges, the first window, the pair table,
+    the encode pane showing tokens."""
     while len(app.screen_stack) > 1:
         app.pop_screen()
     main = app.main
     main.session.undo_all()
     main.session.step_many(START_STEPS)
-    main.view = View()
+    main.view = View(rows=main.view.rows)
     main.query_one("#bottom", TabbedContent).active = "tab-encode"
+    encode = main.query_one(EncodePanel)
+    if encode.show_pipeline:  # p toggles it: each try starts from the tokens view
+        encode.action_toggle_pipeline()
     main.set_focus(main.query_one("#pair-table"))
     main.refresh_snapshot()
     await pilot.pause()

@@ -89,6 +89,7 @@ class KindView:
     replay_note: str  # what the question before a replay adds to "Undo the 3 merges made here and replay m.json?"
     back_to: Callable[[int], str]  # where a rewind to step n goes: "step 12", "round 3", "the seed vocabulary"
     choice: str = ""  # the settings dialog's words for it (a kind that is not trained is no choice)
+    rows_shown: int = 400  # rows the next pane draws: the snapshot ranks no more (View.rows)
 
     @property
     def marks_pieces(self) -> bool:
@@ -97,7 +98,7 @@ class KindView:
 
 
 BPE_VIEW = KindView(
-    panes=("pairs", "merges"), next_pane="pairs", history_pane="merges", table="pair-table",
+    panes=("pairs", "merges"), next_pane="pairs", history_pane="merges", table="pair-table", rows_shown=60,
     chart="Compression", lattice=False, step_key="step",
     nothing_left="no pair is left to merge: every chunk is one token", exhausted="no pair left to merge",
     settings_line=_bpe_settings, command=_bpe_command, replayed=_merges_replayed, replay_note="",

@@ -5,7 +5,7 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
-from tokworkbench.app.kind_views import view_of
+from tokworkbench.app.kind_views import BPE_VIEW, view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PairSelected
 from tokworkbench.app.widgets.rowsview import RowsView
@@ -14,7 +14,7 @@ from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.models.rows import PairRow
 from tokworkbench.core.session.snapshot import Snapshot
 
-SHOWN = 60
+SHOWN = BPE_VIEW.rows_shown
 
 
 class PairsPanel(Vertical):

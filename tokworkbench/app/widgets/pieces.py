@@ -15,10 +15,10 @@ from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.inspection.vocab import TokenCounts
-from tokworkbench.core.session.snapshot import Snapshot
+from tokworkbench.core.session.snapshot import NEXT_ROWS, Snapshot
 from tokworkbench.core.unigram.rows import PieceRow
 
-SHOWN = 400
+SHOWN = NEXT_ROWS  # the kind view's rows_shown: every row the snapshot ranks
 REMOVED = "✗"  # the mark of a piece the next round removes (a mark, not only a colour)
 
 

@@ -25,6 +25,7 @@ class View:
     start: int = 0
     size: int = 2400
     row_filter: str = ""  # only next-step rows that match this (the pair table's filter)
+    rows: int = NEXT_ROWS  # next-step rows wanted: as many as the screen shows (ranking more costs each key)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def take_snapshot(learner: Learner, view: View, target: int, replaying: int = 0,
     nxt = learner.next_step()
     start, text, spans, length = learner.window(view.doc, view.start, view.start + view.size)
     model = with_roles(learner.model(with_history=False), roles)
-    rows, rows_in_all = learner.next_rows(NEXT_ROWS, view.row_filter)
+    rows, rows_in_all = learner.next_rows(view.rows, view.row_filter)
     history, history_length = learner.history_page(-HISTORY_ROWS, None)
     return Snapshot(
         kind=learner.kind,
