@@ -49,6 +49,7 @@ from tokworkbench.app.widgets.token_details import TokenDetails
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.heap import settle
+from tokworkbench.core.inspection.segments import span_at
 from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.registry.kinds import kind_named
@@ -397,8 +398,14 @@ class MainScreen(Screen):
             self.query_one(LatticePanel).show_piece(message.piece)
 
     def on_corpus_clicked(self, message: msg.CorpusClicked) -> None:
-        """Unigram: a click on a corpus word shows its lattice."""
-        if view_of(self.kind).lattice and self.snapshot is not None:
+        """A click in the corpus selects the token there; Unigram's also shows its word's lattice."""
+        if self.snapshot is None:
+            return
+        spans = self.snapshot.window.spans
+        k = span_at(spans, message.offset)
+        if k is not None:
+            self.action_select_token(spans[k].token, k)
+        if view_of(self.kind).lattice:
             if self.query_one(LatticePanel).show_corpus_word(message.offset):
                 self.query_one("#bottom", TabbedContent).active = "tab-lattice"
 

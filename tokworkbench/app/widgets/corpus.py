@@ -164,7 +164,7 @@ class CorpusPane(Vertical):
         shown = marks + [self.cursor_span] if self.cursor_span else marks
         key = (window.text, window.spans, shown)
         if key != self._styled_key:  # most merges leave the window's tokens as they were
-            self._styled_key, self._styled = key, clickable_runs(window.text, window.spans, shown, palette_of(self.app))
+            self._styled_key, self._styled = key, style_runs(window.text, window.spans, shown, palette_of(self.app))
         end = window.start + len(window.text)
         names = self._names
         span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
@@ -197,20 +197,14 @@ class CorpusPane(Vertical):
                                                         layout=False)
 
     def on_token_text_clicked(self, event: TokenText.Clicked) -> None:
+        """A click names a place in the window; the screen selects the token there (runs carry no
+        click action of their own: a style per token cost a third of drawing a merge)."""
         event.stop()
         self.post_message(CorpusClicked(event.offset))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self.post_message(DocumentSelected(event.option_index))
-
-
-def clickable_runs(text, spans, marks, palette) -> list[tuple[str, str, str | None]]:
-    """The window's runs, each token's carrying the click that selects it (the details line)."""
-    owners: list[int] = []
-    runs = style_runs(text, spans, marks, palette, owners)
-    return [(t, style, f"screen.select_token({spans[k].token}, {k})" if k >= 0 else None)
-            for (t, style), k in zip(runs, owners)]
 
 
 def word_occurrences(snap: Snapshot, word: str) -> list[tuple[int, int]]:
