@@ -4,7 +4,9 @@
 
 TEXT defaults to tests/data/botchan.txt; `--bytes` takes its first N bytes, cut at a line end.
 spm_train runs with `--model_type=unigram`, `character_coverage` as given (1.0: every character,
-as ours keeps them) and otherwise its defaults (nmt_nfkc); ours with the nfkc normalizer, its
+as ours keeps them), the nfkc rule (its default nmt_nfkc also turns tabs and other control
+characters into spaces, which ours does not) and otherwise its defaults (it collapses runs of
+whitespace); ours with the nfkc normalizer, its
 target spm_train's pieces less its three meta pieces, plus the characters spm_train never sees
 (line breaks: it reads lines; a BOM), which ours keeps so that its model spells the text.
 Prints the share of spm_train's pieces we have, the first 20 pieces only in each with their
@@ -38,7 +40,8 @@ def spm_pieces(text: str, vocab: int, coverage: float) -> dict[str, float]:
         src = Path(tmp) / "in.txt"
         src.write_text(text, encoding="utf-8")
         spm.SentencePieceTrainer.train(input=str(src), model_prefix=f"{tmp}/u", vocab_size=vocab,
-                                       model_type="unigram", character_coverage=coverage, minloglevel=2)
+                                       model_type="unigram", character_coverage=coverage, minloglevel=2,
+                                       normalization_rule_name="nfkc")
         sp = spm.SentencePieceProcessor(model_file=f"{tmp}/u.model")
         return {sp.id_to_piece(i): sp.get_score(i) for i in range(3, sp.get_piece_size())}
 
