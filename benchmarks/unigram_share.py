@@ -32,7 +32,9 @@ def text_of(path: Path, limit: int | None) -> str:
     data = path.read_bytes()
     if limit is not None and len(data) > limit:
         data = data[: data.rfind(b"\n", 0, limit) + 1]
-    return data.decode("utf-8").replace("\r\n", "\n")  # as Path.read_text; spm_train drops the \r too
+    lines = data.decode("utf-8").replace("\r\n", "\n").split("\n")  # as read_text; spm_train drops the \r too
+    # spm_train skips a line over max_sentence_length (4,192 bytes): neither trainer gets it
+    return "\n".join(line for line in lines if len(line.encode("utf-8")) <= 4192)
 
 
 def spm_pieces(text: str, vocab: int, coverage: float) -> dict[str, float]:

@@ -37,6 +37,7 @@ def test_the_seed_substrings_are_spm_trains_and_the_pieces_nearly_all(tmp_path, 
     assert np.all(scores > 0)
     learner = UnigramLearner([BOTCHAN.read_text(encoding="utf-8")],
                              UnigramConfig(normalizer="nfkc", algorithm="em", seed_size=EM_SEED_SIZE))
-    list(learner.run(vocab_size=len(theirs)))
+    # the line break and the BOM (nmt_nfkc drops it) are ours only: they take places of their own
+    list(learner.run(vocab_size=len(theirs) + len({"\n", "\ufeff"} & set(pieces))))
     ours = set(learner.state.pieces)
-    assert len(ours & theirs) >= 0.97 * len(theirs)
+    assert len(ours & theirs) >= 0.99 * len(theirs)  # 991 of 997; 976 before em.py dropped what spm_train drops
