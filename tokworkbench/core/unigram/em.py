@@ -8,14 +8,17 @@
   a time, every position whose shorter substring still occurs twice, each kept as a 64-bit
   polynomial hash (hashing.py); a collision is possible in principle and vanishingly rare
   (about n^2 / 2^65 for n substrings). Initial scores are log(score / total).
+- Words spm_train never sees (line breaks, a lone ▁) weigh nothing (`unseen_words`).
 - E-step: forward-backward over each word's lattice gives every piece's expected count, the
-  word's frequency as weight. M-step: pieces expected less than 0.5 times go (single characters
-  stay), scores are digamma(count) - digamma(total), SentencePiece's Bayesian update.
+  word's frequency as weight. M-step: pieces expected less than 0.5 times go (a character
+  stays ours but leaves SentencePiece's model: `_em`), scores are digamma(count) -
+  digamma(total), SentencePiece's Bayesian update.
 - Pruning: Viterbi-segment the corpus; a piece no best path uses, or whose own best segmentation
-  is not itself, can go at once; for the others the loss of removing a piece is estimated with
+  is not itself, goes at once; for the others the loss of removing a piece is estimated with
   its alternative (its best segmentation without itself) taking over its count, and the pieces
   with the smallest loss go, keeping max(1.1 x target, shrinking_factor x size). Once at 1.1 x
-  the target, a last round keeps the target's best-scored pieces (SentencePiece's finalization).
+  the target, a last round keeps the target's best-scored pieces (`_finalize`, SentencePiece's
+  finalization).
 - One round: prune, then `sub_iterations` EM iterations; round 0 is the seed after its EM.
 
 The lattice of all words is one set of flat arrays (an edge per piece occurrence); forward,
