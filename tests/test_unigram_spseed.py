@@ -40,4 +40,4 @@ def test_the_seed_substrings_are_spm_trains_and_the_pieces_nearly_all(tmp_path, 
     # the line break and the BOM (nmt_nfkc drops it) are ours only: they take places of their own
     list(learner.run(vocab_size=len(theirs) + len({"\n", "\ufeff"} & set(pieces))))
     ours = set(learner.state.pieces)
-    assert len(ours & theirs) >= 0.99 * len(theirs)  # 991 of 997; 976 before em.py dropped what spm_train drops
+    assert len(ours & theirs) >= 0.994 * len(theirs)  # 992 of 997; 976 before em.py dropped what spm_train drops

@@ -592,6 +592,12 @@ class EmEngine:
         # pruning: a character on no best path leaves SentencePiece's model too (it comes back at the end)
         used = self._measure(state)[0].per_piece
         absent = absent | (self.single[state.ids] & (used <= 0))
+        if int((keep & ~absent).sum()) <= int(floor * FINAL_MARGIN):
+            # spm_train 0.2.3 runs no EM after the pruning that reaches 1.1 x the target (its log
+            # shows none): its finalization cuts by the scores of the EM before
+            scores = _unknown_scores(np.asarray(state.scores)[keep], absent[keep])
+            return RoundState([p for p, k in zip(state.pieces, keep) if k], np.asarray(state.freqs)[keep].tolist(),
+                              scores.tolist(), state.ids[keep], absent[keep])
         return self._em(state.ids[keep], np.asarray(state.scores)[keep], floor, absent[keep])
 
     def analyze(self, state: RoundState, floor: int) -> RoundAnalysis:
