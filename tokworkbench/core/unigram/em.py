@@ -19,7 +19,8 @@
   with the smallest loss go, keeping max(1.1 x target, shrinking_factor x size). Once at 1.1 x
   the target, a last round keeps the target's best-scored pieces (`_finalize`, SentencePiece's
   finalization).
-- One round: prune, then `sub_iterations` EM iterations; round 0 is the seed after its EM.
+- One round: prune, then `sub_iterations` EM iterations (none after the pruning that reaches
+  1.1 x the target, as spm_train 0.2.3); round 0 is the seed after its EM.
 
 The lattice of all words is one set of flat arrays (an edge per piece occurrence); forward,
 backward and Viterbi sweep it by position, all words at once.

@@ -13,7 +13,10 @@ is 16,112 substrings where every repeated substring would be 34,494.
 The substrings are found as em.py finds them (a 64-bit polynomial hash per position, extended a
 character at a time while the shorter one still repeats); whether one branches is read off its
 extensions one length on: it branches when no single extension (nor the word's end) holds all
-its occurrences.
+its occurrences. SentencePiece 0.2.3 builds its suffix array over UTF-8 bytes (libsais), so
+extensions count as one when their characters share a first byte, and a word's end followed by
+the next word's ▁ shares ▁'s (0xE2) with ’, — and the box-drawing characters: on en-10M's
+first 2 MB this is its 71,170 seed pieces, which a branch by character exceeded by 79.
 """
 
 from collections import Counter
