@@ -37,6 +37,33 @@ def test_the_seed_substrings_are_spm_trains_and_the_pieces_nearly_all(tmp_path, 
     assert np.all(scores > 0)
     learner = UnigramLearner([BOTCHAN.read_text(encoding="utf-8")],
                              UnigramConfig(normalizer="nfkc", algorithm="em", seed_size=EM_SEED_SIZE))
-    list(learner.run(vocab_size=len(theirs)))
+    # the line break and the BOM (nmt_nfkc drops it) are ours only: they take places of their own
+    list(learner.run(vocab_size=len(theirs) + len({"\n", "\ufeff"} & set(pieces))))
     ours = set(learner.state.pieces)
-    assert len(ours & theirs) >= 0.97 * len(theirs)
+    assert len(ours & theirs) >= 0.994 * len(theirs)  # 992 of 997; 976 before em.py dropped what spm_train drops
+
+
+def test_a_substring_branches_by_the_first_utf8_byte_of_what_follows_as_in_spm_train(tmp_path, capfd):
+    """SentencePiece 0.2.3's suffix array is over UTF-8 bytes: "▁dog" followed only by ’, — and
+    the next word's ▁ (all starting 0xE2) is no internal node, and so no seed piece; followed
+    also by "s" it is. Judged by the seed size spm_train reports."""
+    words = ["dog", "cat", "bird", "fish", "horse", "mouse", "goat", "sheep"]
+    lines = []
+    for k, w in enumerate(words):
+        lines += [f"the {w}\u2019s toy", f"my {w} ran off", f"a {w}\u2014no", f"one {w}\u201d he said"]
+        if k % 2:
+            lines.append(f"two {w}s here")
+    # (the last line's substrings occur once: spm_train 0.2.3 gives the corpus's very end a branch
+    # of its own, which ours does not follow)
+    text = "\n".join(lines * 3) + "\nzq vwkx\n"
+    src = tmp_path / "in.txt"
+    src.write_text(text, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(src), model_prefix=str(tmp_path / "u"), vocab_size=200,
+                                   hard_vocab_limit=False, model_type="unigram", character_coverage=1.0,
+                                   normalization_rule_name="nfkc", minloglevel=0)
+    seeds = int(re.search(r"Initialized (\d+) seed (?:sentence)?pieces", capfd.readouterr().err).group(1))
+    table = count_chunks([text], "nfkc", pre_tokenizer("metaspace"))
+    words_, freqs, ends = sentencepiece_words(table.chunks, table.counts.tolist())
+    pieces, _ = sp_seed_pieces(words_, np.array(freqs), EM_SEED_SIZE, 16, line_ends=np.array(ends))
+    assert len([p for p in pieces if "\n" not in p]) == seeds
+    assert "▁dog" not in pieces and "▁cat" in pieces  # cat is also followed by s

@@ -8,26 +8,33 @@
   a time, every position whose shorter substring still occurs twice, each kept as a 64-bit
   polynomial hash (hashing.py); a collision is possible in principle and vanishingly rare
   (about n^2 / 2^65 for n substrings). Initial scores are log(score / total).
+- Words spm_train never sees (line breaks, a lone ▁) weigh nothing (`unseen_words`).
 - E-step: forward-backward over each word's lattice gives every piece's expected count, the
-  word's frequency as weight. M-step: pieces expected less than 0.5 times go (single characters
-  stay), scores are digamma(count) - digamma(total), SentencePiece's Bayesian update.
+  word's frequency as weight. M-step: pieces expected less than 0.5 times go (a character
+  stays ours but leaves SentencePiece's model: `_em`), scores are digamma(count) -
+  digamma(total), SentencePiece's Bayesian update.
 - Pruning: Viterbi-segment the corpus; a piece no best path uses, or whose own best segmentation
-  is not itself, can go at once; for the others the loss of removing a piece is estimated with
+  is not itself, goes at once; for the others the loss of removing a piece is estimated with
   its alternative (its best segmentation without itself) taking over its count, and the pieces
   with the smallest loss go, keeping max(1.1 x target, shrinking_factor x size). Once at 1.1 x
-  the target, a last round keeps the target's best-scored pieces (SentencePiece's finalization).
-- One round: prune, then `sub_iterations` EM iterations; round 0 is the seed after its EM.
+  the target, a last round keeps the target's best-scored pieces (`_finalize`, SentencePiece's
+  finalization).
+- One round: prune, then `sub_iterations` EM iterations (none after the pruning that reaches
+  1.1 x the target, as spm_train 0.2.3); round 0 is the seed after its EM.
 
 The lattice of all words is one set of flat arrays (an edge per piece occurrence); forward,
 backward and Viterbi sweep it by position, all words at once.
 """
 
 import math
+from collections import Counter
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
 
 from tokworkbench.core.heap import keep_large_frees
+from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram import validpiece
 from tokworkbench.core.unigram.course import check_seed_size
 from tokworkbench.core.unigram.hashing import _BASE, _codes, _group, _run_starts
@@ -36,6 +43,8 @@ from tokworkbench.core.unigram.spseed import sentencepiece_words, sp_seed_pieces
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 
 EXPECTED_MIN = 0.5  # SentencePiece's kExpectedFrequencyThreshold
+UNKNOWN_PENALTY = 10.0  # SentencePiece's kUnkPenalty: an unknown character costs min_score - 10
+FINAL_PENALTY_STEP = 0.0001  # SentencePiece's kMinScorePenaltyDelta: a required character put back
 FINAL_MARGIN = 1.1  # prune to 1.1 x the target, then keep the target's best-scored pieces (as SentencePiece)
 
 
@@ -430,6 +439,38 @@ def _segment_logsumexp(v: np.ndarray, g: np.ndarray, ref: np.ndarray | None = No
         return safe + np.log(total)
 
 
+def _absent(state: RoundState) -> np.ndarray:
+    return np.zeros(len(state.pieces), bool) if state.absent is None else np.asarray(state.absent, dtype=bool)
+
+
+def _present(state: RoundState) -> int:
+    """The size of SentencePiece's model in this state: the characters it dropped are not in it."""
+    return len(state.pieces) - int(_absent(state).sum())
+
+
+def _unknown_scores(scores: np.ndarray, absent: np.ndarray) -> np.ndarray:
+    """Scores with each dropped character at SentencePiece's unknown's: the lowest other - 10."""
+    if not absent.any() or absent.all():
+        return scores
+    scores = scores.copy()
+    scores[absent] = scores[~absent].min() - UNKNOWN_PENALTY
+    return scores
+
+
+def _score_order(scores: np.ndarray, pieces: list[str]) -> np.ndarray:
+    """Best score first, ties by UTF-8 bytes: SentencePiece's `Sorted`, whose scores are
+    float32 (two pieces expected equally often tie there, whatever double's last bits say)."""
+    return np.array(sorted(range(len(pieces)), key=lambda i: (-float(np.float32(scores[i])), pieces[i].encode())),
+                    dtype=np.int64)
+
+
+def _final_order(state: RoundState, single: np.ndarray) -> np.ndarray:
+    """The longer pieces, worst first as SentencePiece's finalization would leave them out."""
+    longer = np.flatnonzero(~single[state.ids])
+    kept = _score_order(np.asarray(state.scores)[longer], [state.pieces[i] for i in longer.tolist()])
+    return longer[kept][::-1]
+
+
 def digamma(x: np.ndarray) -> np.ndarray:
     """SentencePiece's digamma: recurrence up to 7, then the asymptotic series."""
     x = np.asarray(x, dtype=np.float64).copy()
@@ -444,6 +485,39 @@ def digamma(x: np.ndarray) -> np.ndarray:
     xx2 = xx * xx
     xx4 = xx2 * xx2
     return result + np.log(x) + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2 - 127.0 / 30720.0 * xx4 * xx4
+
+
+def unseen_words(words: list[str]) -> np.ndarray:
+    """Which words spm_train never trains on: a run of line breaks (it reads a line at a time)
+    and a lone ▁ (its remove_extra_whitespaces trims spaces at a line's ends and collapses runs
+    of them). They stay in our corpus, so that the model spells them, but weigh nothing in EM
+    and pruning: counted, a line break and the ▁s of indentation raised the total and ▁'s
+    probability, so pieces such as ▁t lost to ▁ + t (86 % of spm_train's pieces on 2 MB of
+    English at 8,000, 98 % without them). A corpus of nothing else keeps them all (EM needs a word)."""
+    unseen = np.fromiter((w == META or not w.strip("\r\n") for w in words), dtype=bool, count=len(words))
+    return unseen if not unseen.all() else np.zeros(len(words), dtype=bool)
+
+
+def _seed_log_scores(pieces: list[str], scores: np.ndarray, words: list[str], weight: np.ndarray,
+                     unseen: np.ndarray) -> np.ndarray:
+    """log(score / total) over what spm_train sees: a character's count leaves out the unseen
+    words; one only they hold (the line break) keeps its count but not in the total, since its
+    score only ever meets words that weigh nothing."""
+    scores = scores.astype(np.float64).copy()
+    seen_only = np.ones(len(pieces), dtype=bool)
+    if unseen.any():
+        index = {p: i for i, p in enumerate(pieces) if len(p) == 1}
+        lost: Counter[str] = Counter()
+        for i in np.flatnonzero(unseen).tolist():
+            for ch in words[i]:
+                lost[ch] += weight[i]
+        for ch, n in lost.items():
+            k = index[ch]
+            if scores[k] > n:
+                scores[k] -= n
+            else:
+                seen_only[k] = False
+    return np.log(scores) - math.log(float(scores[seen_only].sum()))
 
 
 class EmEngine:
@@ -464,12 +538,16 @@ class EmEngine:
         keep_large_frees()  # the sweeps' temporaries stay in the heap between passes (core/heap.py)
         self.weight = np.asarray(freqs, dtype=np.float64)
         self.replayed = vocabulary is not None
+        self.unseen_tokens = 0.0  # tokens of the words spm_train never sees, spelled a character each
         found: list | None = None
         if vocabulary is None:
+            unseen = unseen_words(words)
             found = []
             pieces, scores = sp_seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
                                             config.max_piece_length, edges=found, line_ends=np.asarray(line_ends))
-            log_scores = np.log(scores) - math.log(scores.sum())
+            log_scores = _seed_log_scores(pieces, scores, words, self.weight, unseen)
+            self.unseen_tokens = float(np.dot(self.weight[unseen], [len(words[i]) for i in np.flatnonzero(unseen)]))
+            self.weight[unseen] = 0.0
         else:
             pieces = list(dict((p, None) for p, _ in vocabulary))
             given = dict(vocabulary)
@@ -509,22 +587,37 @@ class EmEngine:
 
     def round(self, state: RoundState, going: set[str], floor: int) -> RoundState:
         keep = np.fromiter((p not in going for p in state.pieces), dtype=bool, count=len(state.pieces))
-        return self._em(state.ids[keep], np.asarray(state.scores)[keep], floor)
+        absent = _absent(state)
+        if _present(state) <= int(floor * FINAL_MARGIN):
+            return self._finalize(state, keep, absent)
+        # pruning: a character on no best path leaves SentencePiece's model too (it comes back at the end)
+        used = self._measure(state)[0].per_piece
+        absent = absent | (self.single[state.ids] & (used <= 0))
+        if int((keep & ~absent).sum()) <= int(floor * FINAL_MARGIN):
+            # spm_train 0.2.3 runs no EM after the pruning that reaches 1.1 x the target (its log
+            # shows none): its finalization cuts by the scores of the EM before
+            scores = _unknown_scores(np.asarray(state.scores)[keep], absent[keep])
+            return RoundState([p for p, k in zip(state.pieces, keep) if k], np.asarray(state.freqs)[keep].tolist(),
+                              scores.tolist(), state.ids[keep], absent[keep])
+        return self._em(state.ids[keep], np.asarray(state.scores)[keep], floor, absent[keep])
 
     def analyze(self, state: RoundState, floor: int) -> RoundAnalysis:
-        ids, scores = state.ids, np.asarray(state.scores)
-        swept, increases, order = self._measure(state)
+        ids = state.ids
+        swept, increases, order, removable = self._measure(state)
         n = len(ids)
-        tokens = int(round(swept.tokens))
+        tokens = int(round(swept.tokens + self.unseen_tokens))
         loss = swept.loss
         chars = int(self.single[ids].sum())
+        present = _present(state)  # SentencePiece's model size: the characters it dropped are not in it
         desired = int(floor * FINAL_MARGIN)
-        if n > desired:
-            keep = max(desired, chars, int(n * self.config.shrinking_factor))
-        else:  # SentencePiece's finalization: the pieces with the best scores make the target
-            keep = max(floor, chars)
-            order = np.flatnonzero(~self.single[ids])[::-1]  # pieces are kept in score order, best first
-        going = [state.pieces[i] for i in order[: max(0, n - keep)]] if n > floor else []
+        if present > desired:
+            keep = max(desired, present - n + chars, int(present * self.config.shrinking_factor))
+            # every piece that can go at once goes, as in SentencePiece, but never below the target
+            count = min(max(present - keep, removable), n - max(floor, chars))
+        else:  # SentencePiece's finalization: every character, then the best-scored pieces make the target
+            order = _final_order(state, self.single)
+            count = n - max(floor, chars)
+        going = [state.pieces[i] for i in order[: max(0, count)]] if n > floor else []
         return RoundAnalysis(loss, dict(zip([state.pieces[i] for i in increases[0]], increases[1])), going, tokens,
                              dict(zip(state.pieces, state.freqs)))
 
@@ -533,7 +626,7 @@ class EmEngine:
         """The loss and the tokens of a state: its best paths alone, without the removal order
         that `analyze` adds (a run's last round needs no order)."""
         swept = self._best(state)
-        return swept.loss, int(round(swept.tokens))
+        return swept.loss, int(round(swept.tokens + self.unseen_tokens))
 
     def _best(self, state: RoundState):
         if self._best_of is None or self._best_of[0] is not state:
@@ -541,20 +634,43 @@ class EmEngine:
         return self._best_of[1]
 
     def _measure(self, state: RoundState):
-        """The best paths and the removal order of a state, which do not depend on the floor:
-        a new target (the CLI sets it after the seed is analysed) asks only for a new cut."""
+        """The best paths (with what the unknown's edges took credited as SentencePiece credits
+        it, `_credit`), the removal order of a state and how many of its first pieces can go at
+        once; none depends on the floor: a new target (the CLI sets it after the seed is
+        analysed) asks only for a new cut."""
         if self._measured is not None and self._measured[0] is state:
             return self._measured[1]
-        ids, scores = state.ids, np.asarray(state.scores)
+        ids, scores, absent = state.ids, np.asarray(state.scores), _absent(state)
         swept = self._best(state)
-        increases, order = self._prune_order(ids, scores, swept.per_piece)
-        self._measured = (state, (swept, increases, order))
+        swept = replace(swept, per_piece=self._credit(ids, swept.per_piece, absent))
+        increases, order, removable = self._prune_order(ids, scores, swept.per_piece, absent)
+        self._measured = (state, (swept, increases, order, removable))
         return self._measured[1]
 
-    def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int) -> RoundState:
+    def _credit(self, ids: np.ndarray, counts: np.ndarray, absent: np.ndarray) -> np.ndarray:
+        """Counts as SentencePiece's trainer makes them: its unknown node has id 0, which in its
+        trainer's model is the first piece, the most frequent character (seed piece 0, which no
+        round removes), so what the dropped characters' edges took goes to that piece."""
+        if not absent.any():
+            return counts
+        counts = counts.copy()
+        first = np.flatnonzero(ids == 0)
+        if len(first):
+            counts[first[0]] += counts[absent].sum()
+        counts[absent] = 0.0
+        return counts
+
+    def _em(self, ids: np.ndarray, scores: np.ndarray, floor: int, absent: np.ndarray | None = None) -> RoundState:
+        """`sub_iterations` EM iterations. A character expected under 0.5 times leaves
+        SentencePiece's model as any piece does (its M-step has no exception); ours keeps it, for
+        the text it spells, but as SentencePiece's lattice then has it: an unknown character,
+        scored min_score - 10, out of the total and the model's size, until the final round puts
+        it back (`_finalize`)."""
+        absent = np.zeros(len(ids), bool) if absent is None else absent.copy()
         expected = np.zeros(len(ids))
+        scores = _unknown_scores(scores, absent)
         for _ in range(self.config.sub_iterations):
-            expected = self.sweeps.run("expected", ids, scores).per_piece
+            expected = self._credit(ids, self.sweeps.run("expected", ids, scores).per_piece, absent)
             # M-step: rare pieces go (never below the floor, never a single character)
             single = self.single[ids]
             rare = np.flatnonzero((expected < EXPECTED_MIN) & ~single)
@@ -563,15 +679,39 @@ class EmEngine:
                 drop = rare[np.argsort(expected[rare], kind="stable")[:room]]
                 keep = np.ones(len(ids), bool)
                 keep[drop] = False
-                ids, expected = ids[keep], expected[keep]
-            counts_used = np.maximum(expected, np.where(self.single[ids], EXPECTED_MIN, 0.0))
-            scores = digamma(counts_used) - digamma(np.array([counts_used.sum()]))[0]
+                ids, expected, absent, single = ids[keep], expected[keep], absent[keep], single[keep]
+            absent |= single & (expected < EXPECTED_MIN)
+            if absent.all():  # nothing left to score (a corpus of unseen words only)
+                absent[:] = False
+            present = ~absent
+            scores = np.zeros(len(ids))
+            kept = np.maximum(expected[present], EXPECTED_MIN)  # (only where absent.all() was undone)
+            scores[present] = digamma(kept) - digamma(np.array([kept.sum()]))[0]
+            scores = _unknown_scores(scores, absent)
         order = np.argsort(-scores, kind="stable")
-        ids, scores, expected = ids[order], scores[order], expected[order]
-        return RoundState([self.seed_strings[i] for i in ids.tolist()], expected.tolist(), scores.tolist(), ids)
+        ids, scores, expected, absent = ids[order], scores[order], expected[order], absent[order]
+        return RoundState([self.seed_strings[i] for i in ids.tolist()], expected.tolist(), scores.tolist(), ids,
+                          absent)
 
-    def _prune_order(self, ids: np.ndarray, scores: np.ndarray,
-                     used: np.ndarray) -> tuple[tuple[list[int], list[float]], np.ndarray]:
+    def _finalize(self, state: RoundState, keep: np.ndarray, absent: np.ndarray) -> RoundState:
+        """SentencePiece's FinalizeSentencePieces: the kept pieces with the scores they have (no
+        EM after the cut), each dropped character back at the model's lowest score plus
+        0.0001 x its rank among them (most frequent first, seed order), then sorted by score,
+        ties by UTF-8 bytes."""
+        ids, scores = state.ids, np.asarray(state.scores, dtype=np.float64).copy()
+        freqs = np.asarray(state.freqs, dtype=np.float64)
+        if absent.any():
+            low = scores[~absent].min() if (~absent).any() else 0.0
+            back = np.flatnonzero(absent)
+            back = back[np.argsort(ids[back], kind="stable")]
+            scores[back] = low + FINAL_PENALTY_STEP * np.arange(len(back))
+        kept = np.flatnonzero(keep)
+        order = kept[_score_order(scores[kept], [state.pieces[i] for i in kept.tolist()])]
+        return RoundState([state.pieces[i] for i in order.tolist()], freqs[order].tolist(), scores[order].tolist(),
+                          ids[order])
+
+    def _prune_order(self, ids: np.ndarray, scores: np.ndarray, used: np.ndarray,
+                     absent: np.ndarray) -> tuple[tuple[list[int], list[float]], np.ndarray, int]:
         """Removal order over positions in `ids`: the pieces that can go at once (no best path
         uses them, or their own best segmentation is not themselves), least likely first; then
         the others by estimated loss, smallest first; single characters never. Also the
@@ -598,6 +738,9 @@ class EmEngine:
             alt_string = row[np.concatenate([p[1] for p in parts])]
             kept = alt_string >= 0  # a string's path keeps its order: the sums below are the same
             alt_word, alt_piece = alt_string[kept], local[np.concatenate([p[2] for p in parts])[kept]]
+            first_piece = np.flatnonzero(ids == 0)
+            if absent.any() and len(first_piece):  # a dropped character is the unknown: piece 0's (`_credit`)
+                alt_piece = np.where(absent[alt_piece], first_piece[0], alt_piece)
             n_alt = np.bincount(alt_word, minlength=len(multi))
             total = float(used.sum())
             f_i = used[multi]
@@ -613,4 +756,4 @@ class EmEngine:
         first = first[np.argsort(scores[first], kind="stable")]
         rest = candidates[np.argsort(losses[candidates], kind="stable")]
         longer = np.flatnonzero(~single)
-        return (longer.tolist(), losses[longer].tolist()), np.concatenate([first, rest])
+        return (longer.tolist(), losses[longer].tolist()), np.concatenate([first, rest]), len(first)

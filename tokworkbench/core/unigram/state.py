@@ -13,6 +13,9 @@ class RoundState:
     freqs: list[float]  # course: seed frequency; em: expected count
     scores: list[float]  # log probabilities
     ids: np.ndarray | None = None  # em: each piece's index among the seed pieces
+    # em: the characters SentencePiece's model has dropped (expected under 0.5 times, or on no
+    # best path), per piece; ours keeps them, scored as its unknown then (see em.py)
+    absent: np.ndarray | None = None
 
 
 @dataclass
