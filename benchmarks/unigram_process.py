@@ -10,7 +10,8 @@ user runs, interpreter start and imports included:
 - HF: `Tokenizer(Unigram()).train([FILE], UnigramTrainer(...))`, Metaspace pre-tokenizer, in a fresh
   `python -c`: train(files), as HF's docs run it.
 The file is the corpus's first N MB with one leading space per line (as `unigram_compare.py` feeds
-the trainers, so metaspace's ▁ is SentencePiece's dummy prefix). Runs are interleaved so load
+the trainers, so metaspace's ▁ is SentencePiece's dummy prefix). Each round waits for a quiet machine
+(1-minute load ≤ --max-load; a round that starts above it gets no ratio). Runs are interleaved so load
 changes hit every trainer alike; medians of each run's own ratio to SentencePiece are printed.
 Wall time, CPU time (the process and the workers it waited for) and peak RSS come from `wait4`.
 Bytecode is compiled before the clock starts, as it is on an installed copy.
@@ -24,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from train_compare import wait_for_quiet  # the same rule for a quiet round
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "bench-data" / "corpus" / "en-10M.txt"
@@ -76,6 +79,8 @@ def main():
     ap.add_argument("--vocab-size", type=int, default=8000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-hf", action="store_true")
+    ap.add_argument("--max-load", type=float, default=0.5, help="a round starts once the 1-minute load is this low")
+    ap.add_argument("--patience", type=float, default=1800, help="seconds a round waits for it, at most")
     args = ap.parse_args()
     if not args.corpus.is_file():
         sys.exit(f"no corpus at {args.corpus}: run `make corpus` or name a file")
@@ -100,6 +105,9 @@ def main():
                   f"{'peak MB':>8} {'x sp':>6}  load")
             runs = []
             for k in range(args.repeat):
+                before = wait_for_quiet(args.max_load, args.patience)
+                if before > args.max_load:
+                    print(f"  round {k + 1} starts at load {before:.2f}, above {args.max_load}: no ratio from it")
                 rows = {}
                 for name, argv in commands.items():
                     load = os.getloadavg()
@@ -108,8 +116,12 @@ def main():
                     sp = rows["sentencepiece"]
                     print(f"  {k + 1:<4} {name:<20} {wall:7.2f} {wall / sp[0]:6.2f} {cpu:7.2f} {cpu / sp[1]:6.2f} "
                           f"{peak:8.0f} {peak / sp[2]:6.2f}  {load[0]:.2f} {load[1]:.2f}", flush=True)
-                runs.append(rows)
-            print(f"  medians over {args.repeat} runs (of each run's own ratio to sentencepiece):")
+                if before <= args.max_load:
+                    runs.append(rows)
+            if not runs:
+                print(f"  no ratios: every round started above load {args.max_load}")
+                continue
+            print(f"  medians over {len(runs)} quiet runs (of each run's own ratio to sentencepiece):")
             for name in commands:
                 wall = statistics.median(r[name][0] for r in runs)
                 ratio = statistics.median(r[name][0] / r["sentencepiece"][0] for r in runs)
