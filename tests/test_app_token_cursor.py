@@ -69,3 +69,26 @@ async def test_the_keys_go_on_from_the_token_clicked(opened, ranks_file):  # noq
         await pilot.pause()
         assert app.main.selected_token == spans[k + 1].token
         assert app.query_one("#corpus").cursor_span == (spans[k + 1].start, spans[k + 1].end)
+
+
+async def test_a_click_after_a_named_invisible_selects_the_token_drawn_there(tmp_path):
+    """⟨ZWJ⟩ takes five cells for one character of the text: a click is mapped through the
+    run drawn there, not through a count of characters (which landed four characters on)."""
+    from recording import RecordingApp
+    from test_app import ready as app_ready
+
+    from tokworkbench.core.session.settings import Settings
+
+    doc = tmp_path / "zwj.txt"
+    doc.write_text("a\u200db c d e f g", encoding="utf-8")
+    app = RecordingApp([str(doc)], settings=Settings(target=300))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_ready(app, pilot)
+        window = app.main.snapshot.window
+        spans = window.spans
+        drawn = "".join(seg.text for seg in app.query_one("#corpus-text").render_line(0))
+        x = drawn.index("d")
+        await pilot.click("#corpus-text", offset=(x + 1, 0))  # + the view's left padding
+        await pilot.pause()
+        k = next(i for i, s in enumerate(spans) if window.text[s.start:s.end].strip() == "d")
+        assert app.main.selected_token == spans[k].token

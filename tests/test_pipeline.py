@@ -217,3 +217,11 @@ def test_the_command_line_shows_the_stages_before_a_text_it_cannot_encode_and_ex
     out = capsys.readouterr().out.splitlines()
     assert code == 1 and out[0].startswith("1 normalizer")
     assert out[-1].startswith("✗ cannot encode: ") and "offset 3" in out[-1]
+
+
+def test_an_error_in_a_later_chunk_names_its_offset_in_the_text(capsys):
+    from tokworkbench.cli import main
+
+    assert main(["pipeline", "-m", "gpt2", "--format", "json", "hello world x\ud800"]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got["error"].endswith("at offset 13") and got["difference"] is None and got["lossless"] is False

@@ -67,21 +67,3 @@ def test_text_between_tokens_is_drawn_plain_not_dropped():
     assert "".join(piece for piece, _ in runs).replace("␣", " ") == text
     assert owners == [0, -1, 1]
 
-
-@pytest.mark.parametrize("text", ["héllo wörld ✓ 日本語 👋🏽 x", "abc  def", "ααα"])
-def test_a_click_selects_the_token_drawn_where_it_lands(text):
-    """span_at (the corpus's click) names the token whose run draws that character: a character
-    two byte tokens cut belongs to the one holding its first byte; text no token covers, none."""
-    from tokworkbench.core.inspection.segments import chunk_spans, span_at
-
-    data = text.encode("utf-8")
-    cuts = list(range(0, len(data), 2)) + [len(data)]  # two-byte tokens: some cut a character
-    vocab = {k: data[a:b] for k, (a, b) in enumerate(zip(cuts, cuts[1:]))}
-    spans = chunk_spans([(0, text, list(vocab))], vocab.__getitem__)
-    owners: list[int] = []
-    runs = style_runs(text, spans, owners=owners)
-    drawn = [k for (shown, _), k in zip(runs, owners) for _ in shown]
-    assert len(drawn) == len(text)
-    assert [span_at(spans, offset) for offset in range(len(text))] == drawn
-    gap = [TokenSpan(0, 2, 7, 0, False), TokenSpan(4, 5, 8, 1, False)]
-    assert [span_at(gap, o) for o in range(6)] == [0, 0, None, None, 1, None]

@@ -49,7 +49,6 @@ from tokworkbench.app.widgets.token_details import TokenDetails
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.heap import settle
-from tokworkbench.core.inspection.segments import span_at
 from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.registry.kinds import kind_named
@@ -402,9 +401,8 @@ class MainScreen(Screen):
         if self.snapshot is None:
             return
         spans = self.snapshot.window.spans
-        k = span_at(spans, message.offset)
-        if k is not None:
-            self.action_select_token(spans[k].token, k)
+        if message.span is not None and message.span < len(spans):
+            self.action_select_token(spans[message.span].token, message.span)
         if view_of(self.kind).lattice:
             if self.query_one(LatticePanel).show_corpus_word(message.offset):
                 self.query_one("#bottom", TabbedContent).active = "tab-lattice"

@@ -127,6 +127,7 @@ class PieceSelected(Message):
 @dataclass
 class CorpusClicked(Message):
     offset: int  # char offset in the corpus window's text
+    span: int | None = None  # the index of the token drawn there among the window's spans
 
 
 @dataclass

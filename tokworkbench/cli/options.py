@@ -274,7 +274,7 @@ def read_stdin(limit: int = MAX_STDIN_BYTES) -> bytes:
     except OSError as exc:
         raise CorpusError(f"cannot read standard input: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise CorpusError(f"standard input holds more than {describe_size(limit)}; encode a file instead")
+        raise CorpusError(f"standard input holds more than {describe_size(limit)}; pass a file with -f FILE instead")
     return data
 
 

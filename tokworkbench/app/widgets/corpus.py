@@ -65,6 +65,7 @@ class CorpusPane(Vertical):
         super().__init__(**kwargs)
         self._styled_key: tuple | None = None  # what the window's runs were drawn from
         self._styled: list = []
+        self._owners: list[int] = []  # the span index each styled run draws (-1: text no token covers)
         self._draw_pending = False
         self._names: list[str] = []
         self._sizes: list[int] = []
@@ -164,7 +165,9 @@ class CorpusPane(Vertical):
         shown = marks + [self.cursor_span] if self.cursor_span else marks
         key = (window.text, window.spans, shown)
         if key != self._styled_key:  # most merges leave the window's tokens as they were
-            self._styled_key, self._styled = key, style_runs(window.text, window.spans, shown, palette_of(self.app))
+            owners: list[int] = []
+            self._styled = style_runs(window.text, window.spans, shown, palette_of(self.app), owners)
+            self._styled_key, self._owners = key, owners
         end = window.start + len(window.text)
         names = self._names
         span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
@@ -197,10 +200,12 @@ class CorpusPane(Vertical):
                                                         layout=False)
 
     def on_token_text_clicked(self, event: TokenText.Clicked) -> None:
-        """A click names a place in the window; the screen selects the token there (runs carry no
+        """A click names the run drawn there, whose token the screen selects (runs carry no
         click action of their own: a style per token cost a third of drawing a merge)."""
         event.stop()
-        self.post_message(CorpusClicked(event.offset))
+        owners = self._owners if self._styled_key is not None else []
+        k = owners[event.run] if event.run is not None and event.run < len(owners) else -1
+        self.post_message(CorpusClicked(event.offset, k if k >= 0 else None))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

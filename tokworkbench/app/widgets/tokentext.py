@@ -28,7 +28,7 @@ def _clickable(spec: str, action: str) -> Style:
     return _style(spec) + Style.from_meta({"@click": action})
 
 
-Line = tuple[list[Segment], int]  # segments and their cell length; made a Strip only when shown
+Line = tuple[list[Segment], int, list[int]]  # segments, their cell length, each one's run; a Strip only when shown
 
 
 def wrap_runs(runs: list[tuple[str, str]], width: int) -> list[Line]:
@@ -38,33 +38,36 @@ def wrap_runs(runs: list[tuple[str, str]], width: int) -> list[Line]:
     width = max(width, 4)
     lines: list[Line] = []
     segments: list[Segment] = []
+    owners: list[int] = []
     used = 0
-    for text, spec, *action in runs:
+    for run, (text, spec, *action) in enumerate(runs):
         style = _clickable(spec, action[0]) if action and action[0] else _style(spec)
         parts = text.split("\n")
         for k, part in enumerate(parts):
             if k:
-                lines.append((segments, used))
-                segments, used = [], 0
+                lines.append((segments, used, owners))
+                segments, owners, used = [], [], 0
             while part:
                 need = cell_len(part)
                 if used + need <= width:
                     segments.append(Segment(part, style))
+                    owners.append(run)
                     used += need
                     break
                 if used and need <= width:  # the whole token fits on a line of its own
-                    lines.append((segments, used))
-                    segments, used = [], 0
+                    lines.append((segments, used, owners))
+                    segments, owners, used = [], [], 0
                     continue
                 room = width - used
                 cut = _fit(part, room)
                 if cut:
                     segments.append(Segment(part[:cut], style))
+                    owners.append(run)
                     used += cell_len(part[:cut])
-                lines.append((segments, used))
-                segments, used = [], 0
+                lines.append((segments, used, owners))
+                segments, owners, used = [], [], 0
                 part = part[cut:]
-    lines.append((segments, used))
+    lines.append((segments, used, owners))
     return lines
 
 
@@ -87,10 +90,12 @@ class TokenText(LineView, can_focus=True):
 
     @dataclass
     class Clicked(Message):
-        """The user clicked the character at `offset` of the text the runs were drawn from."""
+        """The user clicked the character at `offset` of the text the runs were drawn from,
+        drawn by run `run` (None: past the text)."""
 
         view: "TokenText"
         offset: int
+        run: int | None = None
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -122,7 +127,7 @@ class TokenText(LineView, can_focus=True):
         index = y + self.scroll_offset.y
         if not 0 <= index < len(self._lines):
             return None
-        offset = sum(len(seg.text) for segments, _ in self._lines[:index] for seg in segments)
+        offset = sum(len(seg.text) for segments, _, _ in self._lines[:index] for seg in segments)
         x += self.scroll_offset.x
         used = 0
         for seg in self._lines[index][0]:
@@ -133,15 +138,30 @@ class TokenText(LineView, can_focus=True):
                 offset += 1
         return None
 
+    def run_at(self, x: int, y: int) -> int | None:
+        """The index of the run drawn at (x, y) of the view (None past the text): exact where
+        an offset is not, after a named invisible."""
+        index = y + self.scroll_offset.y
+        if not 0 <= index < len(self._lines):
+            return None
+        x += self.scroll_offset.x
+        used = 0
+        segments, _, owners = self._lines[index]
+        for seg, run in zip(segments, owners):
+            used += seg.cell_length
+            if used > x:
+                return run
+        return None
+
     def on_click(self, event) -> None:
         at = event.get_content_offset(self)  # inside the padding
         offset = self.offset_at(at.x, at.y) if at is not None else None
         if offset is not None:
-            self.post_message(self.Clicked(self, offset))
+            self.post_message(self.Clicked(self, offset, self.run_at(at.x, at.y)))
 
     def render_line(self, y: int) -> Strip:
         index = y + self.scroll_offset.y
         if index >= len(self._lines):
             return Strip.blank(self.size.width, self.base_style)
-        segments, length = self._lines[index]
+        segments, length, _ = self._lines[index]
         return Strip(segments, length).extend_cell_length(self.size.width, self.base_style)

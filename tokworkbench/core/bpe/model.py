@@ -220,7 +220,11 @@ class Tokenizer:
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw."""
         text = normalize(text, self.normalizer)
-        return [(c, self.to_outside(self._encode_chunk(c, 0))) for c in self.pre_tokenizer.split(text)]
+        out, at = [], 0
+        for c in self.pre_tokenizer.split(text):
+            out.append((c, self.to_outside(self._encode_chunk(c, at))))  # an error names its offset in the text
+            at += len(c)
+        return out
 
     def encode_normalized(self, text: str, offset: int = 0) -> list[int]:
         """Ids of text that is already normalized (what parallel encoding hands each worker)."""

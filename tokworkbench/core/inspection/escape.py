@@ -47,11 +47,12 @@ def printable(text: str) -> str:
                    for ch in text)
 
 
-_JSON_UNSAFE = re.compile("[\x7f-\x9f]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
 def json_printable(text: str) -> str:
     """JSON for a terminal: json.dumps already escapes C0 controls inside strings, but with
     ensure_ascii=False it leaves DEL and the C1 controls (U+009B is a CSI to a terminal) raw;
-    those become \\u00XX, which is the same JSON."""
+    those become \\u00XX, which is the same JSON. A lone surrogate (a text that is not valid
+    Unicode) becomes \\udXXX too: written raw it cannot be encoded to the terminal at all."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

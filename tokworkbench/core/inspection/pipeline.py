@@ -78,7 +78,7 @@ class Pipeline:
     offsets_in_normalized: bool  # False: the chunks' offsets count in their own joined text
     post: PostStage
     decoded: str
-    difference: int | None  # first char where the decode differs from the input; None: equal
+    difference: int | None  # first char where the decode differs from the input; None: equal, or no decode
     why_differs: str  # the stage that explains a difference ("" when equal or unexplained)
     error: str | None = None  # encoding failed: the stages after the normalizer are empty
 
@@ -177,7 +177,7 @@ def pipeline(model: Model, text: str) -> Pipeline:
         decoded = model.decode(ids, errors="replace")
     except TokWorkbenchError as exc:
         empty = PostStage("$A", (), (), ())
-        return Pipeline(text, label, normalized, edits, complete, pre, (), True, empty, "", 0, "", str(exc))
+        return Pipeline(text, label, normalized, edits, complete, pre, (), True, empty, "", None, "", str(exc))
     at = first_difference(text, decoded)
     why = ""
     if at is not None:

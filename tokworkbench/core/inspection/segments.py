@@ -4,7 +4,6 @@ Views draw from this. Byte-unit tokens may end inside a multi-byte character; su
 is marked `cut` and belongs, for drawing, to the token that holds its first byte.
 """
 
-import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -56,13 +55,6 @@ def chunk_spans(
             b += n
             ordinal += 1
     return spans
-
-
-def span_at(spans: Sequence[TokenSpan], offset: int) -> int | None:
-    """The index of the span drawn at char `offset` (None: no token covers it). A character two
-    tokens share belongs to the one holding its first byte, as `style_runs` draws it."""
-    k = bisect.bisect_left(spans, offset, key=lambda span: span.end - 1)  # the first ending at or after it
-    return k if k < len(spans) and spans[k].start <= offset else None
 
 
 def _char_of_byte(text: str) -> list[int]:
