@@ -288,7 +288,11 @@ class ArenaPanel(Vertical):
         self.scored = message
         self._draw()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event) -> None:
+        """Redraw to the new width. The tab's size can also come after its Show (a busy
+        machine): a change that waited for it goes then, or it would wait for the next merge."""
+        if self._stale and event.size.area:
+            self.call_after_refresh(self._changed, True)
         if self.scored is not None:
             self._draw()
 
