@@ -39,9 +39,13 @@ def _keeps_sp_whitespace(model: UnigramModel) -> bool:
     return model.sp_conventions is not None and not model.sp_conventions.collapse and model.pre_tokenizer.rewrites
 
 
-def _normalizer_steps(model: UnigramModel) -> list[dict]:
-    spec = (model.text_normalizer.to_hf() if model.text_normalizer is not None
+def _normalizer_spec(model: UnigramModel) -> dict | None:
+    return (model.text_normalizer.to_hf() if model.text_normalizer is not None
             else {"type": model.normalizer.upper()} if model.normalizer != "none" else None)
+
+
+def _normalizer_steps(model: UnigramModel) -> list[dict]:
+    spec = _normalizer_spec(model)
     if spec is None:
         return []
     return list(spec.get("normalizers") or []) if spec.get("type") == "Sequence" else [spec]
@@ -89,8 +93,7 @@ def to_hf(model: UnigramModel) -> dict:
         "padding": padding_of(model),
         "added_tokens": [{"id": i, "content": model.pieces[i][0], "single_word": False, "lstrip": False,
                           "rstrip": False, "normalized": False, "special": True} for i in model.specials],
-        "normalizer": normalizer or (model.text_normalizer.to_hf() if model.text_normalizer is not None
-                                     else {"type": model.normalizer.upper()} if model.normalizer != "none" else None),
+        "normalizer": normalizer or _normalizer_spec(model),
         "pre_tokenizer": pre_tok,
         "post_processor": post_processor_of(model),
         "decoder": decoder,
