@@ -10,6 +10,7 @@ import json
 
 from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, input_text, load, model_options, text_options
 from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.inspection.lockcheck import counted
 from tokworkbench.core.inspection.pipeline import WHY_DIFFERS, Pipeline, pipeline
 from tokworkbench.core.models.roles import role_ids
 from tokworkbench.core.registry.kinds import kind_of
@@ -51,7 +52,7 @@ def as_json(p: Pipeline) -> dict:
 
 def describe(p: Pipeline, kind: str, names: dict[int, str]) -> list[str]:
     """The five stages, a heading line each and what the stage made under it."""
-    lines = [_head(1, "normalizer", f"{p.normalizer}: " + (f"{len(p.edits):,} change{_s(len(p.edits))}"
+    lines = [_head(1, "normalizer", f"{p.normalizer}: " + (counted(len(p.edits), "change")
                                                             if p.edits else "no change"))]
     for e in p.edits:
         lines.append(f"  {e.start}–{e.end} {e.op}: {quote(e.before)} → {quote(e.after)}")
@@ -60,14 +61,14 @@ def describe(p: Pipeline, kind: str, names: dict[int, str]) -> list[str]:
     if p.error:
         return lines + [f"✗ cannot encode: {p.error}"]
     where = "offsets in the normalized text" if p.offsets_in_normalized else "offsets in the chunks' own text"
-    lines.append(_head(2, "pre-tokenizer", f"{p.pre_tokenizer}: {len(p.chunks):,} chunk{_s(len(p.chunks))}, {where}"))
-    lines.append(_head(3, "model", f"{kind}: {len(p.ids):,} token{_s(len(p.ids))}, id 'token' for each chunk"))
+    lines.append(_head(2, "pre-tokenizer", f"{p.pre_tokenizer}: {counted(len(p.chunks), 'chunk')}, {where}"))
+    lines.append(_head(3, "model", f"{kind}: {counted(len(p.ids), 'token')}, id 'token' for each chunk"))
     for c in p.chunks:
         tokens = "  ".join(f"{tid} {quote(t)}" for tid, t in zip(c.ids, c.tokens)) or "no token"
         lines.append(f"  {c.start}–{c.end} {quote(c.text)}: {tokens}")
     post = p.post
     added = len(post.before) + len(post.after)
-    lines.append(_head(4, "post-processor", f"{post.template}: " + (f"adds {added} id{_s(added)}" if added else
+    lines.append(_head(4, "post-processor", f"{post.template}: " + (f"adds {counted(added, 'id')}" if added else
                                                                     "adds nothing")))
     if added:
         lines.append("  " + "  ".join([f"⟨{names.get(t, t)}⟩ {t} in front" for t in post.before]
@@ -76,14 +77,11 @@ def describe(p: Pipeline, kind: str, names: dict[int, str]) -> list[str]:
         lines.append(_head(5, "decode", "✓ the ids decode to the input"))
     else:
         at = p.difference or 0
-        lines.append(_head(5, "decode", f"✗ differs at char {at}: {WHY_DIFFERS.get(p.why_differs, 'the decoded text is not the input')}"))
+        why = WHY_DIFFERS.get(p.why_differs, "the decoded text is not the input")
+        lines.append(_head(5, "decode", f"✗ differs at char {at}: {why}"))
         lines.append(f"  {quote(p.text[at:at + 12])} → {quote(p.decoded[at:at + 12])}")
     return lines
 
 
 def _head(number: int, name: str, what: str) -> str:
     return f"{number} {name:<15}{what}"
-
-
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
