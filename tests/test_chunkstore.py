@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokworkbench.core import TrainConfig, pre_tokenizer
+from tokworkbench.core import TrainConfig, jit, pre_tokenizer
 from tokworkbench.core.bpe.chunkstore import ChunkStore, group_equal
 from tokworkbench.core.bpe.trainer import train
 from tokworkbench.core.errors import EncodeError
@@ -94,6 +94,7 @@ def test_a_lone_surrogate_is_an_error_naming_its_offset(models, preset):
 
 @pytest.mark.parametrize("preset", ["gpt4", "o200k"])
 def test_long_texts_encode_right_when_every_hash_collides(models, preset, monkeypatch):
+    monkeypatch.setenv(jit.OFF_VARIABLE, "1")  # the compiled lookup does not use `_hashes`
     monkeypatch.setattr(ChunkStore, "_hashes", lambda self, chars, bounds, lens, offset:
                         np.zeros(len(lens), dtype=np.uint64))
     tok = train(["some text 中文 don't"], TrainConfig(pre_tokenizer=pre_tokenizer(preset)), vocab_size=300).model()
@@ -118,3 +119,73 @@ def test_a_repeated_lone_surrogate_chunk_is_named_at_its_first_offset(models):
     text = "ok " * 1000 + "\ud800 x" + " more" * 10 + " \ud800 x" * 30
     with pytest.raises(EncodeError, match="offset 3000"):
         models["gpt4"].encode_normalized(text)
+
+
+def _grouped(chunks: list[str], stored: set[str], first_of: np.ndarray) -> bool:
+    """Each chunk not stored names one chunk with its characters, the same one for all of them."""
+    of: dict[str, int] = {}
+    for i, c in enumerate(chunks):
+        if c in stored:
+            if first_of[i] != -1:
+                return False
+        elif of.setdefault(c, int(first_of[i])) != first_of[i] or chunks[first_of[i]] != c:
+            return False
+    return True
+
+
+def _filled(chunks: list[str]) -> ChunkStore:
+    store = ChunkStore()
+    if chunks:
+        _store_and_find(store, chunks)
+    return store
+
+
+jit_only = pytest.mark.skipif(not jit.available(), reason="numba is not installed here")
+if jit.available():
+    from tokworkbench.core.bpe import chunkkernel
+
+
+@jit_only
+@settings(max_examples=150, deadline=None)
+@given(stored=chunk_lists, text=chunk_lists)
+def test_the_compiled_lookup_gives_the_numpy_one(stored, text):
+    cps, starts = _cut(text)
+    store = _filled(stored)
+    compiled = store.find_tiling(cps, starts)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(jit.OFF_VARIABLE, "1")
+        plain = store.find_tiling(cps, starts)
+        entries = np.arange(len(store), dtype=np.int64)
+        assert store.ids_of(entries) == chunkkernel.gather(entries, store.id_start, store.id_len, store.ids).tolist()
+    for got, want in zip(compiled[:2], plain[:2]):
+        assert got.tolist() == want.tolist()
+    assert _grouped(text, set(stored), compiled[2]) and _grouped(text, set(stored), plain[2])
+    assert (compiled[0] >= 0).tolist() == [c in stored for c in text]
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=chunk_lists)
+def test_new_chunks_are_grouped_by_their_characters_when_hashes_collide(text):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(jit.OFF_VARIABLE, "1")
+        patch.setattr(ChunkStore, "_hashes", lambda self, chars, bounds, lens, offset:
+                      np.zeros(len(lens), dtype=np.uint64))
+        cps, starts = _cut(text)
+        entries, _, first_of = ChunkStore().find_tiling(cps, starts)
+    assert (entries == -1).all()
+    assert _grouped(text, set(), first_of)
+
+
+@jit_only
+def test_the_compiled_lookup_never_takes_another_chunks_entry_under_its_hash():
+    cps, starts = _cut(["ab", "cd"])
+    store = ChunkStore()
+    _, hashes, _ = store.find_tiling(cps, starts)
+    # "ab" stored under the hash of "cd": a collision, as far as the table can tell
+    store.add(cps, starts[:1], np.array([2]), hashes[1:], np.array([7], dtype=np.int64), np.array([1]))
+    entries, _, first_of = store.find_tiling(cps, starts)
+    assert entries.tolist() == [-1, -1] and first_of.tolist() == [0, 1]
+    store.add(cps, starts[1:], np.array([2]), hashes[1:], np.array([9], dtype=np.int64), np.array([1]))
+    entries, _, _ = store.find_tiling(cps, starts)
+    assert entries.tolist() == [-1, 1]  # found past the colliding entry
+    assert store.ids_of(np.array([1, 0])) == [9, 7]

@@ -7,9 +7,14 @@ points in numpy, found in an open-addressing table, and then *checked* character
 against the code points stored with the entry, so a hash collision can only make a chunk look
 new (it is then encoded and stored again under the same hash, one slot further), never give
 another chunk's ids. The ids of all chunks are gathered from one flat array.
+
+Where numba runs, a text's lookups go through `chunkkernel.py` instead (one loop a chunk, not
+a dozen passes over arrays as long as the text); the two give the same entries and hashes.
 """
 
 import numpy as np
+
+from tokworkbench.core import jit
 
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
@@ -70,8 +75,40 @@ class ChunkStore:
         entry[~found] = -1
         return entry, hashes
 
+    def find_tiling(self, cps: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For chunks starting at `starts` that tile `cps`: each one's entry (-1 where it is not
+        stored), its hash, and for each chunk not stored one chunk of the text holding the same
+        characters, the same one for all of them (-1 where stored). What a first encode needs:
+        encode one of each new chunk, then give its entry to all of them."""
+        if jit.available():
+            from tokworkbench.core.bpe import chunkkernel
+
+            return chunkkernel.find_tiling(cps, starts.astype(np.int64, copy=False), self.slot_hash,
+                                           self.slot_entry, self.bits, self.chars, self.char_start, self.char_len)
+        places = tiling_offsets(len(cps), starts)
+        entries, hashes = self.find(cps, starts, offset=places)
+        first_of = np.full(len(starts), -1, dtype=np.int64)
+        missing = np.flatnonzero(entries < 0)
+        if not len(missing):
+            return entries, hashes, first_of
+        lens = np.diff(np.append(starts, len(cps)))
+        first, which = group_equal(hashes[missing])
+        candidate = missing[first][which]
+        same = _same_chunks(cps, starts, lens, missing, candidate, places)
+        first_of[missing[same]] = candidate[same]
+        odd = missing[~same]  # a hash shared with other characters: grouped by the characters
+        if len(odd):
+            firsts: dict[bytes, int] = {}
+            for i, a, size in zip(odd.tolist(), starts[odd].tolist(), lens[odd].tolist()):
+                first_of[i] = firsts.setdefault(cps[a : a + size].tobytes(), i)
+        return entries, hashes, first_of
+
     def ids_of(self, entries: np.ndarray) -> list[int]:
         """The ids of these entries, one after another."""
+        if jit.available():
+            from tokworkbench.core.bpe import chunkkernel
+
+            return chunkkernel.gather(entries, self.id_start, self.id_len, self.ids).tolist()
         lens = self.id_len[entries]
         first = self.id_start[entries]
         if (lens == 1).all():
@@ -192,6 +229,25 @@ def group_equal(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     place = np.empty(k, dtype=np.int64)  # each first's place in `first`, for its group to read
     place[first] = np.arange(len(first))
     return first, place[group]
+
+
+def _same_chunks(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, these: np.ndarray,
+                 those: np.ndarray, places: np.ndarray) -> np.ndarray:
+    """Whether chunk `these[i]` holds the same characters as chunk `those[i]` (`these`
+    ascending; all of the text's chunks on a first encode, where `places`, each character's
+    place in its chunk, saves finding where they are)."""
+    same = lens[these] == lens[those]
+    if len(these) == len(starts) and same.all():
+        differ = cps[np.repeat(starts[those].astype(np.int32), lens) + places] != cps
+        n = lens
+    else:
+        n = np.where(same, lens[these], 0)
+        bounds = np.cumsum(n) - n
+        offset = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(bounds, n)
+        differ = cps[np.repeat(starts[these], n) + offset] != cps[np.repeat(starts[those], n) + offset]
+    if differ.any():
+        same[np.repeat(np.arange(len(these)), n)[differ]] = False
+    return same
 
 
 def tiling_offsets(n: int, starts: np.ndarray) -> np.ndarray:

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_flat, bpe_many
-from tokworkbench.core.bpe.chunkstore import ChunkStore, group_equal, tiling_offsets
+from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_flat
+from tokworkbench.core.bpe.chunkstore import ChunkStore
 from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_by_pairs, merge_ids
 from tokworkbench.core.bpe.rankguard import RankGuard, odd_tokens
 from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError
@@ -37,8 +37,8 @@ UNK = "<unk>"
 JOINS = ("merges", "ranks", "pairs")
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
-_DERIVED = ("ranked_tokens", "_inside_of", "_byte_ranks", "_pair_table", "_ranks", "_char_index", "_merge_table", "_chunk_cache", "_outside_array",
-            "_chunk_store", "_rank_guard")
+_DERIVED = ("ranked_tokens", "_inside_of", "_byte_ranks", "_pair_table", "_ranks", "_char_index", "_merge_table",
+            "_chunk_cache", "_outside_array", "_chunk_store", "_rank_guard")
 
 
 @dataclass(frozen=True)
@@ -363,32 +363,20 @@ class Tokenizer:
         return ChunkStore()
 
     def _encode_by_offsets(self, text: str, offset: int, cps: np.ndarray, starts: np.ndarray) -> list[int]:
-        """A long text under gpt4 or o200k: its chunks are found by offset and looked up in the
-        chunk store all at once. Of the chunks not stored, one per distinct hash is cut out as
-        a str and encoded; the others must equal it character for character (else a hash
-        collision: each is stored on its own)."""
+        """A long text under a fast preset: its chunks are found by offset and looked up in the
+        chunk store all at once; one of each new chunk is cut out as a str and encoded."""
         store = self._chunk_store
         if len(store) > _CACHE_LIMIT:
             store = self.__dict__["_chunk_store"] = ChunkStore()
-        places = tiling_offsets(len(cps), starts)
-        entries, hashes = store.find(cps, starts, offset=places)
+        entries, hashes, first_of = store.find_tiling(cps, starts)
         missing = np.flatnonzero(entries < 0)
         if len(missing):
             lens = np.diff(np.append(starts, len(cps)))
-            first, which = group_equal(hashes[missing])
-            stand_in = missing[first]
+            stand_in = missing[first_of[missing] == missing]
             made = self._store_new(store, text, offset, cps, stand_in, starts, lens, hashes, missing)
-            entries[missing] = made[which]
-            other = stand_in[which]
-            odd = missing[~_same_chunks(cps, starts, lens, missing, other, places)]
-            if len(odd):
-                cut = list(map(text.__getitem__, map(slice, starts[odd].tolist(), (starts[odd] + lens[odd]).tolist())))
-                row = dict(zip(cut, odd.tolist()))  # each distinct chunk: one place it is
-                keys, apart = list(row), np.fromiter(row.values(), dtype=np.int64, count=len(row))
-                order = np.argsort(apart)
-                stored = self._store_new(store, text, offset, cps, apart[order], starts, lens, hashes, odd)
-                made = dict(zip([keys[i] for i in order.tolist()], stored.tolist()))
-                entries[odd] = [made[c] for c in cut]
+            place = np.empty(len(starts), dtype=np.int64)  # each stand-in's place among them
+            place[stand_in] = np.arange(len(stand_in))
+            entries[missing] = made[place[first_of[missing]]]
         return store.ids_of(entries)
 
     def _store_new(self, store: ChunkStore, text: str, offset: int, cps: np.ndarray, rows: np.ndarray,
@@ -413,7 +401,7 @@ class Tokenizer:
         return store.add(cps, a, n, hashes[rows], ids, id_lens)
 
     def _encode_new_chunks_at_once(self, chunks: list[str], cache: dict) -> None:
-        """Fill the cache for every chunk not in it with one `bpe_many` call (half the time of
+        """Fill the cache for every chunk not in it with one `bpe_flat` call (half the time of
         one `merge_ids` call per chunk on a large text). A lone surrogate leaves it to the
         per-chunk path, which names its offset."""
         new = set(chunks).difference(cache)
@@ -525,25 +513,6 @@ def _tokens_in_any_order(base: list, merges, whole: tuple) -> list:
             raise ValueError("the merges make a token out of itself")
         pending = still
     return tokens
-
-
-def _same_chunks(cps: np.ndarray, starts: np.ndarray, lens: np.ndarray, these: np.ndarray,
-                 those: np.ndarray, places: np.ndarray) -> np.ndarray:
-    """Whether chunk `these[i]` holds the same characters as chunk `those[i]` (`these`
-    ascending; all of the text's chunks on a first encode, where `places`, each character's
-    place in its chunk, saves finding where they are)."""
-    same = lens[these] == lens[those]
-    if len(these) == len(starts) and same.all():
-        differ = cps[np.repeat(starts[those].astype(np.int32), lens) + places] != cps
-        n = lens
-    else:
-        n = np.where(same, lens[these], 0)
-        bounds = np.cumsum(n) - n
-        offset = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(bounds, n)
-        differ = cps[np.repeat(starts[these], n) + offset] != cps[np.repeat(starts[those], n) + offset]
-    if differ.any():
-        same[np.repeat(np.arange(len(these)), n)[differ]] = False
-    return same
 
 
 class _ChunkCache(dict):
