@@ -20,6 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
+from tokworkbench.core import jit
 from tokworkbench.core.bpe.encode import merge_ids
 
 _ALONE_FROM = 512  # bytes: a chunk this long is encoded on its own (rounds would run on for it)
@@ -65,7 +66,7 @@ class MergeTable:
         return dict(zip(self.keys.tolist(), self.ranks.tolist())).get
 
     @cached_property
-    def _hash(self) -> tuple[np.ndarray, np.ndarray, int]:
+    def slots(self) -> tuple[np.ndarray, np.ndarray, int]:
         """Slots holding each key (-1: empty) and its rank, at most a quarter full; a key sits at
         its hash or the first free slot after it (linear probing)."""
         bits = max(4, (4 * len(self.keys)).bit_length())
@@ -87,7 +88,7 @@ class MergeTable:
         return slot_keys, slot_ranks, bits
 
     def _hashed(self, keys: np.ndarray) -> np.ndarray:
-        slot_keys, slot_ranks, bits = self._hash
+        slot_keys, slot_ranks, bits = self.slots
         mask = (1 << bits) - 1
         at = _slot(keys, bits)
         found = slot_keys[at]
@@ -162,15 +163,30 @@ def bpe_flat(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
         short_lengths[alone] = 0
         for i in alone:
             short[i] = b""
-    units, unit_lengths = _units(short, short_lengths, table)
-    flat, bounds = _rounds(units, unit_lengths, table)
-    lens = np.diff(np.asarray(bounds, dtype=np.int64))
+    if jit.available():
+        flat, lens = _compiled(short, short_lengths, table)
+        bounds = np.concatenate(([0], np.cumsum(lens)))
+    else:
+        units, unit_lengths = _units(short, short_lengths, table)
+        flat, bounds = _rounds(units, unit_lengths, table)
+        lens = np.diff(np.asarray(bounds, dtype=np.int64))
     if alone:
         made = [merge_ids(list(pieces[i]), table.rank_of, table.never, table.base_size, table) for i in alone]
         at = np.repeat([bounds[i] for i in alone], [len(m) for m in made])
         flat = np.insert(flat, at, np.array([t for m in made for t in m], dtype=np.int64))
         lens[alone] = [len(m) for m in made]
     return (flat if outside is None else outside[flat]), lens
+
+
+def _compiled(pieces: list[bytes], lengths: np.ndarray, table: MergeTable) -> tuple[np.ndarray, np.ndarray]:
+    """`_rounds`' result from the compiled per-piece loop (`piecekernel.py`)."""
+    from tokworkbench.core.bpe import piecekernel
+
+    data = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    slot_keys, slot_ranks, bits = table.slots if len(table.keys) else (np.zeros(0, np.int64), np.zeros(0, np.int64), 4)
+    return piecekernel.merge_pieces(data, bounds, table.dense, table.side, slot_keys, slot_ranks, bits,
+                                    table.never, table.base_size)
 
 
 def _units(pieces: list[bytes], lengths: np.ndarray, table: MergeTable) -> tuple[np.ndarray, np.ndarray]:
