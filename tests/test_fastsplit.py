@@ -1,4 +1,5 @@
-"""The numpy pre-tokenizers give exactly `regex.findall`'s chunks for the gpt4, o200k and llama3 presets."""
+"""The numpy and the compiled pre-tokenizers give exactly `regex.findall`'s chunks for the preset
+patterns (gpt2's only compiled: without numba it is `regex` itself)."""
 
 from pathlib import Path
 
@@ -7,19 +8,34 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokworkbench.core import jit
 from tokworkbench.core.text import fastsplit
-from tokworkbench.core.text.patterns import GPT4_PATTERN, LLAMA3_PATTERN, O200K_PATTERN, TEKKEN_PATTERN
+from tokworkbench.core.text.patterns import GPT2_PATTERN, GPT4_PATTERN, LLAMA3_PATTERN, O200K_PATTERN, TEKKEN_PATTERN
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
 SPLITS = [("gpt4", GPT4_PATTERN, fastsplit.split_gpt4), ("o200k", O200K_PATTERN, fastsplit.split_o200k),
-          ("llama3", LLAMA3_PATTERN, fastsplit.split_llama3), ("tekken", TEKKEN_PATTERN, fastsplit.split_tekken)]
+          ("llama3", LLAMA3_PATTERN, fastsplit.split_llama3), ("tekken", TEKKEN_PATTERN, fastsplit.split_tekken),
+          ("gpt2", GPT2_PATTERN, fastsplit.split_gpt2)]
+
+
+@pytest.fixture(scope="module", params=["compiled", "numpy"], autouse=True)
+def split_path(request):
+    """Every test here runs on both paths."""
+    if request.param == "compiled" and not jit.available():
+        pytest.skip("numba is not installed here")
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "numpy":
+            patch.setenv(jit.OFF_VARIABLE, "1")
+        yield request.param
 
 
 @pytest.fixture(autouse=True)
-def always_fast(monkeypatch):
-    """Short texts normally go to regex; here every text takes the numpy path."""
+def always_fast(monkeypatch, split_path, request):
+    """Short texts normally go to regex; here every text takes the fast path."""
     monkeypatch.setattr(fastsplit, "FAST_FROM", 0)
+    if split_path == "numpy" and "gpt2" in request.node.name:
+        pytest.skip("gpt2 has no numpy splitter: it is regex")
 
 
 # Pieces the rules treat differently: letters of each case class and script (Lu Ll Lt Lm Lo),
@@ -70,7 +86,7 @@ def test_edge_cases(name, pattern, split, text):
     assert split(text) == regex.findall(pattern, text)
 
 
-@pytest.mark.parametrize("preset", ["gpt4", "o200k", "llama3", "tekken"])
+@pytest.mark.parametrize("preset", ["gpt4", "o200k", "llama3", "tekken", "gpt2"])
 def test_the_presets_split_long_text_through_it(preset):
     text = (SAMPLES / "12_code_sample.py").read_text(encoding="utf-8") * 3
     assert pre_tokenizer(preset).split(text) == regex.findall(pre_tokenizer(preset).pattern, text)

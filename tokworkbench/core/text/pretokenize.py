@@ -20,11 +20,11 @@ import regex
 
 from tokworkbench.core.errors import PatternError, PatternTimeoutError
 from tokworkbench.core.inspection.escape import quote
-from tokworkbench.core.text.fastsplit import split_gpt4, split_llama3, split_o200k, split_tekken
+from tokworkbench.core.text.fastsplit import split_gpt2, split_gpt4, split_llama3, split_o200k, split_tekken
 from tokworkbench.core.text.patterns import META, METASPACE, METASPACE_PATTERN, PRESETS
 
 FAST_SPLITS = {"gpt4": split_gpt4, "o200k": split_o200k, "llama3": split_llama3,
-               "tekken": split_tekken}  # the same chunks as findall, in numpy
+               "tekken": split_tekken, "gpt2": split_gpt2}  # the same chunks as findall, in numpy (gpt2: compiled)
 REGEX_MARKER = "regex:"
 PATTERN_TIMEOUT = 5.0  # seconds a custom pattern may search without finding a match
 MAX_PATTERN_CHARS = 16_384  # the presets are under 400
