@@ -121,16 +121,19 @@ def test_a_repeated_lone_surrogate_chunk_is_named_at_its_first_offset(models):
         models["gpt4"].encode_normalized(text)
 
 
-def _grouped(chunks: list[str], stored: set[str], first_of: np.ndarray) -> bool:
-    """Each chunk not stored names one chunk with its characters, the same one for all of them."""
+def _grouped(chunks: list[str], stored: set[str], entries: np.ndarray, stand_in: np.ndarray) -> bool:
+    """Each chunk not stored is coded -1 - j, stand-in j holding its characters, one stand-in
+    for each set of characters."""
     of: dict[str, int] = {}
     for i, c in enumerate(chunks):
         if c in stored:
-            if first_of[i] != -1:
+            if entries[i] < 0:
                 return False
-        elif of.setdefault(c, int(first_of[i])) != first_of[i] or chunks[first_of[i]] != c:
+            continue
+        j = -1 - int(entries[i])
+        if not 0 <= j < len(stand_in) or of.setdefault(c, j) != j or chunks[stand_in[j]] != c:
             return False
-    return True
+    return len(of) == len(stand_in) and list(stand_in) == sorted(stand_in)
 
 
 def _filled(chunks: list[str]) -> ChunkStore:
@@ -156,11 +159,13 @@ def test_the_compiled_lookup_gives_the_numpy_one(stored, text):
         patch.setenv(jit.OFF_VARIABLE, "1")
         plain = store.find_tiling(cps, starts)
         entries = np.arange(len(store), dtype=np.int64)
-        assert store.ids_of(entries) == chunkkernel.gather(entries, store.id_start, store.id_len, store.ids).tolist()
-    for got, want in zip(compiled[:2], plain[:2]):
-        assert got.tolist() == want.tolist()
-    assert _grouped(text, set(stored), compiled[2]) and _grouped(text, set(stored), plain[2])
+        none = np.zeros(0, dtype=np.int64)
+        assert store.ids_of(entries) == chunkkernel.gather(entries, none, store.id_start, store.id_len,
+                                                           store.ids).tolist()
+    assert compiled[1].tolist() == plain[1].tolist()  # the hashes
+    assert np.maximum(compiled[0], -1).tolist() == np.maximum(plain[0], -1).tolist()  # the entries found
     assert (compiled[0] >= 0).tolist() == [c in stored for c in text]
+    assert _grouped(text, set(stored), compiled[0], compiled[2]) and _grouped(text, set(stored), plain[0], plain[2])
 
 
 @settings(max_examples=80, deadline=None)
@@ -171,9 +176,9 @@ def test_new_chunks_are_grouped_by_their_characters_when_hashes_collide(text):
         patch.setattr(ChunkStore, "_hashes", lambda self, chars, bounds, lens, offset:
                       np.zeros(len(lens), dtype=np.uint64))
         cps, starts = _cut(text)
-        entries, _, first_of = ChunkStore().find_tiling(cps, starts)
-    assert (entries == -1).all()
-    assert _grouped(text, set(), first_of)
+        entries, _, stand_in = ChunkStore().find_tiling(cps, starts)
+    assert (entries < 0).all()
+    assert _grouped(text, set(), entries, stand_in)
 
 
 @jit_only
@@ -183,9 +188,31 @@ def test_the_compiled_lookup_never_takes_another_chunks_entry_under_its_hash():
     _, hashes, _ = store.find_tiling(cps, starts)
     # "ab" stored under the hash of "cd": a collision, as far as the table can tell
     store.add(cps, starts[:1], np.array([2]), hashes[1:], np.array([7], dtype=np.int64), np.array([1]))
-    entries, _, first_of = store.find_tiling(cps, starts)
-    assert entries.tolist() == [-1, -1] and first_of.tolist() == [0, 1]
+    entries, _, stand_in = store.find_tiling(cps, starts)
+    assert entries.tolist() == [-1, -2] and stand_in.tolist() == [0, 1]
     store.add(cps, starts[1:], np.array([2]), hashes[1:], np.array([9], dtype=np.int64), np.array([1]))
     entries, _, _ = store.find_tiling(cps, starts)
     assert entries.tolist() == [-1, 1]  # found past the colliding entry
     assert store.ids_of(np.array([1, 0])) == [9, 7]
+
+
+@pytest.mark.parametrize("path", ["compiled", "numpy"])
+@settings(max_examples=100, deadline=None)
+@given(first=chunk_lists, second=chunk_lists)
+def test_stand_ins_stored_give_every_chunk_its_ids(path, first, second):
+    if path == "compiled" and not jit.available():
+        pytest.skip("numba is not installed here")
+    with pytest.MonkeyPatch.context() as patch:
+        if path == "numpy":
+            patch.setenv(jit.OFF_VARIABLE, "1")
+        store = ChunkStore()
+        for chunks in (first, second, first + second):
+            cps, starts = _cut(chunks)
+            entries, hashes, stand_in = store.find_tiling(cps, starts)
+            made = None
+            if len(stand_in):
+                lens = np.diff(np.append(starts, len(cps)))[stand_in]
+                ids = [_ids(chunks[i]) for i in stand_in.tolist()]
+                made = store.add(cps, starts[stand_in], lens, hashes[stand_in],
+                                 np.array([t for i in ids for t in i], dtype=np.int64), np.array([len(i) for i in ids]))
+            assert store.ids_of(entries, made) == [t for c in chunks for t in _ids(c)]

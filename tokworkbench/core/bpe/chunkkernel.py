@@ -38,14 +38,12 @@ def _slot(h, bits):
 
 @numba.njit(cache=True, nogil=True)
 def find_tiling(cps, starts, slot_hash, slot_entry, bits, chars, char_start, char_len):
-    """For chunks starting at `starts` that tile `cps`: each one's entry (-1 where none holds
-    its characters), its hash, and for each chunk not stored the first chunk of the text with
-    the same characters (itself for the first; -1 where stored)."""
+    """`ChunkStore.find_tiling`: entries (a chunk not stored: -1 - its stand-in's place), hashes
+    and the stand-ins, the first chunk of each new set of characters."""
     k = len(starts)
     n = len(cps)
     entries = np.empty(k, dtype=np.int64)
     hashes = np.empty(k, dtype=np.uint64)
-    first_of = np.full(k, -1, dtype=np.int64)
     mask = (1 << bits) - 1
     missing = 0
     for i in range(k):
@@ -73,14 +71,15 @@ def find_tiling(cps, starts, slot_hash, slot_entry, bits, chars, char_start, cha
         entries[i] = found
         if found < 0:
             missing += 1
-    if missing:
-        _group_missing(cps, starts, entries, hashes, first_of, missing)
-    return entries, hashes, first_of
+    if not missing:
+        return entries, hashes, np.zeros(0, dtype=np.int64)
+    return entries, hashes, _group_missing(cps, starts, entries, hashes, missing)
 
 
 @numba.njit(cache=True, nogil=True)
-def _group_missing(cps, starts, entries, hashes, first_of, missing):
-    """`first_of` for the chunks not found, through a table of the first of each."""
+def _group_missing(cps, starts, entries, hashes, missing):
+    """Code the chunks not found as -1 - place of their stand-in, through a table of the
+    stand-ins; the stand-ins, ascending."""
     k = len(starts)
     n = len(cps)
     bits = 4
@@ -88,6 +87,8 @@ def _group_missing(cps, starts, entries, hashes, first_of, missing):
         bits += 1
     mask = (1 << bits) - 1
     owner = np.full(1 << bits, -1, dtype=np.int64)
+    stand_in = np.empty(missing, dtype=np.int64)
+    count = 0
     for i in range(k):
         if entries[i] >= 0:
             continue
@@ -99,7 +100,9 @@ def _group_missing(cps, starts, entries, hashes, first_of, missing):
             o = owner[at]
             if o < 0:
                 owner[at] = i
-                first_of[i] = i
+                stand_in[count] = i
+                entries[i] = -1 - count
+                count += 1
                 break
             if hashes[o] == h:
                 oa = starts[o]
@@ -110,20 +113,23 @@ def _group_missing(cps, starts, entries, hashes, first_of, missing):
                             same = False
                             break
                     if same:
-                        first_of[i] = o
+                        entries[i] = entries[o]
                         break
             at = (at + 1) & mask
+    return stand_in[:count].copy()
 
 
 @numba.njit(cache=True, nogil=True)
-def gather(entries, id_start, id_len, ids):
-    """The ids of these entries, one after another."""
+def gather(entries, made, id_start, id_len, ids):
+    """The ids of these entries, one after another (an entry -1 - j is `made[j]`)."""
     total = 0
     for e in entries:
-        total += id_len[e]
+        total += id_len[e if e >= 0 else made[-1 - e]]
     out = np.empty(total, dtype=np.int64)
     w = 0
     for e in entries:
+        if e < 0:
+            e = made[-1 - e]
         s = id_start[e]
         for j in range(id_len[e]):
             out[w] = ids[s + j]

@@ -76,10 +76,10 @@ class ChunkStore:
         return entry, hashes
 
     def find_tiling(self, cps: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For chunks starting at `starts` that tile `cps`: each one's entry (-1 where it is not
-        stored), its hash, and for each chunk not stored one chunk of the text holding the same
-        characters, the same one for all of them (-1 where stored). What a first encode needs:
-        encode one of each new chunk, then give its entry to all of them."""
+        """For chunks starting at `starts` that tile `cps`: each one's entry, its hash, and the
+        stand-ins (ascending): one chunk for each set of characters not stored. A chunk not
+        stored has the entry -1 - j, j its stand-in's place among them. What a first encode
+        needs: encode the stand-ins, store them, then `ids_of(entries, made)`."""
         if jit.available():
             from tokworkbench.core.bpe import chunkkernel
 
@@ -87,28 +87,32 @@ class ChunkStore:
                                            self.slot_entry, self.bits, self.chars, self.char_start, self.char_len)
         places = tiling_offsets(len(cps), starts)
         entries, hashes = self.find(cps, starts, offset=places)
-        first_of = np.full(len(starts), -1, dtype=np.int64)
         missing = np.flatnonzero(entries < 0)
         if not len(missing):
-            return entries, hashes, first_of
+            return entries, hashes, np.zeros(0, dtype=np.int64)
         lens = np.diff(np.append(starts, len(cps)))
         first, which = group_equal(hashes[missing])
-        candidate = missing[first][which]
-        same = _same_chunks(cps, starts, lens, missing, candidate, places)
-        first_of[missing[same]] = candidate[same]
-        odd = missing[~same]  # a hash shared with other characters: grouped by the characters
+        first_of = missing[first][which]
+        same = _same_chunks(cps, starts, lens, missing, first_of, places)
+        odd = np.flatnonzero(~same)  # a hash shared with other characters: grouped by the characters
         if len(odd):
             firsts: dict[bytes, int] = {}
-            for i, a, size in zip(odd.tolist(), starts[odd].tolist(), lens[odd].tolist()):
-                first_of[i] = firsts.setdefault(cps[a : a + size].tobytes(), i)
-        return entries, hashes, first_of
+            for j, i in zip(odd.tolist(), missing[odd].tolist()):
+                first_of[j] = firsts.setdefault(cps[starts[i] : starts[i] + lens[i]].tobytes(), i)
+        stand_in = np.unique(first_of)
+        entries[missing] = -1 - np.searchsorted(stand_in, first_of)
+        return entries, hashes, stand_in
 
-    def ids_of(self, entries: np.ndarray) -> list[int]:
-        """The ids of these entries, one after another."""
+    def ids_of(self, entries: np.ndarray, made: np.ndarray | None = None) -> list[int]:
+        """The ids of these entries, one after another; an entry -1 - j is `made[j]`."""
         if jit.available():
             from tokworkbench.core.bpe import chunkkernel
 
-            return chunkkernel.gather(entries, self.id_start, self.id_len, self.ids).tolist()
+            none = np.zeros(0, dtype=np.int64)
+            return chunkkernel.gather(entries, none if made is None else made, self.id_start, self.id_len,
+                                      self.ids).tolist()
+        if made is not None:
+            entries = np.where(entries < 0, made[np.maximum(-1 - entries, 0)], entries)
         lens = self.id_len[entries]
         first = self.id_start[entries]
         if (lens == 1).all():

@@ -368,29 +368,25 @@ class Tokenizer:
         store = self._chunk_store
         if len(store) > _CACHE_LIMIT:
             store = self.__dict__["_chunk_store"] = ChunkStore()
-        entries, hashes, first_of = store.find_tiling(cps, starts)
-        missing = np.flatnonzero(entries < 0)
-        if len(missing):
-            lens = np.diff(np.append(starts, len(cps)))
-            stand_in = missing[first_of[missing] == missing]
-            made = self._store_new(store, text, offset, cps, stand_in, starts, lens, hashes, missing)
-            place = np.empty(len(starts), dtype=np.int64)  # each stand-in's place among them
-            place[stand_in] = np.arange(len(stand_in))
-            entries[missing] = made[place[first_of[missing]]]
-        return store.ids_of(entries)
+        entries, hashes, stand_in = store.find_tiling(cps, starts)
+        made = self._store_new(store, text, offset, cps, starts, stand_in, hashes, entries) if len(stand_in) else None
+        return store.ids_of(entries, made)
 
-    def _store_new(self, store: ChunkStore, text: str, offset: int, cps: np.ndarray, rows: np.ndarray,
-                   starts: np.ndarray, lens: np.ndarray, hashes: np.ndarray, among: np.ndarray) -> np.ndarray:
+    def _store_new(self, store: ChunkStore, text: str, offset: int, cps: np.ndarray, starts: np.ndarray,
+                   rows: np.ndarray, hashes: np.ndarray, entries: np.ndarray) -> np.ndarray:
         """Encode the chunks `rows` (distinct, ascending) and store them; their entries. A lone
-        surrogate is an error naming its first offset in the text (`among`, ascending: every
-        chunk `rows` stand for)."""
-        a, n = starts[rows], lens[rows]
-        chunks = list(map(text.__getitem__, map(slice, a.tolist(), (a + n).tolist())))
+        surrogate is an error naming its first offset in the text (of the chunks not stored,
+        whose `entries` are negative)."""
+        a = starts[rows]
+        after = rows + 1
+        b = np.where(after < len(starts), starts[np.minimum(after, len(starts) - 1)], len(cps))
+        chunks = list(map(text.__getitem__, map(slice, a.tolist(), b.tolist())))
         try:
             pieces = list(map(str.encode, chunks))
         except UnicodeEncodeError:
-            for at, size in zip(starts[among].tolist(), lens[among].tolist()):
-                self._encode_chunk(text[at : at + size], offset + at)  # raises at the first bad one
+            ends = np.append(starts[1:], len(cps))
+            for i in np.flatnonzero(entries < 0).tolist():
+                self._encode_chunk(text[starts[i] : ends[i]], offset + int(starts[i]))  # raises at the first bad one
             raise
         if len(pieces) >= _BATCH_FROM:
             ids, id_lens = self._batch_flat(chunks, pieces)
@@ -398,7 +394,7 @@ class Tokenizer:
             made = [self._encode_chunk_outside(c, 0) for c in chunks]
             id_lens = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
             ids = np.fromiter(chain.from_iterable(made), dtype=np.int64, count=int(id_lens.sum()))
-        return store.add(cps, a, n, hashes[rows], ids, id_lens)
+        return store.add(cps, a, b - a, hashes[rows], ids, id_lens)
 
     def _encode_new_chunks_at_once(self, chunks: list[str], cache: dict) -> None:
         """Fill the cache for every chunk not in it with one `bpe_flat` call (half the time of

@@ -22,6 +22,7 @@ _OTHER = np.array([1, 0, 0, 0, 0, 0, 0, 0, 1, 1], dtype=np.bool_)  # [^\s\p{L}\p
 _LEAD = np.array([1, 1, 1, 0, 0, 0, 0, 0, 1, 1], dtype=np.bool_)  # [^\r\n\p{L}\p{N}]
 _UPPERISH = np.array([0, 0, 0, 0, 0, 1, 0, 1, 1, 0], dtype=np.bool_)  # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 _LOWERISH = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 0], dtype=np.bool_)  # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+_WORDISH = _UPPERISH | _LOWERISH
 _NL_ONLY = np.array([0, 0, 0, 1, 0, 0, 0, 0, 0, 0], dtype=np.bool_)  # [\r\n]
 _NUMBER = np.array([0, 0, 0, 0, 1, 0, 0, 0, 0, 0], dtype=np.bool_)  # \p{N}
 
@@ -166,21 +167,26 @@ def _o200k_upper_word(table, cps, fold, s, n, contractions):
 @numba.njit(cache=True, nogil=True)
 def _o200k_end(table, cps, fold, i, n, contractions, digits):
     c = table[cps[i]]
-    lead = _LEAD[c] and i + 1 < n
+    # the word alternatives, each with its lead character and then without (only tried where
+    # a word character stands: the rest of the text skips them)
+    lead = _LEAD[c] and i + 1 < n and _WORDISH[table[cps[i + 1]]]
+    here = _WORDISH[c]
     if lead:
         e = _o200k_word(table, cps, fold, i + 1, n, contractions)
         if e >= 0:
             return e
-    e = _o200k_word(table, cps, fold, i, n, contractions)
-    if e >= 0:
-        return e
+    if here:
+        e = _o200k_word(table, cps, fold, i, n, contractions)
+        if e >= 0:
+            return e
     if lead:
         e = _o200k_upper_word(table, cps, fold, i + 1, n, contractions)
         if e >= 0:
             return e
-    e = _o200k_upper_word(table, cps, fold, i, n, contractions)
-    if e >= 0:
-        return e
+    if here:
+        e = _o200k_upper_word(table, cps, fold, i, n, contractions)
+        if e >= 0:
+            return e
     if c == _NUM:
         j = i + 1
         while j < n and j < i + digits and table[cps[j]] == _NUM:
