@@ -749,7 +749,7 @@ class EmEngine:
             kept = alt_string >= 0  # a string's path keeps its order: the sums below are the same
             alt_word, alt_piece = alt_string[kept], local[np.concatenate([p[2] for p in parts])[kept]]
             first_piece = np.flatnonzero(ids == self.first)
-            if absent.any() and len(first_piece):  # a dropped character is the unknown: piece 0's (`_credit`)
+            if absent.any() and len(first_piece):  # a dropped character is the unknown: self.first's (`_credit`)
                 alt_piece = np.where(absent[alt_piece], first_piece[0], alt_piece)
             n_alt = np.bincount(alt_word, minlength=len(multi))
             total = float(used.sum())
