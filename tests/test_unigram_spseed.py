@@ -67,3 +67,26 @@ def test_a_substring_branches_by_the_first_utf8_byte_of_what_follows_as_in_spm_t
     pieces, _ = sp_seed_pieces(words_, np.array(freqs), EM_SEED_SIZE, 16, line_ends=np.array(ends))
     assert len([p for p in pieces if "\n" not in p]) == seeds
     assert "▁dog" not in pieces and "▁cat" in pieces  # cat is also followed by s
+
+
+def test_held_out_tokens_are_spm_trains(tmp_path):
+    """The model, not only the pieces: botchan's last lines, held out, take as many tokens with
+    ours as with spm_train's model of the lines before them (+0.10 %: 19,047 against 19,028),
+    every other one indented, which spm_train's remove_extra_whitespaces trims (counted, the
+    ▁s of indentation made it +3.3 %). Spaces are collapsed in the held-out lines, as
+    spm_train's model would collapse them while ours spells them."""
+    lines = BOTCHAN.read_text(encoding="utf-8").split("\n")
+    text = "\n".join(("    " if k % 2 else "") + line for k, line in enumerate(lines[:3500])) + "\n"
+    held = [re.sub(" +", " ", line).strip() for line in lines[3500:] if line.strip()]
+    src = tmp_path / "train.txt"
+    src.write_text(text, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(src), model_prefix=str(tmp_path / "u"), vocab_size=1000,
+                                   model_type="unigram", character_coverage=1.0,
+                                   normalization_rule_name="identity", minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "u.model"))
+    theirs = {sp.id_to_piece(i) for i in range(sp.get_piece_size())}
+    learner = UnigramLearner([text], UnigramConfig(algorithm="em", seed_size=EM_SEED_SIZE))
+    list(learner.run(vocab_size=sp.get_piece_size() - 3 + len(set(text) - theirs - {" "})))  # + the line break
+    model = learner.model()
+    ours, spms = sum(len(model.encode(line)) for line in held), sum(map(len, sp.encode(held)))
+    assert abs(ours / spms - 1) < 0.005

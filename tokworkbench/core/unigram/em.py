@@ -499,10 +499,13 @@ def unseen_words(words: list[str]) -> np.ndarray:
 
 
 def _seed_log_scores(pieces: list[str], scores: np.ndarray, words: list[str], weight: np.ndarray,
-                     unseen: np.ndarray) -> np.ndarray:
-    """log(score / total) over what spm_train sees: a character's count leaves out the unseen
-    words; one only they hold (the line break) keeps its count but not in the total, since its
-    score only ever meets words that weigh nothing."""
+                     unseen: np.ndarray) -> tuple[np.ndarray, int]:
+    """log(score / total) over what spm_train sees, and its first piece (the most frequent
+    character it sees, the one its unknown node's counts go to: `_credit`). A character's count
+    leaves out the unseen words; one only they hold (the line break) keeps its count but not in
+    the total, since its score only ever meets words that weigh nothing; so does a longer piece
+    of line breaks alone (only a run of them holds one: on en-10M's first 2 MB "\n\n" was 0.1 %
+    of the total, which shifted every seed score off spm_train's)."""
     scores = scores.astype(np.float64).copy()
     seen_only = np.ones(len(pieces), dtype=bool)
     if unseen.any():
@@ -517,7 +520,12 @@ def _seed_log_scores(pieces: list[str], scores: np.ndarray, words: list[str], we
                 scores[k] -= n
             else:
                 seen_only[k] = False
-    return np.log(scores) - math.log(float(scores[seen_only].sum()))
+        for k, p in enumerate(pieces):
+            if len(p) > 1 and not p.strip("\r\n"):
+                seen_only[k] = False
+    chars = np.flatnonzero(seen_only & (np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) == 1))
+    first = int(chars[np.argmax(scores[chars])]) if len(chars) else 0
+    return np.log(scores) - math.log(float(scores[seen_only].sum())), first
 
 
 class EmEngine:
@@ -539,13 +547,14 @@ class EmEngine:
         self.weight = np.asarray(freqs, dtype=np.float64)
         self.replayed = vocabulary is not None
         self.unseen_tokens = 0.0  # tokens of the words spm_train never sees, spelled a character each
+        self.first = 0  # the seed piece SentencePiece's unknown node is (`_credit`)
         found: list | None = None
         if vocabulary is None:
             unseen = unseen_words(words)
             found = []
             pieces, scores = sp_seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
                                             config.max_piece_length, edges=found, line_ends=np.asarray(line_ends))
-            log_scores = _seed_log_scores(pieces, scores, words, self.weight, unseen)
+            log_scores, self.first = _seed_log_scores(pieces, scores, words, self.weight, unseen)
             self.unseen_tokens = float(np.dot(self.weight[unseen], [len(words[i]) for i in np.flatnonzero(unseen)]))
             self.weight[unseen] = 0.0
         else:
@@ -649,12 +658,13 @@ class EmEngine:
 
     def _credit(self, ids: np.ndarray, counts: np.ndarray, absent: np.ndarray) -> np.ndarray:
         """Counts as SentencePiece's trainer makes them: its unknown node has id 0, which in its
-        trainer's model is the first piece, the most frequent character (seed piece 0, which no
-        round removes), so what the dropped characters' edges took goes to that piece."""
+        trainer's model is the first piece, the most frequent character it sees (`self.first`,
+        which no round removes; not our seed's piece 0 where that is a line break, whose words
+        weigh nothing), so what the dropped characters' edges took goes to that piece."""
         if not absent.any():
             return counts
         counts = counts.copy()
-        first = np.flatnonzero(ids == 0)
+        first = np.flatnonzero(ids == self.first)
         if len(first):
             counts[first[0]] += counts[absent].sum()
         counts[absent] = 0.0
@@ -738,8 +748,8 @@ class EmEngine:
             alt_string = row[np.concatenate([p[1] for p in parts])]
             kept = alt_string >= 0  # a string's path keeps its order: the sums below are the same
             alt_word, alt_piece = alt_string[kept], local[np.concatenate([p[2] for p in parts])[kept]]
-            first_piece = np.flatnonzero(ids == 0)
-            if absent.any() and len(first_piece):  # a dropped character is the unknown: piece 0's (`_credit`)
+            first_piece = np.flatnonzero(ids == self.first)
+            if absent.any() and len(first_piece):  # a dropped character is the unknown: self.first's (`_credit`)
                 alt_piece = np.where(absent[alt_piece], first_piece[0], alt_piece)
             n_alt = np.bincount(alt_word, minlength=len(multi))
             total = float(used.sum())
