@@ -136,13 +136,14 @@ def _spbpe_config(s: "Settings") -> SpBpeConfig:
     if s.special_tokens:
         raise TrainingError(f"a SentencePiece BPE model's special tokens are <unk>, <s> and </s>: special tokens "
                             f"such as {s.special_tokens[0]!r} need BPE")
-    return SpBpeConfig(s.character_coverage, s.byte_fallback, s.max_piece_length, s.sp_normalization)
+    return SpBpeConfig(s.character_coverage, s.byte_fallback, s.max_piece_length, s.sp_normalization,
+                       s.split_digits, s.user_defined_symbols, s.control_symbols, s.required_chars)
 
 
 def _spbpe_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
     """A target above what every model holds (<unk> <s> </s>, the byte pieces, a corpus of
     `chars` distinct characters), with room for merges, when the target was left to the corpus."""
-    base = 3 + (256 if s.byte_fallback else 0) + chars
+    base = 3 + len(s.control_symbols) + len(s.user_defined_symbols) + (256 if s.byte_fallback else 0) + chars
     if "target" in names and s.target <= base:
         return {"target": -(-(base + base // 2) // 100) * 100}
     return {}
@@ -179,6 +180,9 @@ def _wordpiece_describe(model: Model) -> list[str]:
             f"a word over {model.max_input_chars_per_word:,} characters is {model.unk_token}"]
 
 
+SP_OPTIONS = ("split_digits", "user_defined_symbols", "control_symbols", "required_chars")  # spm_train's
+
+
 # -- the registry ------------------------------------------------------------------------------
 BPE = Kind("bpe", "BPE", "BPE model", "merge", bpe_file.to_json, bpe_file.from_json,
            exports=BPE_FORMATS, check_export=check_bpe, write_export=write_bpe,
@@ -200,7 +204,7 @@ SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", s
              export_refusal="its pieces merge by score (SentencePiece's rule), not by a merge list in rank order",
              check_export=_spbpe_check_export, write_export=_spbpe_write_export,
              config=_spbpe_config, learner=SpBpeLearner,
-             options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization"),
+             options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization", *SP_OPTIONS),
              own_tokens=("<unk>", "<s>", "</s>"), takes_special_tokens=False, trains_on_lines=True,
              default_roles=(("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>")),
              fit=_spbpe_fit, history_csv=_bpe_history_csv, replay=_spbpe_replay, default_units="char",
