@@ -51,7 +51,9 @@ SETTING_FLAGS = {
     "seed_size": "--seed-size", "prune_fraction": "--prune-fraction", "shrinking_factor": "--shrinking-factor",
     "sub_iterations": "--sub-iterations", "max_piece_length": "--max-piece-length",
     "character_coverage": "--character-coverage", "byte_fallback": "--byte-fallback",
-    "sp_normalization": "--sp-normalization",
+    "sp_normalization": "--sp-normalization", "split_digits": "--split-digits",
+    "user_defined_symbols": "--user-defined-symbols", "control_symbols": "--control-symbols",
+    "required_chars": "--required-chars",
 }
 SETTING_DESTS = {"normalizer": "normalize", "special_tokens": "special"}  # where argparse keeps a setting's flag
 
@@ -99,6 +101,21 @@ def training_options(parser: argparse.ArgumentParser) -> None:
                     "(as Llama 2 and Mistral were trained)")
     sp.add_argument("--sp-normalization", choices=RULES, default=DEFAULTS["sp_normalization"],
                     help=f"SentencePiece's normalization rule (default: {DEFAULTS['sp_normalization']})")
+    spm = parser.add_argument_group("spm_train's piece options", "with --kind spbpe, or --kind unigram --algorithm em")
+    spm.add_argument("--split-digits", action="store_true", default=DEFAULTS["split_digits"],
+                     help="no piece holds a digit with anything else: numbers are read digit by digit")
+    spm.add_argument("--user-defined-symbols", type=symbol_list, default=DEFAULTS["user_defined_symbols"],
+                     metavar="A,B,...", help="pieces always kept and matched whole before anything else, "
+                     "ids right after the meta pieces")
+    spm.add_argument("--control-symbols", type=symbol_list, default=DEFAULTS["control_symbols"], metavar="A,B,...",
+                     help="control pieces (ids after <unk> <s> </s>): text never becomes them; they decode to nothing")
+    spm.add_argument("--required-chars", default=DEFAULTS["required_chars"], metavar="CHARS",
+                     help="characters kept whatever --character-coverage says")
+
+
+def symbol_list(value: str) -> tuple[str, ...]:
+    """spm_train's comma-separated list; an empty item is left to the config to refuse."""
+    return tuple(value.split(",")) if value else ()
 
 
 def count(value: str) -> int:
@@ -177,7 +194,10 @@ def settings_from(args, target: int | None = None, fit: tuple[str, ...] = (), de
                         prune_fraction=args.prune_fraction, shrinking_factor=args.shrinking_factor,
                         sub_iterations=args.sub_iterations, max_piece_length=args.max_piece_length,
                         character_coverage=args.character_coverage, byte_fallback=args.byte_fallback,
-                        sp_normalization=args.sp_normalization, target=DEFAULTS["target"] if target is None else target, fit=fit)
+                        sp_normalization=args.sp_normalization, split_digits=args.split_digits,
+                        user_defined_symbols=args.user_defined_symbols, control_symbols=args.control_symbols,
+                        required_chars=args.required_chars,
+                        target=DEFAULTS["target"] if target is None else target, fit=fit)
     settings.config()
     return settings
 

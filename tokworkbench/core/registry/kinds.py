@@ -59,7 +59,8 @@ def _unigram_config(s: "Settings") -> UnigramConfig:
         raise TrainingError(f"a Unigram model's one special token is <unk> (id 0): special tokens such as "
                             f"{s.special_tokens[0]!r} need BPE")
     return UnigramConfig(s.normalizer, s.pre_tokenizer(), s.algorithm, s.seed_size, s.prune_fraction,
-                         s.shrinking_factor, s.sub_iterations, s.max_piece_length)
+                         s.shrinking_factor, s.sub_iterations, s.max_piece_length, s.split_digits,
+                         s.user_defined_symbols, s.control_symbols, s.required_chars)
 
 
 def unigram_sizes(chars: int) -> tuple[int, int]:
@@ -136,13 +137,14 @@ def _spbpe_config(s: "Settings") -> SpBpeConfig:
     if s.special_tokens:
         raise TrainingError(f"a SentencePiece BPE model's special tokens are <unk>, <s> and </s>: special tokens "
                             f"such as {s.special_tokens[0]!r} need BPE")
-    return SpBpeConfig(s.character_coverage, s.byte_fallback, s.max_piece_length, s.sp_normalization)
+    return SpBpeConfig(s.character_coverage, s.byte_fallback, s.max_piece_length, s.sp_normalization,
+                       s.split_digits, s.user_defined_symbols, s.control_symbols, s.required_chars)
 
 
 def _spbpe_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
     """A target above what every model holds (<unk> <s> </s>, the byte pieces, a corpus of
     `chars` distinct characters), with room for merges, when the target was left to the corpus."""
-    base = 3 + (256 if s.byte_fallback else 0) + chars
+    base = 3 + len(s.control_symbols) + len(s.user_defined_symbols) + (256 if s.byte_fallback else 0) + chars
     if "target" in names and s.target <= base:
         return {"target": -(-(base + base // 2) // 100) * 100}
     return {}
@@ -179,6 +181,9 @@ def _wordpiece_describe(model: Model) -> list[str]:
             f"a word over {model.max_input_chars_per_word:,} characters is {model.unk_token}"]
 
 
+SP_OPTIONS = ("split_digits", "user_defined_symbols", "control_symbols", "required_chars")  # spm_train's
+
+
 # -- the registry ------------------------------------------------------------------------------
 BPE = Kind("bpe", "BPE", "BPE model", "merge", bpe_file.to_json, bpe_file.from_json,
            exports=BPE_FORMATS, check_export=check_bpe, write_export=write_bpe,
@@ -189,7 +194,7 @@ UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_j
                check_export=_unigram_check_export, write_export=_unigram_write_export,
                config=_unigram_config, learner=UnigramLearner,
                options=("algorithm", "seed_size", "prune_fraction", "shrinking_factor", "sub_iterations",
-                        "max_piece_length"),
+                        "max_piece_length", *SP_OPTIONS),
                own_tokens=("<unk>",), takes_special_tokens=False, stops_at_target=True, fit=_unigram_fit,
                history_csv=_unigram_history_csv, replay=_unigram_replay,
                default_units="char", default_split="metaspace")
@@ -200,7 +205,7 @@ SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", s
              export_refusal="its pieces merge by score (SentencePiece's rule), not by a merge list in rank order",
              check_export=_spbpe_check_export, write_export=_spbpe_write_export,
              config=_spbpe_config, learner=SpBpeLearner,
-             options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization"),
+             options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization", *SP_OPTIONS),
              own_tokens=("<unk>", "<s>", "</s>"), takes_special_tokens=False, trains_on_lines=True,
              default_roles=(("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>")),
              fit=_spbpe_fit, history_csv=_bpe_history_csv, replay=_spbpe_replay, default_units="char",

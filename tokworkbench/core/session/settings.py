@@ -35,6 +35,11 @@ class Settings:
     character_coverage: float = 0.9995
     byte_fallback: bool = False
     sp_normalization: str = "nmt_nfkc"  # its normalization_rule_name: nmt_nfkc or identity
+    # spm_train's piece options (SentencePiece BPE, and Unigram with algorithm em)
+    split_digits: bool = False
+    user_defined_symbols: tuple[str, ...] = ()
+    control_symbols: tuple[str, ...] = ()
+    required_chars: str = ""
     fit: tuple[str, ...] = field(default=(), compare=False)  # of FIT: left to the corpus (`fitted`): the command line's unset flags
 
     def __post_init__(self):

@@ -2,12 +2,15 @@
 spm_train's BPE loop (spbpe/training.py) over its sentences (spbpe/sentences.py).
 
     SpBpeConfig(character_coverage=0.9995, byte_fallback=False, max_piece_length=16,
-                rule="nmt_nfkc")
+                rule="nmt_nfkc", split_digits=False, user_defined_symbols=(),
+                control_symbols=(), required_chars="")
     learner = SpBpeLearner(texts, config)       each line of each text is a sentence
     learner.step() / undo() / run(vocab_size)   undo is exact (the loop's log played back)
     learner.model() -> SpBpeModel               spm_train's model: <unk> <s> </s>, the 256 byte
                                                 pieces with byte_fallback, the merges (score
                                                 -index), then the characters, most frequent first
+                                                (control, then user-defined symbols right after
+                                                </s>, as spm_train's InitMetaPieces puts them)
 
 Ids are the current model's: a merge's id never changes (3 + its index, 259 + with byte
 fallback), a character's moves up by one with each merge, as spm_train numbers them after the
@@ -15,7 +18,7 @@ merges. A history record's pair holds the ids of the model right after its merge
 """
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import CorpusError, SettingError, TrainingError
@@ -23,13 +26,15 @@ from tokworkbench.core.inspection.segments import chunk_spans
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.models.rows import PairRow
 from tokworkbench.core.models.steps import steps_to_make
-from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, NORMAL, UNKNOWN, SpBpeModel, byte_piece
+from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, NORMAL, UNKNOWN, USER_DEFINED, SpBpeModel, byte_piece
 from tokworkbench.core.spbpe.sentences import load_sentences
 from tokworkbench.core.spbpe.training import NONE, SpMergeLoop
+from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
 from tokworkbench.core.text.sprules import RULES, sp_rule
 from tokworkbench.core.units import Units
 
 META_PIECES = (("<unk>", UNKNOWN), ("<s>", CONTROL), ("</s>", CONTROL))  # spm_train's ids 0, 1, 2
+_BYTE_PIECES = frozenset(byte_piece(b) for b in range(256))
 ROLES = Roles.of({"unk": "<unk>", "bos": "<s>", "eos": "</s>"})
 
 
@@ -39,9 +44,16 @@ class SpBpeConfig:
     byte_fallback: bool = False
     max_piece_length: int = 16
     rule: str = "nmt_nfkc"  # spm_train's --normalization_rule_name
+    split_digits: bool = False
+    user_defined_symbols: tuple[str, ...] = ()
+    control_symbols: tuple[str, ...] = ()
+    required_chars: str = ""
 
     units = Units.CHAR
-    special_tokens = tuple(p for p, _ in META_PIECES)
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return tuple(p for p, _ in META_PIECES) + self.control_symbols
 
     def __post_init__(self):
         if not (isinstance(self.character_coverage, (int, float)) and 0.98 <= self.character_coverage <= 1.0):
@@ -51,6 +63,18 @@ class SpBpeConfig:
             raise SettingError("max_piece_length", self.max_piece_length, "must be between 1 and 512")
         if self.rule not in RULES:
             raise TrainingError(f"unknown SentencePiece normalization rule {self.rule!r}; choose {' or '.join(RULES)}")
+        if not isinstance(self.split_digits, bool):
+            raise SettingError("split_digits", self.split_digits, "must be true or false")
+        reserved = tuple(p for p, _ in META_PIECES)
+        check_symbols("control_symbols", self.control_symbols, reserved)
+        check_symbols("user_defined_symbols", self.user_defined_symbols, reserved, self.control_symbols)
+        if self.byte_fallback:
+            for field, symbols in (("control_symbols", self.control_symbols),
+                                   ("user_defined_symbols", self.user_defined_symbols)):
+                clash = next((s for s in symbols if s in _BYTE_PIECES), None)
+                if clash is not None:
+                    raise SettingError(field, clash, "is one of the byte pieces --byte-fallback adds")
+        check_required_chars(self.required_chars)
 
 
 @dataclass(frozen=True)
@@ -86,17 +110,23 @@ class SpBpeLearner:
         self.config = config
         self._texts = texts if keep_layout else []  # what the corpus pane draws, as the model sees it
         self._shown: dict[int, tuple[list[str], str]] = {}  # doc -> its lines normalized, and them joined
-        self.normalizer = sp_rule(config.rule)
-        self.metas = [p for p, _ in META_PIECES] + ([byte_piece(b) for b in range(256)] if config.byte_fallback
-                                                     else [])
-        corpus = load_sentences(texts, self.normalizer, self.metas, config.character_coverage)
+        # user-defined symbols pass the normalizer as they are, as SentencePiece's prefix matcher keeps them
+        self.normalizer = replace(sp_rule(config.rule), user=config.user_defined_symbols)
+        self.metas = [p for p, _ in META_PIECES] + list(config.control_symbols) + list(config.user_defined_symbols)
+        self.meta_types = [t for _, t in META_PIECES] + [CONTROL] * len(config.control_symbols) \
+            + [USER_DEFINED] * len(config.user_defined_symbols)
+        self.byte_start = len(self.metas)
+        if config.byte_fallback:
+            self.metas += [byte_piece(b) for b in range(256)]
+            self.meta_types += [BYTE] * 256
+        corpus = load_sentences(texts, self.normalizer, self.metas, config.character_coverage, config.required_chars)
         self.documents = len(texts)
         self.chars = sum(len(t) for t in texts)
         self.bytes = sum(len(t.encode("utf-8")) for t in texts)
         self.sentences = corpus.sentences
         self.required = [c for c, _ in corpus.required]
         self._char_index = {c: i for i, c in enumerate(self.required)}
-        self._loop = SpMergeLoop(corpus.words, corpus.counts, config.max_piece_length)
+        self._loop = SpMergeLoop(corpus.words, corpus.counts, config.max_piece_length, config.split_digits)
         self.initial_tokens = self._loop.tokens
         self.base_size = len(self.metas) + len(self.required)
         self.history: list[SpMergeRecord] = []
@@ -140,8 +170,8 @@ class SpBpeLearner:
 
     def token_bytes(self, tid: int) -> bytes:
         """A byte piece is its byte; any other piece its text's UTF-8."""
-        if len(META_PIECES) <= tid < len(self.metas):
-            return bytes([tid - len(META_PIECES)])
+        if self.byte_start <= tid < len(self.metas):
+            return bytes([tid - self.byte_start])
         return self.token(tid).encode("utf-8")
 
     # -- reading -----------------------------------------------------------------------------
@@ -207,8 +237,7 @@ class SpBpeLearner:
         """spm_train's model of the merges so far (`TrainerInterface::Serialize`)."""
         merged = [self._loop.text[s] for s in self._loop.pieces]
         pieces = self.metas + merged + self.required
-        types = [t for _, t in META_PIECES] + [BYTE] * (len(self.metas) - len(META_PIECES)) \
-            + [NORMAL] * (len(merged) + len(self.required))
+        types = self.meta_types + [NORMAL] * (len(merged) + len(self.required))
         scores = [0.0] * len(self.metas) + [-float(i) for i in range(len(merged) + len(self.required))]
         return SpBpeModel(tuple(pieces), tuple(scores), tuple(types), self.normalizer, True,
                           self.config.byte_fallback, ROLES)

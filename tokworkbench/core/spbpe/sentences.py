@@ -9,8 +9,9 @@
   what sentencepiece 0.2.3 (the judge) does: "kq<s>zj" gives "▁kq" and "zj", and a tab is a
   character like any other ("\t\t" a piece). The source of early 2025 we read made each meta
   piece a tab and kept tabs out of every piece instead;
-- the characters are counted, most frequent first (then by code point), and taken until they
-  cover `character_coverage` of all characters (compared as float32, as the C++ does); the rest
+- the characters are counted, `required_chars` first (spm_train's --required_chars, even those
+  the text lacks), then most frequent first (then by code point), and taken until they cover
+  `character_coverage` of all characters (compared as float32, as the C++ does); the rest
   become ▅, which never merges;
 - the sentences are cut before each ▁ into words, counted, and sorted by count (then by their
   UTF-8 bytes).
@@ -42,7 +43,7 @@ class SpCorpus:
 
 
 def load_sentences(texts: Iterable[str], norm: SpNormalizer, meta_pieces: Iterable[str],
-                   character_coverage: float) -> SpCorpus:
+                   character_coverage: float, required_chars: str = "") -> SpCorpus:
     """The words and characters spm_train trains on (see the module docstring)."""
     metas = sorted(set(meta_pieces), key=len, reverse=True)
     matcher = regex.compile("|".join(regex.escape(m) for m in metas)) if metas else None
@@ -66,11 +67,16 @@ def load_sentences(texts: Iterable[str], norm: SpNormalizer, meta_pieces: Iterab
     threshold = np.float32(character_coverage)
     required: list[tuple[str, int]] = []
     covered = 0
-    for ch, n in sorted(char_counts.items(), key=lambda item: (-item[1], ord(item[0]))):
+    forced = set(required_chars) - {"\0"}  # SentencePiece skips NUL there too
+    for ch in forced:
+        char_counts.setdefault(ch, 0)
+    # its Sorted() over (is required, count): the required characters first, whatever the coverage
+    for ch, n in sorted(char_counts.items(), key=lambda item: (item[0] not in forced, -item[1], ord(item[0]))):
         if np.float32(covered / total) >= threshold:
             break
         covered += n
         required.append((ch, n))
+    required.sort(key=lambda item: (-item[1], ord(item[0])))  # the model's order: Sorted(required_chars_)
     kept = {ch for ch, _ in required}
     words: Counter[str] = Counter()
     for s in segments:

@@ -10,7 +10,8 @@ as a+aa are two symbols with one text, as in SentencePiece. One step:
   bytes; one whose text is already a piece is dropped unmerged and the next looked for;
 - its occurrences merge, leftmost first in each word (an overlapping one is skipped), and the
   pairs its neighbours form with it are made when they are valid pieces (spscript.py's one
-  script; ▁ only first; at most `max_piece_length` characters; never ▅).
+  script; ▁ only first; at most `max_piece_length` characters; never ▅; with `split_digits`
+  never a digit, which spm_train's IsValidSentencePiece then allows only alone).
 Counts here are kept exact as merges go, where SentencePiece recounts a pair once its
 neighbourhood changed: the same numbers. A pair SentencePiece makes anew while resetting a
 neighbour (a dropped duplicate's parts, still side by side) is made here too, so the number of
@@ -28,6 +29,7 @@ import heapq
 from dataclasses import dataclass
 
 from tokworkbench.core.spbpe.sentences import UNK_CHAR
+from tokworkbench.core.text.spoptions import is_digit
 from tokworkbench.core.text.spscript import ANY, INHERITED, META, script_class
 
 UPDATE_EVERY = 100  # kUpdateActiveSymbolsInteval
@@ -47,8 +49,10 @@ class Chosen:
 
 
 class SpMergeLoop:
-    def __init__(self, words: list[str], counts: list[int], max_piece_length: int = 16):
+    def __init__(self, words: list[str], counts: list[int], max_piece_length: int = 16, split_digits: bool = False):
         self.max_len = max_piece_length
+        self.split_digits = split_digits
+        self.digits: set[int] = set()  # the digit characters' symbols, which never pair with split_digits
         self.counts = counts
         self.text: list[str] = []
         self.left: list[int] = []
@@ -97,11 +101,13 @@ class SpMergeLoop:
             cls = script_class(c)
             script = ANY if cls in (META, INHERITED) else cls
             sid = self.chars[c] = self._new(c, NONE, NONE, script, script, c == "\u2581", c == UNK_CHAR)
+            if is_digit(c):
+                self.digits.add(sid)
         return sid
 
     def _pair(self, a: int, b: int) -> int | None:
         """`GetPairSymbol`: the pair's symbol, made (and logged) if it is a valid piece."""
-        if self.unk[a] or self.unk[b]:
+        if self.unk[a] or self.unk[b] or (self.split_digits and (a in self.digits or b in self.digits)):
             return None
         sid = self.pairs.get((a, b))
         if sid is not None:

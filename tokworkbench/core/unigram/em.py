@@ -553,7 +553,8 @@ class EmEngine:
             unseen = unseen_words(words)
             found = []
             pieces, scores = sp_seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
-                                            config.max_piece_length, edges=found, line_ends=np.asarray(line_ends))
+                                            config.max_piece_length, edges=found, line_ends=np.asarray(line_ends),
+                                            split_digits=config.split_digits, required_chars=config.required_chars)
             log_scores, self.first = _seed_log_scores(pieces, scores, words, self.weight, unseen)
             self.unseen_tokens = float(np.dot(self.weight[unseen], [len(words[i]) for i in np.flatnonzero(unseen)]))
             self.weight[unseen] = 0.0

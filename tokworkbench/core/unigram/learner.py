@@ -4,7 +4,8 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
 
     UnigramConfig(normalizer="none", pre_tokenizer=metaspace, algorithm="course"|"em",
                   seed_size=300, prune_fraction=0.1, shrinking_factor=0.75,
-                  sub_iterations=2, max_piece_length=16)
+                  sub_iterations=2, max_piece_length=16, split_digits=False,
+                  user_defined_symbols=(), control_symbols=(), required_chars="")   the last four: em only
     learner = UnigramLearner(texts, config, keep_layout=False, progress=None, counted=None)
     learner.kind                             its kind's name in the registry (core/registry/kinds.py)
     learner.step() -> RoundRow | None        one round (course: prune; em: prune, then EM)
@@ -38,18 +39,21 @@ from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import require_text
 from tokworkbench.core.text.normalize import check_normalizer, normalize
+from tokworkbench.core.text.patterns import META
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
+from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
 from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.em import FINAL_MARGIN
 from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
 from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
 from tokworkbench.core.unigram.spconventions import SpConventions
-from tokworkbench.core.unigram.spseed import last_chunk
+from tokworkbench.core.unigram.spseed import cut_at_symbols, last_chunk
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
 from tokworkbench.core.units import Units
 
 ALGORITHMS = ("course", "em")
+SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
 MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
 
@@ -64,9 +68,17 @@ class UnigramConfig:
     shrinking_factor: float = 0.75  # em: the share of the vocabulary one round keeps
     sub_iterations: int = 2  # em: EM iterations per round
     max_piece_length: int = 16  # the longest seed piece (both algorithms)
+    # em: spm_train's options of the same names (core/text/spoptions.py)
+    split_digits: bool = False
+    user_defined_symbols: tuple[str, ...] = ()
+    control_symbols: tuple[str, ...] = ()
+    required_chars: str = ""
 
     units = Units.CHAR
-    special_tokens = (UNK,)
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return tuple(meta_pieces(self)[: len(meta_pieces(self)) - len(self.user_defined_symbols)])
 
     def __post_init__(self):
         check_normalizer(self.normalizer)
@@ -82,6 +94,29 @@ class UnigramConfig:
             raise SettingError("sub_iterations", self.sub_iterations, "must be at least 1")
         if not (isinstance(self.max_piece_length, int) and self.max_piece_length >= 1):
             raise SettingError("max_piece_length", self.max_piece_length, "must be at least 1")
+        if not isinstance(self.split_digits, bool):
+            raise SettingError("split_digits", self.split_digits, "must be true or false")
+        check_symbols("control_symbols", self.control_symbols, SP_META)
+        check_symbols("user_defined_symbols", self.user_defined_symbols, SP_META, self.control_symbols)
+        check_required_chars(self.required_chars)
+        symbols = (("user_defined_symbols", self.user_defined_symbols), ("control_symbols", self.control_symbols))
+        if self.algorithm != "em":
+            for name, value in (("split_digits", self.split_digits), *symbols, ("required_chars", self.required_chars)):
+                if value:
+                    raise SettingError(name, value, "is spm_train's: it needs algorithm em")
+        for name, value in symbols:
+            clash = next((s for s in value if META in s), None)
+            if clash is not None:  # our chunks are cut before each ▁, SentencePiece's lattice is not
+                raise SettingError(name, clash, "holds ▁, which our Unigram chunks cut before")
+
+
+def meta_pieces(config: UnigramConfig) -> list[str]:
+    """The pieces before the trained ones: <unk> alone, or, with control or user-defined
+    symbols, spm_train's <unk> <s> </s>, the control ones, the user-defined ones, so that each
+    symbol has spm_train's id."""
+    if not (config.control_symbols or config.user_defined_symbols):
+        return [UNK]
+    return list(SP_META) + list(config.control_symbols) + list(config.user_defined_symbols)
 
 
 class UnigramLearner:
@@ -95,6 +130,7 @@ class UnigramLearner:
         if vocabulary is not None and config.algorithm != "em":
             config = replace(config, algorithm="em")
         self.config = config
+        self.metas = meta_pieces(config)
         ends: Counter[str] = Counter()  # em: the chunk each document ends with, which ends a line (spseed.py)
         if counted is None and config.algorithm == "em" and vocabulary is None:
             texts = _noting_last_chunks(texts, config, ends)
@@ -115,7 +151,11 @@ class UnigramLearner:
             self._engine = None
         else:
             from tokworkbench.core.unigram.em import EmEngine
-            self._engine = EmEngine(self.words, self.freqs, config, vocabulary, document_ends=ends)
+            words, freqs = self.words, self.freqs
+            symbols = config.user_defined_symbols + config.control_symbols
+            if symbols:  # spm_train cuts its sentences at every meta piece: no piece crosses or holds one
+                words, freqs, ends = cut_at_symbols(words, freqs, ends, symbols)
+            self._engine = EmEngine(words, freqs, config, vocabulary, document_ends=ends)
             state = self._engine.seed()
         self._seed_edges: course.SeedLattices | None = None
         self.base_size = sum(1 for p in state.pieces if len(p) == 1)
@@ -154,7 +194,8 @@ class UnigramLearner:
         return course.COURSE_START_COST if self.config.algorithm == "course" else 0.0
 
     def token(self, tid: int) -> str:
-        return UNK if tid == 0 else self.state.pieces[tid - 1]
+        metas = len(self.metas)
+        return self.metas[tid] if tid < metas else self.state.pieces[tid - metas]
 
     def token_text(self, tid: int) -> str:
         return self.token(tid)
@@ -225,7 +266,7 @@ class UnigramLearner:
 
     def next_rows(self, k: int, query: str = "") -> tuple[list[PieceRow], int]:
         state, found = self.state, self._analysis()
-        ids = {p: i + 1 for i, p in enumerate(state.pieces)}
+        ids = {p: i + len(self.metas) for i, p in enumerate(state.pieces)}
         score = dict(zip(state.pieces, state.scores))
         going = {p: r for r, p in enumerate(found.to_remove)}
         order = sorted(range(len(state.pieces)), key=lambda i: _rank(state.pieces[i], going, found.increases))
@@ -256,13 +297,15 @@ class UnigramLearner:
 
     def model(self, with_history: bool = True) -> UnigramModel:
         state = self.state
-        pieces = ((UNK, 0.0),) + tuple(zip(state.pieces, state.scores))
+        pieces = tuple((m, 0.0) for m in self.metas) + tuple(zip(state.pieces, state.scores))
+        users = len(self.config.user_defined_symbols)
         history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
         # EM is SentencePiece's training: its model keeps SentencePiece's dummy prefix and float32
         # sentence Viterbi, so a written .model gives the same ids (issue 25 item 7)
         sentencepiece = self.config.algorithm == "em" and bool(self.config.pre_tokenizer.rewrites)
         return UnigramModel(pieces, self.config.normalizer, self.config.pre_tokenizer, history,
-                            self.config.algorithm, self.start_cost, float32=sentencepiece,
+                            self.config.algorithm, self.start_cost, specials=tuple(range(len(self.metas) - users)),
+                            user_defined=tuple(range(len(self.metas) - users, len(self.metas))), float32=sentencepiece,
                             sp_conventions=SpConventions(collapse=False) if sentencepiece else None)
 
     def model_key(self) -> tuple:
@@ -272,7 +315,7 @@ class UnigramLearner:
         """The current vocabulary over `word` with the training Viterbi (course: start cost 1)."""
         state = self.state
         cost = {p: -s for p, s in zip(state.pieces, state.scores)}
-        ids = {p: i + 1 for i, p in enumerate(state.pieces)}
+        ids = {p: i + len(self.metas) for i, p in enumerate(state.pieces)}
         low = min(state.scores, default=0.0)
         return build_lattice(word, Vocab(cost), ids, self.start_cost, -(min(low, 0.0) - UNK_PENALTY))
 

@@ -25,6 +25,7 @@ import numpy as np
 import regex
 
 from tokworkbench.core.text.spnormalize import META
+from tokworkbench.core.text.spoptions import is_digit
 from tokworkbench.core.unigram import validpiece
 from tokworkbench.core.unigram.course import check_seed_size
 from tokworkbench.core.unigram.hashing import _BASE, _codes, _group
@@ -40,11 +41,15 @@ def _lead_byte(codes: np.ndarray) -> np.ndarray:
 
 
 def sp_seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len: int,
-                   edges: list | None = None, line_ends: np.ndarray | None = None) -> tuple[list[str], np.ndarray]:
+                   edges: list | None = None, line_ends: np.ndarray | None = None, split_digits: bool = False,
+                   required_chars: str = "") -> tuple[list[str], np.ndarray]:
     """The seed (characters first, by weighted count, then code point) and its scores; with
     `edges`, appends (text position, length, piece id) arrays of every seed piece's occurrences,
     as em.seed_pieces does. `line_ends[w]`: how many of word w's occurrences end a line (the
-    others are followed by the next word's ▁); default none."""
+    others are followed by the next word's ▁); default none. With `split_digits` no piece of two
+    or more characters holds a digit (spm_train's IsValidSentencePiece); `required_chars` the
+    corpus lacks follow its characters with count 0, by code point (spm_train keeps them out of
+    its seed and adds them at its finalization, where these, expected never, come back too)."""
     joined = "".join(words)
     codes, lens, offs = _codes(words)
     ends = np.repeat(offs + lens, lens)
@@ -54,8 +59,12 @@ def sp_seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len:
     char_freq = np.bincount(inverse, weights=weight)
     corder = np.argsort(-char_freq, kind="stable")
     pieces = [joined[first[i]] for i in corder]
+    missing = sorted(set(required_chars) - set(pieces) - {"\0"})
+    pieces += missing
     check_seed_size(seed_size, len(pieces))
     cls = validpiece.script_classes(chars - np.uint64(1))[inverse]
+    digit = np.fromiter((split_digits and is_digit(chr(int(c) - 1)) for c in chars), dtype=bool,
+                        count=len(chars))[inverse]
     levels = []  # per length >= 2: (positions, group of each, groups' first position, occurrences, candidate)
     pos = np.arange(len(codes), dtype=np.int64)
     h = np.zeros(len(codes), dtype=np.uint64)
@@ -94,13 +103,16 @@ def sp_seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len:
         if length == 1:
             base = validpiece.start(new)
             valid = np.ones(len(pos), dtype=bool)
+            digits = digit[at]
         else:
             valid, base = validpiece.extend(base[ok], new)
+            digits = digits[ok] | digit[at]
+            valid &= ~digits
         often = occ >= 2
         if length >= 2:
             levels.append([pos, inv, first_at, occ, often & valid[first_at]])
         keep = often[inv] & valid  # a substring seen once, or no piece, has no candidate above it
-        pos, h, base, parent = pos[keep], h[keep], base[keep], inv[keep]
+        pos, h, base, parent, digits = pos[keep], h[keep], base[keep], inv[keep], digits[keep]
         occ_before = occ
     candidates = [(level, np.flatnonzero(level[4])) for level in levels]
     score = np.concatenate([lv[3][c] * (k + 2) for k, (lv, c) in enumerate(candidates)]) if candidates \
@@ -111,13 +123,13 @@ def sp_seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len:
     room = max(0, seed_size - len(pieces))
     best = np.argsort(-score, kind="stable")[:room]
     pieces += [joined[a : a + n] for a, n in zip(at[best].tolist(), size[best].tolist())]
-    scores = np.concatenate([char_freq[corder], score[best].astype(np.float64)])
+    scores = np.concatenate([char_freq[corder], np.zeros(len(missing)), score[best].astype(np.float64)])
     if edges is not None:
         rank = np.empty(len(corder), dtype=np.int64)
         rank[corder] = np.arange(len(corder))
         edges.append((np.arange(len(codes), dtype=np.int64), np.ones(len(codes), np.int64), rank[inverse]))
         piece_of = np.full(len(score), -1, dtype=np.int64)
-        piece_of[best] = len(corder) + np.arange(len(best))
+        piece_of[best] = len(corder) + len(missing) + np.arange(len(best))
         start = 0
         for k, (level, cand) in enumerate(candidates):
             group_piece = np.full(len(level[3]), -1, dtype=np.int64)
@@ -162,6 +174,23 @@ def sentencepiece_words(words: list[str], freqs: list[int],
                     ending[part] += document_ends.get(word, 0)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0].encode("utf-8")))
     return [w for w, _ in ordered], [n for _, n in ordered], [ending[w] for w, _ in ordered]
+
+
+def cut_at_symbols(words: list[str], freqs: list[int], ends: Counter,
+                   symbols: tuple[str, ...]) -> tuple[list[str], list[int], Counter]:
+    """The chunks cut at each control or user-defined symbol, the symbols left out, as spm_train
+    cuts its sentences at its meta pieces (longest first); the part that ends a chunk ends
+    the document where the chunk did."""
+    matcher = regex.compile("|".join(regex.escape(s) for s in sorted(symbols, key=len, reverse=True)))
+    counts: Counter[str] = Counter()
+    ending: Counter[str] = Counter()
+    for word, n in zip(words, freqs):
+        parts = [p for p in matcher.split(word) if p] if matcher.search(word) else [word]
+        for part in parts:
+            counts[part] += n
+        if parts and ends.get(word):
+            ending[parts[-1]] += ends[word]
+    return list(counts), list(counts.values()), ending
 
 
 def last_chunk(pre, normalized: str) -> str | None:
