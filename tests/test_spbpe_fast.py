@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokworkbench.core import jit
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece
 from tokworkbench.core.spbpe.batchmerge import PairTable, merge_many
 from tokworkbench.core.spbpe.model import BYTE, CONTROL, NORMAL, UNKNOWN, SpBpeModel, byte_piece
@@ -34,6 +35,17 @@ CONFIGS = {
 WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "a", "bc", "▁", "中", "é", "ab cd"]),
                       max_size=30).map("".join)
 TEXT = st.one_of(st.text(), WHITESPACE, st.text(alphabet="ab \u2581\t中é😀", max_size=40))
+
+
+@pytest.fixture(scope="module", params=["compiled", "numpy"], autouse=True)
+def merge_path(request):
+    """Every test here runs with the compiled word merges and with the numpy rounds."""
+    if request.param == "compiled" and not jit.available():
+        pytest.skip("numba is not installed here")
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "numpy":
+            patch.setenv(jit.OFF_VARIABLE, "1")
+        yield request.param
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +164,7 @@ def test_without_the_guard_the_rounds_go_wrong_on_a_model_that_needs_it(monkeypa
     makes "aaa" (leftmost of the tied pairs) where all tied pairs at once make "aa", "aa"."""
     from tokworkbench.core.spbpe import batchmerge
 
+    monkeypatch.setenv(jit.OFF_VARIABLE, "1")  # the rounds' guard (the compiled path merges one pair at a time)
     model = _made_up(["aa", "aaa"], [-1.0, -1.0], byte_fallback=False)
     word = "aaaab"
     exact = [t for t, _ in model._resolve(model._merge(word))]

@@ -22,13 +22,13 @@ import numpy as np
 
 from tokworkbench.core import jit
 from tokworkbench.core.bpe.encode import merge_ids
+from tokworkbench.core.slots import home, open_slots
 
 _ALONE_FROM = 512  # bytes: a chunk this long is encoded on its own (rounds would run on for it)
 _WHOLE_FROM = 16  # start from whole characters when at least 1 byte in this many is not ASCII
 _WHOLE_BUILD_FROM = 1 << 18  # and build their table (~0.2 s for o200k) for this many such bytes
 
 
-_HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
 
 
 @dataclass(frozen=True)
@@ -69,28 +69,15 @@ class MergeTable:
     def slots(self) -> tuple[np.ndarray, np.ndarray, int]:
         """Slots holding each key (-1: empty) and its rank, at most a quarter full; a key sits at
         its hash or the first free slot after it (linear probing)."""
-        bits = max(4, (4 * len(self.keys)).bit_length())
-        slot_keys = np.full(1 << bits, -1, dtype=np.int64)
-        slot_ranks = np.zeros(1 << bits, dtype=np.int64)
-        mask = (1 << bits) - 1
-        todo = np.arange(len(self.keys))
-        at = _slot(self.keys, bits)
-        while len(todo):
-            free = slot_keys[at] == -1
-            # of the keys that want one free slot, the first takes it; the rest probe on
-            _, first = np.unique(at[free], return_index=True)
-            take = np.flatnonzero(free)[first]
-            slot_keys[at[take]] = self.keys[todo[take]]
-            slot_ranks[at[take]] = self.ranks[todo[take]]
-            left = np.ones(len(todo), dtype=bool)
-            left[take] = False
-            todo, at = todo[left], (at[left] + 1) & mask  # their slots are taken now
+        slot_keys, where, bits = open_slots(self.keys)
+        slot_ranks = np.zeros(len(slot_keys), dtype=np.int64)
+        slot_ranks[where] = self.ranks
         return slot_keys, slot_ranks, bits
 
     def _hashed(self, keys: np.ndarray) -> np.ndarray:
         slot_keys, slot_ranks, bits = self.slots
         mask = (1 << bits) - 1
-        at = _slot(keys, bits)
+        at = home(keys, bits)
         found = slot_keys[at]
         out = np.where(found == keys, slot_ranks[at], self.never)
         todo = np.flatnonzero((found != keys) & (found != -1))
@@ -120,10 +107,6 @@ class MergeTable:
         out[small] = self.dense[a[small] * self.side + b[small]]
         out[~small] = self._hashed(keys[~small])
         return out
-
-
-def _slot(keys: np.ndarray, bits: int) -> np.ndarray:
-    return ((keys.astype(np.uint64) * _HASH_MULT) >> np.uint64(64 - bits)).astype(np.int64)
 
 
 def _fresh(ids: np.ndarray, sizes: np.ndarray, table: MergeTable, rank=None, last=None):

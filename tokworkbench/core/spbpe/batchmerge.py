@@ -27,8 +27,12 @@ surrogate); a character that is no piece becomes its byte pieces, or one fused u
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+
+from tokworkbench.core import jit
+from tokworkbench.core.slots import open_slots
 
 _NEVER = np.iinfo(np.int32).max  # the rank of a pair that makes no piece
 
@@ -75,6 +79,15 @@ class PairTable:
                           dtype=np.int64)
         return PairTable(keys[sort], made_arr[sort], rank[sort], count, char_symbol, out_id, tuple(texts))
 
+    @cached_property
+    def slots(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """The keys in open addressing (the slot table, each slot's index into `keys`, bits),
+        for the compiled path's one-pair lookups."""
+        slot_keys, where, bits = open_slots(self.keys)
+        slot_index = np.full(len(slot_keys), -1, dtype=np.int64)
+        slot_index[where] = np.arange(len(self.keys))
+        return slot_keys, slot_index, bits
+
     def lookup(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(made, rank) of each pair; rank `_NEVER` where it makes no piece."""
         key = left.astype(np.int64) * self.count + right
@@ -98,12 +111,17 @@ def merge_many(words: list[str], table: PairTable, unk: int, byte_ids: np.ndarra
     the guard failed, a final piece maps to unk, a surrogate."""
     sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     units, cps = table.symbols(words)
-    syms, cps, owner = _rounds(units, cps, sizes, table)
     result: list[list[int] | None] = [None] * len(words)
+    if jit.available():
+        from tokworkbench.core.spbpe import wordkernel
+
+        syms, cps, owner = wordkernel.merge_words(units, cps, sizes, table.count, *table.slots, table.made, table.rank)
+    else:
+        syms, cps, owner = _rounds(units, cps, sizes, table)
+        order = np.argsort(owner, kind="stable")
+        syms, cps, owner = syms[order], cps[order], owner[order]
     if not len(owner):
         return result
-    order = np.argsort(owner, kind="stable")
-    syms, cps, owner = syms[order], cps[order], owner[order]
     ids = table.out_id[syms]
     alone = ids == -1  # one character that is no piece
     exact = np.zeros(len(words), dtype=bool)
