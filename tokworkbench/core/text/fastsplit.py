@@ -119,7 +119,8 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         from tokworkbench.core.text import splitkernel
 
         table, _ = _tables()
-        cps = _code_points(text)
+        # always UTF-32: one compiled version of each kernel, not one per width met
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         return cps, splitkernel.chunk_starts(cps, table, _fold_table(), _KERNEL_PRESETS[name])
     if name not in _NUMPY_PRESETS:
         return None
