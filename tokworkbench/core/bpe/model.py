@@ -384,9 +384,11 @@ class Tokenizer:
         try:
             pieces = list(map(str.encode, chunks))
         except UnicodeEncodeError:
-            ends = np.append(starts[1:], len(cps))
-            for i in np.flatnonzero(entries < 0).tolist():
-                self._encode_chunk(text[starts[i] : ends[i]], offset + int(starts[i]))  # raises at the first bad one
+            # the text's first surrogate is in the first chunk that cannot be encoded (a stored chunk holds none)
+            first = int(np.flatnonzero((cps >= 0xD800) & (cps < 0xE000))[0])
+            i = int(np.searchsorted(starts, first, side="right")) - 1
+            end = int(starts[i + 1]) if i + 1 < len(starts) else len(cps)
+            self._encode_chunk(text[starts[i] : end], offset + int(starts[i]))  # raises, naming its offset
             raise
         if len(pieces) >= _BATCH_FROM:
             ids, id_lens = self._batch_flat(chunks, pieces)

@@ -5,7 +5,7 @@ fastsplit.py finds chunk starts in numpy passes over the whole text (0.6 s of 10
 first Llama 3 encode, where tiktoken's whole encode is 1.3 s); here one pass walks the text
 chunk by chunk, each alternative a few comparisons of character classes, with the
 backtracking o200k's words need written out. The classes are fastsplit's table, made by `regex`
-from its own Unicode tables, so both read one definition of a letter; tests/test_splitkernel.py
+from its own Unicode tables, so both read one definition of a letter; tests/test_fastsplit.py
 holds every pattern to `regex.findall` on arbitrary Unicode.
 Import this module only after `jit.available()`: it imports numba.
 """
@@ -205,7 +205,7 @@ def _o200k_end(table, cps, fold, i, n, contractions, digits):
 def chunk_starts(cps, table, fold, preset):
     """Where each chunk of `cps` starts under the preset (GPT4, LLAMA3, GPT2, O200K, TEKKEN)."""
     n = len(cps)
-    starts = np.empty(n, dtype=np.int64)
+    starts = np.empty(n, dtype=np.int32)  # at most a start a character; offsets are below 2**31
     k = 0
     i = 0
     while i < n:
@@ -217,4 +217,4 @@ def chunk_starts(cps, table, fold, preset):
             i = _gpt2_end(table, cps, i, n)
         else:
             i = _o200k_end(table, cps, fold, i, n, preset == O200K, 3 if preset == O200K else 1)
-    return starts[:k].copy()
+    return starts[:k].astype(np.int64)
