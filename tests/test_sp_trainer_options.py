@@ -56,7 +56,7 @@ def _settings(kind: str, fields: dict) -> Settings:
         return Settings(kind="spbpe", units="char", split="metaspace", sp_normalization="identity",
                         character_coverage=1.0, **fields)
     return Settings(kind="unigram", units="char", split="metaspace", algorithm="em", seed_size=1_000_000,
-                    normalizer="none", **fields)
+                    normalizer="none", character_coverage=1.0, **fields)
 
 
 _TRAINED: dict = {}

@@ -94,7 +94,8 @@ def training_options(parser: argparse.ArgumentParser) -> None:
     sp = parser.add_argument_group("SentencePiece BPE", "with --kind spbpe: spm_train --model_type=bpe, its "
                                    "defaults; each line is a sentence (--normalize and --split do not apply)")
     sp.add_argument("--character-coverage", type=float, default=DEFAULTS["character_coverage"], metavar="F",
-                    help="share of the characters kept; rarer ones become <unk> (or bytes with --byte-fallback) "
+                    help="share of the characters kept; rarer ones become <unk> (or bytes with --byte-fallback); "
+                    "also unigram --algorithm em's (course keeps every character) "
                     f"(default: {DEFAULTS['character_coverage']})")
     sp.add_argument("--byte-fallback", action="store_true", default=DEFAULTS["byte_fallback"],
                     help="add the 256 byte pieces <0x00>..<0xFF>: a character with no piece becomes its UTF-8 bytes "

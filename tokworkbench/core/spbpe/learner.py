@@ -29,6 +29,7 @@ from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, NORMAL, UNKNOWN, USER_DEFINED, SpBpeModel, byte_piece
 from tokworkbench.core.spbpe.sentences import load_sentences
 from tokworkbench.core.spbpe.training import NONE, SpMergeLoop
+from tokworkbench.core.text.spcoverage import check_coverage
 from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
 from tokworkbench.core.text.sprules import RULES, sp_rule
 from tokworkbench.core.units import Units
@@ -56,9 +57,7 @@ class SpBpeConfig:
         return tuple(p for p, _ in META_PIECES) + self.control_symbols
 
     def __post_init__(self):
-        if not (isinstance(self.character_coverage, (int, float)) and 0.98 <= self.character_coverage <= 1.0):
-            raise SettingError("character_coverage", self.character_coverage,
-                               "must be between 0.98 and 1 (SentencePiece's range)")
+        check_coverage(self.character_coverage)
         if not (isinstance(self.max_piece_length, int) and 1 <= self.max_piece_length <= 512):
             raise SettingError("max_piece_length", self.max_piece_length, "must be between 1 and 512")
         if self.rule not in RULES:

@@ -9,10 +9,9 @@
   what sentencepiece 0.2.3 (the judge) does: "kq<s>zj" gives "▁kq" and "zj", and a tab is a
   character like any other ("\t\t" a piece). The source of early 2025 we read made each meta
   piece a tab and kept tabs out of every piece instead;
-- the characters are counted, `required_chars` first (spm_train's --required_chars, even those
-  the text lacks), then most frequent first (then by code point), and taken until they cover
-  `character_coverage` of all characters (compared as float32, as the C++ does); the rest
-  become ▅, which never merges;
+- the characters are counted and those `character_coverage` keeps taken
+  (core/text/spcoverage.py, shared with Unigram em: `required_chars` first, then most frequent
+  first, compared as float32 as the C++ does); the rest become ▅, which never merges;
 - the sentences are cut before each ▁ into words, counted, and sorted by count (then by their
   UTF-8 bytes).
 """
@@ -21,14 +20,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
 import regex
 
 from tokworkbench.core.errors import CorpusError
 from tokworkbench.core.spbpe.model import sp_normalized
+from tokworkbench.core.text.spcoverage import UNK_CHAR, kept_characters
 from tokworkbench.core.text.spnormalize import META, SpNormalizer
 
-UNK_CHAR = "\u2585"  # kUNKChar
 MAX_SENTENCE_BYTES = 4192  # max_sentence_length's default
 _WORD = regex.compile(f"[^{META}]+|{META}[^{META}]*")
 
@@ -62,21 +60,8 @@ def load_sentences(texts: Iterable[str], norm: SpNormalizer, meta_pieces: Iterab
     char_counts: Counter[str] = Counter()
     for s in segments:
         char_counts.update(s)
-    char_counts.pop("\0", None)  # SentencePiece skips NUL
-    total = sum(char_counts.values())
-    threshold = np.float32(character_coverage)
-    required: list[tuple[str, int]] = []
-    covered = 0
-    forced = set(required_chars) - {"\0"}  # SentencePiece skips NUL there too
-    for ch in forced:
-        char_counts.setdefault(ch, 0)
-    # its Sorted() over (is required, count): the required characters first, whatever the coverage
-    for ch, n in sorted(char_counts.items(), key=lambda item: (item[0] not in forced, -item[1], ord(item[0]))):
-        if np.float32(covered / total) >= threshold:
-            break
-        covered += n
-        required.append((ch, n))
-    required.sort(key=lambda item: (-item[1], ord(item[0])))  # the model's order: Sorted(required_chars_)
+    total = sum(n for ch, n in char_counts.items() if ch != "\0")  # SentencePiece skips NUL
+    required = kept_characters(char_counts, character_coverage, required_chars)
     kept = {ch for ch, _ in required}
     words: Counter[str] = Counter()
     for s in segments:

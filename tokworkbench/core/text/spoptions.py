@@ -8,8 +8,7 @@ symbols, the user-defined ones, then (BPE with byte fallback) the byte pieces.
 """
 
 from tokworkbench.core.errors import SettingError
-
-UNK_CHAR = "\u2585"  # the trainer's kUNKChar: no piece may hold it
+from tokworkbench.core.text.spcoverage import UNK_CHAR  # the trainer's kUNKChar: no piece may hold it
 
 
 def is_digit(c: str) -> bool:

@@ -34,12 +34,13 @@ from functools import partial
 import numpy as np
 
 from tokworkbench.core.heap import keep_large_frees
+from tokworkbench.core.text.spcoverage import UNK_CHAR
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram import validpiece
 from tokworkbench.core.unigram.course import check_seed_size
 from tokworkbench.core.unigram.hashing import _BASE, _codes, _group, _run_starts
 from tokworkbench.core.unigram.parallel_em import BlockSweeps, partition
-from tokworkbench.core.unigram.spseed import sentencepiece_words, sp_seed_pieces
+from tokworkbench.core.unigram.spseed import covered_words, sentencepiece_words, sp_seed_pieces
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 
 EXPECTED_MIN = 0.5  # SentencePiece's kExpectedFrequencyThreshold
@@ -499,15 +500,20 @@ def unseen_words(words: list[str]) -> np.ndarray:
 
 
 def _seed_log_scores(pieces: list[str], scores: np.ndarray, words: list[str], weight: np.ndarray,
-                     unseen: np.ndarray) -> tuple[np.ndarray, int]:
+                     unseen: np.ndarray, stand_in: int = -1) -> tuple[np.ndarray, int]:
     """log(score / total) over what spm_train sees, and its first piece (the most frequent
     character it sees, the one its unknown node's counts go to: `_credit`). A character's count
     leaves out the unseen words; one only they hold (the line break) keeps its count but not in
     the total, since its score only ever meets words that weigh nothing; so does a longer piece
     of line breaks alone (only a run of them holds one: on en-10M's first 2 MB "\n\n" was 0.1 %
-    of the total, which shifted every seed score off spm_train's)."""
+    of the total, which shifted every seed score off spm_train's). The dropped characters'
+    stand-in (`stand_in`, ▅) is no piece of spm_train's seed: out of the total too. A required
+    character the corpus lacks (count 0) is in no seed of spm_train's either: its log is left at
+    0 here, never read, since it is unknown from the start (`EmEngine.seed`)."""
     scores = scores.astype(np.float64).copy()
     seen_only = np.ones(len(pieces), dtype=bool)
+    if stand_in >= 0:
+        seen_only[stand_in] = False
     if unseen.any():
         index = {p: i for i, p in enumerate(pieces) if len(p) == 1}
         lost: Counter[str] = Counter()
@@ -525,7 +531,9 @@ def _seed_log_scores(pieces: list[str], scores: np.ndarray, words: list[str], we
                 seen_only[k] = False
     chars = np.flatnonzero(seen_only & (np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) == 1))
     first = int(chars[np.argmax(scores[chars])]) if len(chars) else 0
-    return np.log(scores) - math.log(float(scores[seen_only].sum())), first
+    logs = np.zeros(len(scores))
+    np.log(scores, out=logs, where=scores > 0)
+    return logs - math.log(float(scores[seen_only].sum())), first
 
 
 class EmEngine:
@@ -548,14 +556,23 @@ class EmEngine:
         self.replayed = vocabulary is not None
         self.unseen_tokens = 0.0  # tokens of the words spm_train never sees, spelled a character each
         self.first = 0  # the seed piece SentencePiece's unknown node is (`_credit`)
+        self.stand_in = -1  # the seed index of ▅, the characters character_coverage drops: never a piece
+        self.outside: np.ndarray | None = None  # seed pieces unknown from the start: ▅, absent required characters
         found: list | None = None
         if vocabulary is None:
+            words, freqs, line_ends = covered_words(words, freqs, line_ends, ~unseen_words(words),
+                                                    config.character_coverage, config.required_chars)
+            self.weight = np.asarray(freqs, dtype=np.float64)
             unseen = unseen_words(words)
             found = []
             pieces, scores = sp_seed_pieces(words, np.asarray(freqs, dtype=np.int64), config.seed_size,
                                             config.max_piece_length, edges=found, line_ends=np.asarray(line_ends),
                                             split_digits=config.split_digits, required_chars=config.required_chars)
-            log_scores, self.first = _seed_log_scores(pieces, scores, words, self.weight, unseen)
+            self.stand_in = pieces.index(UNK_CHAR) if UNK_CHAR in pieces else -1
+            self.outside = np.asarray(scores) <= 0  # required characters the corpus lacks
+            if self.stand_in >= 0:
+                self.outside[self.stand_in] = True
+            log_scores, self.first = _seed_log_scores(pieces, scores, words, self.weight, unseen, self.stand_in)
             self.unseen_tokens = float(np.dot(self.weight[unseen], [len(words[i]) for i in np.flatnonzero(unseen)]))
             self.weight[unseen] = 0.0
         else:
@@ -593,7 +610,7 @@ class EmEngine:
             order = np.argsort(-self.seed_scores, kind="stable")
             return RoundState([self.seed_strings[i] for i in order.tolist()], expected[order].tolist(),
                               self.seed_scores[order].tolist(), ids[order])
-        return self._em(ids, self.seed_scores.copy(), 0)
+        return self._em(ids, self.seed_scores.copy(), 0, self.outside)
 
     def round(self, state: RoundState, going: set[str], floor: int) -> RoundState:
         keep = np.fromiter((p not in going for p in state.pieces), dtype=bool, count=len(state.pieces))
@@ -626,7 +643,8 @@ class EmEngine:
             count = min(max(present - keep, removable), n - max(floor, chars))
         else:  # SentencePiece's finalization: every character, then the best-scored pieces make the target
             order = _final_order(state, self.single)
-            count = n - max(floor, chars)
+            stand_in = int((ids == self.stand_in).any())  # the dropped characters' stand-in stays, no piece
+            count = n - stand_in - max(floor, chars - stand_in)
         going = [state.pieces[i] for i in order[: max(0, count)]] if n > floor else []
         return RoundAnalysis(loss, dict(zip([state.pieces[i] for i in increases[0]], increases[1])), going, tokens,
                              dict(zip(state.pieces, state.freqs)))
@@ -708,18 +726,27 @@ class EmEngine:
         """SentencePiece's FinalizeSentencePieces: the kept pieces with the scores they have (no
         EM after the cut), each dropped character back at the model's lowest score plus
         0.0001 x its rank among them (most frequent first, seed order), then sorted by score,
-        ties by UTF-8 bytes."""
+        ties by UTF-8 bytes. The dropped characters' stand-in stays last, an unknown as before
+        (min score - 10): the model leaves it out (they are <unk>), the corpus' lattices need it."""
         ids, scores = state.ids, np.asarray(state.scores, dtype=np.float64).copy()
         freqs = np.asarray(state.freqs, dtype=np.float64)
+        real = ids != self.stand_in  # the stand-in does not come back: spm_train's model lacks them
+        absent = absent & real
         if absent.any():
-            low = scores[~absent].min() if (~absent).any() else 0.0
+            low = scores[~absent & real].min() if (~absent & real).any() else 0.0
             back = np.flatnonzero(absent)
             back = back[np.argsort(ids[back], kind="stable")]
             scores[back] = low + FINAL_PENALTY_STEP * np.arange(len(back))
-        kept = np.flatnonzero(keep)
+        kept = np.flatnonzero(keep & real)
         order = kept[_score_order(scores[kept], [state.pieces[i] for i in kept.tolist()])]
+        stand_in = np.flatnonzero(keep & ~real)
+        if not len(stand_in):
+            return RoundState([state.pieces[i] for i in order.tolist()], freqs[order].tolist(),
+                              scores[order].tolist(), ids[order])
+        scores[stand_in] = scores[order].min() - UNKNOWN_PENALTY
+        order = np.concatenate([order, stand_in])
         return RoundState([state.pieces[i] for i in order.tolist()], freqs[order].tolist(), scores[order].tolist(),
-                          ids[order])
+                          ids[order], ~real[order])
 
     def _prune_order(self, ids: np.ndarray, scores: np.ndarray, used: np.ndarray,
                      absent: np.ndarray) -> tuple[tuple[list[int], list[float]], np.ndarray, int]:

@@ -5,7 +5,8 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
     UnigramConfig(normalizer="none", pre_tokenizer=metaspace, algorithm="course"|"em",
                   seed_size=300, prune_fraction=0.1, shrinking_factor=0.75,
                   sub_iterations=2, max_piece_length=16, split_digits=False,
-                  user_defined_symbols=(), control_symbols=(), required_chars="")   the last four: em only
+                  user_defined_symbols=(), control_symbols=(), required_chars="",
+                  character_coverage=1.0)   the last five: em only
     learner = UnigramLearner(texts, config, keep_layout=False, progress=None, counted=None)
     learner.kind                             its kind's name in the registry (core/registry/kinds.py)
     learner.step() -> RoundRow | None        one round (course: prune; em: prune, then EM)
@@ -41,6 +42,7 @@ from tokworkbench.core.text.corpus import require_text
 from tokworkbench.core.text.normalize import check_normalizer, normalize
 from tokworkbench.core.text.patterns import META
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
+from tokworkbench.core.text.spcoverage import UNK_CHAR, check_coverage
 from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
 from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.em import FINAL_MARGIN
@@ -73,6 +75,8 @@ class UnigramConfig:
     user_defined_symbols: tuple[str, ...] = ()
     control_symbols: tuple[str, ...] = ()
     required_chars: str = ""
+    # spm_train's default is 0.9995 (the CLI's and the app's for em); 1 keeps every character
+    character_coverage: float = 1.0
 
     units = Units.CHAR
 
@@ -99,11 +103,15 @@ class UnigramConfig:
         check_symbols("control_symbols", self.control_symbols, SP_META)
         check_symbols("user_defined_symbols", self.user_defined_symbols, SP_META, self.control_symbols)
         check_required_chars(self.required_chars)
+        check_coverage(self.character_coverage)
         symbols = (("user_defined_symbols", self.user_defined_symbols), ("control_symbols", self.control_symbols))
         if self.algorithm != "em":
             for name, value in (("split_digits", self.split_digits), *symbols, ("required_chars", self.required_chars)):
                 if value:
                     raise SettingError(name, value, "is spm_train's: it needs algorithm em")
+            if self.character_coverage != 1.0:
+                raise SettingError("character_coverage", self.character_coverage,
+                                   "is spm_train's: it needs algorithm em (course keeps every character)")
         for name, value in symbols:
             clash = next((s for s in value if META in s), None)
             if clash is not None:  # our chunks are cut before each ▁, SentencePiece's lattice is not
@@ -158,7 +166,9 @@ class UnigramLearner:
             self._engine = EmEngine(words, freqs, config, vocabulary, document_ends=ends)
             state = self._engine.seed()
         self._seed_edges: course.SeedLattices | None = None
-        self.base_size = sum(1 for p in state.pieces if len(p) == 1)
+        # em: ▅, the stand-in of the characters character_coverage drops, is no piece of the model
+        self._stand_in = UNK_CHAR if self._engine is not None and self._engine.stand_in >= 0 else None
+        self.base_size = sum(1 for p in state.pieces if len(p) == 1 and p != self._stand_in)
         self._states: list[RoundState] = [state]
         self._analyses: list[RoundAnalysis | None] = [None]
         self.history: list[RoundRow] = []
@@ -174,8 +184,8 @@ class UnigramLearner:
 
     @property
     def vocab_size(self) -> int:
-        """Pieces pruned over, without <unk>: what the target compares with."""
-        return len(self.state.pieces)
+        """Pieces pruned over, without <unk> (nor em's ▅): what the target compares with."""
+        return len(self.state.pieces) - (self._stand_in is not None and self._stand_in in self.state.pieces)
 
     @property
     def total_tokens(self) -> int:
@@ -247,7 +257,7 @@ class UnigramLearner:
         chars = self.base_size
         if vocab_size < chars:
             raise TrainingError(f"vocabulary size {vocab_size} is below the number of distinct characters "
-                                f"({chars}); Unigram keeps every character")
+                                f"({chars}); Unigram keeps every character (em: those --character-coverage keeps)")
         if self._engine is not None and vocab_size != self.target:
             self._analyses[-1] = None  # em's pruning keeps at least the target: ask again
         self.target = vocab_size
@@ -297,7 +307,8 @@ class UnigramLearner:
 
     def model(self, with_history: bool = True) -> UnigramModel:
         state = self.state
-        pieces = tuple((m, 0.0) for m in self.metas) + tuple(zip(state.pieces, state.scores))
+        trained = ((p, s) for p, s in zip(state.pieces, state.scores) if p != self._stand_in)
+        pieces = tuple((m, 0.0) for m in self.metas) + tuple(trained)
         users = len(self.config.user_defined_symbols)
         history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
         # EM is SentencePiece's training: its model keeps SentencePiece's dummy prefix and float32

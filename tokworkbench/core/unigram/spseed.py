@@ -24,6 +24,7 @@ from collections import Counter
 import numpy as np
 import regex
 
+from tokworkbench.core.text.spcoverage import UNK_CHAR, kept_characters
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.text.spoptions import is_digit
 from tokworkbench.core.unigram import validpiece
@@ -49,7 +50,9 @@ def sp_seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len:
     others are followed by the next word's ▁); default none. With `split_digits` no piece of two
     or more characters holds a digit (spm_train's IsValidSentencePiece); `required_chars` the
     corpus lacks follow its characters with count 0, by code point (spm_train keeps them out of
-    its seed and adds them at its finalization, where these, expected never, come back too)."""
+    its seed and adds them at its finalization, where these, expected never, come back too). No
+    piece of two or more characters holds ▅, the dropped characters' stand-in (`covered_words`),
+    as spm_train rejects a substring with its kUNKChar."""
     joined = "".join(words)
     codes, lens, offs = _codes(words)
     ends = np.repeat(offs + lens, lens)
@@ -63,8 +66,8 @@ def sp_seed_pieces(words: list[str], freqs: np.ndarray, seed_size: int, max_len:
     pieces += missing
     check_seed_size(seed_size, len(pieces))
     cls = validpiece.script_classes(chars - np.uint64(1))[inverse]
-    digit = np.fromiter((split_digits and is_digit(chr(int(c) - 1)) for c in chars), dtype=bool,
-                        count=len(chars))[inverse]
+    digit = np.fromiter((split_digits and is_digit(chr(int(c) - 1)) or int(c) - 1 == ord(UNK_CHAR) for c in chars),
+                        dtype=bool, count=len(chars))[inverse]
     levels = []  # per length >= 2: (positions, group of each, groups' first position, occurrences, candidate)
     pos = np.arange(len(codes), dtype=np.int64)
     h = np.zeros(len(codes), dtype=np.uint64)
@@ -173,6 +176,37 @@ def sentencepiece_words(words: list[str], freqs: list[int],
                 elif document_ends:
                     ending[part] += document_ends.get(word, 0)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0].encode("utf-8")))
+    return [w for w, _ in ordered], [n for _, n in ordered], [ending[w] for w, _ in ordered]
+
+
+def covered_words(words: list[str], freqs: list[int], line_ends: list[int], seen: np.ndarray,
+                  character_coverage: float, required_chars: str) -> tuple[list[str], list[int], list[int]]:
+    """The words with each character `character_coverage` leaves out (core/text/spcoverage.py,
+    counted over the words spm_train sees, `seen`) turned into ▅, as spm_train turns its
+    sentences' before it splits them into words: words that then read alike are one, the order
+    `sentencepiece_words`'. A ▅ already in the text is dropped too (spm_train skips its line; ours
+    must still spell it, as an unknown). The characters of the unseen words alone (line breaks)
+    are kept: the model spells them."""
+    codes, lens, _ = _codes(words)
+    chars, inverse = np.unique(codes, return_inverse=True)
+    weight = np.repeat(np.where(seen, np.asarray(freqs, dtype=np.float64), 0.0), lens)
+    count = np.bincount(inverse, weights=weight, minlength=len(chars))
+    counts = Counter({chr(int(c) - 1): int(n) for c, n in zip(chars.tolist(), count.tolist()) if n > 0})
+    counts.pop(UNK_CHAR, None)
+    kept = {ch for ch, _ in kept_characters(counts, character_coverage, required_chars)}
+    dropped = set(counts) - kept
+    if ord(UNK_CHAR) + 1 in chars:
+        dropped.add(UNK_CHAR)
+    if not dropped:
+        return words, freqs, line_ends
+    table = str.maketrans({ch: UNK_CHAR for ch in dropped})
+    merged: Counter[str] = Counter()
+    ending: Counter[str] = Counter()
+    for word, n, e in zip(words, freqs, line_ends):
+        word = word.translate(table)
+        merged[word] += n
+        ending[word] += e
+    ordered = sorted(merged.items(), key=lambda item: (-item[1], item[0].encode("utf-8")))
     return [w for w, _ in ordered], [n for _, n in ordered], [ending[w] for w, _ in ordered]
 
 
