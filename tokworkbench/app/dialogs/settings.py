@@ -68,7 +68,7 @@ class SettingsDialog(Dialog):
         max-height: 50vh;  /* leaves the title, the error line and the buttons on an 80x24 screen */
     }
     SettingsDialog.-tall #settings-body {
-        max-height: 70vh;  /* 40 lines or more: every field without scrolling */
+        max-height: 70vh;  /* 40 lines or more: more fields in view; the buttons still show at 40 */
     }
     SettingsDialog #tie-break-rule {
         margin-top: 1;
