@@ -38,12 +38,10 @@ def _sp_words(s: Settings) -> list[str]:
 def _sp_label(s: Settings) -> str:
     """The same options in the title's line: what they are, not every symbol."""
     marks = ["split digits"] if s.split_digits else []
-    if s.user_defined_symbols:
-        marks.append(f"{len(s.user_defined_symbols)} user symbols")
-    if s.control_symbols:
-        marks.append(f"{len(s.control_symbols)} control symbols")
-    if s.required_chars:
-        marks.append(f"{len(s.required_chars)} required chars")
+    for items, noun in ((s.user_defined_symbols, "user symbol"), (s.control_symbols, "control symbol"),
+                        (s.required_chars, "required char")):
+        if items:
+            marks.append(f"{len(items)} {noun}{'' if len(items) == 1 else 's'}")
     return "".join(f" · {m}" for m in marks)
 
 
