@@ -24,6 +24,27 @@ def _split_arg(s: Settings) -> str:
     return f"regex:{s.pattern}" if s.split == CUSTOM else s.split
 
 
+def _sp_words(s: Settings) -> list[str]:
+    """spm_train's piece options as `train` spells them, only those set; a value that starts with
+    a dash goes after `=`, or argparse would read it as an option."""
+    words = ["--split-digits"] if s.split_digits else []
+    for flag, value in (("--user-defined-symbols", ",".join(s.user_defined_symbols)),
+                        ("--control-symbols", ",".join(s.control_symbols)), ("--required-chars", s.required_chars)):
+        if value:
+            words += [f"{flag}={value}"] if value.startswith("-") else [flag, value]
+    return words
+
+
+def _sp_label(s: Settings) -> str:
+    """The same options in the title's line: what they are, not every symbol."""
+    marks = ["split digits"] if s.split_digits else []
+    for items, noun in ((s.user_defined_symbols, "user symbol"), (s.control_symbols, "control symbol"),
+                        (s.required_chars, "required char")):
+        if items:
+            marks.append(f"{len(items)} {noun}{'' if len(items) == 1 else 's'}")
+    return "".join(f" · {m}" for m in marks)
+
+
 def _bpe_settings(s: Settings) -> str:
     return (f"{s.units.value} units · normalizer {s.normalizer} · split {_split_label(s)} · "
             f"tie-break {s.tie_break} · target {s.target:,}")
@@ -37,7 +58,7 @@ def _bpe_command(s: Settings) -> list[str]:
 def _unigram_settings(s: Settings) -> str:
     pruning = f"prune {s.prune_fraction:g}" if s.algorithm == "course" else f"keep {s.shrinking_factor:g}"
     return (f"unigram {s.algorithm} · normalizer {s.normalizer} · split {_split_label(s)} · seed {s.seed_size:,} · "
-            f"{pruning} · target {s.target:,}")
+            f"{pruning}{_sp_label(s)} · target {s.target:,}")
 
 
 def _unigram_command(s: Settings) -> list[str]:
@@ -47,20 +68,20 @@ def _unigram_command(s: Settings) -> list[str]:
     if s.algorithm == "course":
         return words + ["--prune-fraction", f"{s.prune_fraction:g}"]
     return words + ["--shrinking-factor", f"{s.shrinking_factor:g}", "--sub-iterations", str(s.sub_iterations),
-                    "--max-piece-length", str(s.max_piece_length)]
+                    "--max-piece-length", str(s.max_piece_length), *_sp_words(s)]
 
 
 def _spbpe_settings(s: Settings) -> str:
     fallback = " · byte fallback" if s.byte_fallback else ""
     return (f"spm_train bpe · {s.sp_normalization} · coverage {s.character_coverage:g}{fallback} · "
-            f"longest piece {s.max_piece_length} · target {s.target:,}")
+            f"longest piece {s.max_piece_length}{_sp_label(s)} · target {s.target:,}")
 
 
 def _spbpe_command(s: Settings) -> list[str]:
     words = ["tokworkbench", "train", "PATH...", "--kind", s.kind, "--vocab-size", str(s.target),
              "--character-coverage", f"{s.character_coverage:g}", "--sp-normalization", s.sp_normalization,
              "--max-piece-length", str(s.max_piece_length)]
-    return words + (["--byte-fallback"] if s.byte_fallback else [])
+    return words + (["--byte-fallback"] if s.byte_fallback else []) + _sp_words(s)
 
 
 def _merges_replayed(kind: Kind, model: Model, vocab: int, source: str) -> str:

@@ -1,4 +1,5 @@
-"""Model kind, units, normalizer, pre-tokenizer, tie-break, the Unigram options, the target,
+"""Model kind, units, normalizer, pre-tokenizer, tie-break, the Unigram options, spm_train's
+piece options (SentencePiece BPE, Unigram em), the target,
 special tokens and their roles, checked by the core before closing. Roles change no training:
 they only say which special token opens a document (bos), closes it (eos), pads a batch row
 (pad) or stands for unknown text (unk)."""
@@ -14,6 +15,7 @@ from tokworkbench.app.labels import train_command
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.bpe.tiebreak import TIE_BREAK_RULES, TIE_BREAKS
 from tokworkbench.core.errors import TokWorkbenchError
+from tokworkbench.core.models.kind import Kind
 from tokworkbench.core.models.roles import ROLES, Roles
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, kind_named
 from tokworkbench.core.session.settings import CUSTOM, FIT, Settings
@@ -24,10 +26,25 @@ from tokworkbench.core.units import Units
 UNIT_CHOICES = {Units.BYTE: "byte (256 base ids)", Units.CHAR: "char (corpus characters)"}
 ALGORITHM_CHOICES = {"course": "course (the HF course's, exactly; start cost 1)",
                      "em": "em (SentencePiece's: EM, then pruning)"}
+SP_FIELDS = ("split_digits", "user_defined_symbols", "control_symbols", "required_chars")  # spm_train's
 KIND_FIELDS = ("units", "tie_break", "algorithm", "seed_size", "prune_fraction", "shrinking_factor",
-               "character_coverage", "byte_fallback")
+               "character_coverage", "byte_fallback", *SP_FIELDS)
 """The fields that only some kinds read (`Kind.options`): the others' are disabled."""
-FOR_ALGORITHM = {"prune_fraction": "course", "shrinking_factor": "em"}  # each algorithm's pruning option
+FOR_ALGORITHM = {"prune_fraction": "course", "shrinking_factor": "em",  # each algorithm's pruning option
+                 **dict.fromkeys(SP_FIELDS, "em")}  # UnigramConfig refuses spm_train's options under course
+"""The algorithm a field needs, in a kind that has the algorithm option (the others have one way to train)."""
+
+
+def editable(name: str, kind: Kind, algorithm: str) -> bool:
+    """Whether `kind` under `algorithm` reads the field `name`."""
+    return name in kind.options and ("algorithm" not in kind.options
+                                     or FOR_ALGORITHM.get(name, algorithm) == algorithm)
+
+
+def symbols_of(text: str) -> tuple[str, ...]:
+    """spm_train's comma-separated list, as `--control-symbols` reads it (spaces around the commas
+    dropped); an empty item is left to the config to refuse."""
+    return tuple(item.strip() for item in text.split(",")) if text.strip() else ()
 
 
 def kind_choices() -> list[tuple[str, str]]:
@@ -51,7 +68,7 @@ class SettingsDialog(Dialog):
         max-height: 50vh;  /* leaves the title, the error line and the buttons on an 80x24 screen */
     }
     SettingsDialog.-tall #settings-body {
-        max-height: 70vh;  /* 40 lines or more: every field without scrolling */
+        max-height: 70vh;  /* 40 lines or more: more fields in view; the buttons still show at 40 */
     }
     SettingsDialog #tie-break-rule {
         margin-top: 1;
@@ -94,13 +111,16 @@ class SettingsDialog(Dialog):
                     yield FieldSelect([(label, u.value) for u, label in UNIT_CHOICES.items()],
                                  value=s.units.value, allow_blank=False, id="units")
                     yield Label("normalizer")
-                    yield FieldSelect([(n, n) for n in NORMALIZERS], value=s.normalizer, allow_blank=False, id="normalizer")
+                    yield FieldSelect([(n, n) for n in NORMALIZERS], value=s.normalizer, allow_blank=False,
+                                      id="normalizer")
                     yield Label("pre-tokenizer")
-                    yield FieldSelect([(n, n) for n in (*PRESETS, CUSTOM)], value=s.split, allow_blank=False, id="split")
+                    yield FieldSelect([(n, n) for n in (*PRESETS, CUSTOM)], value=s.split, allow_blank=False,
+                                      id="split")
                     yield Label("custom regex")
                     yield SteadyInput(s.pattern or "", placeholder=r"e.g. \w+|\s+|[^\w\s]+", id="pattern")
                     yield Label("tie-break")
-                    yield FieldSelect([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False, id="tie_break")
+                    yield FieldSelect([(t, t) for t in TIE_BREAKS], value=s.tie_break, allow_blank=False,
+                                      id="tie_break")
                     yield Label("algorithm")
                     yield FieldSelect([(label, a) for a, label in ALGORITHM_CHOICES.items()],
                                  value=s.algorithm, allow_blank=False, id="algorithm")
@@ -116,6 +136,19 @@ class SettingsDialog(Dialog):
                     yield FieldSelect([("no: unknown characters become <unk>", "no"),
                                        ("yes: their UTF-8 bytes (<0x00>..<0xFF>)", "yes")],
                                       value="yes" if s.byte_fallback else "no", allow_blank=False, id="byte_fallback")
+                    yield Label("split digits")
+                    yield FieldSelect([("no: a piece may hold digits with other characters", "no"),
+                                       ("yes: numbers are read digit by digit", "yes")],
+                                      value="yes" if s.split_digits else "no", allow_blank=False, id="split_digits")
+                    yield Label("user symbols")
+                    yield SteadyInput(",".join(s.user_defined_symbols), id="user_defined_symbols",
+                                      placeholder="comma-separated, always whole pieces, e.g. <sep>,<cls>")
+                    yield Label("control symbols")
+                    yield SteadyInput(",".join(s.control_symbols), id="control_symbols",
+                                      placeholder="comma-separated, never from text, e.g. <mask>")
+                    yield Label("required chars")
+                    yield SteadyInput(s.required_chars, id="required_chars",
+                                      placeholder="kept whatever the coverage, e.g. 0123456789")
                     yield Label("target vocab")
                     yield SteadyInput(str(s.target), id="target", type="integer")
                     yield Label("special tokens")
@@ -147,11 +180,11 @@ class SettingsDialog(Dialog):
 
     def _enable(self) -> None:
         """Only the options of the chosen kind and algorithm can be edited (Unigram works on
-        characters; course prunes a fraction, em keeps one)."""
-        options = kind_named(self.query_one("#model", Select).value).options
+        characters; course prunes a fraction, em keeps one and alone takes spm_train's options)."""
+        kind = kind_named(self.query_one("#model", Select).value)
         algorithm = self.query_one("#algorithm", Select).value
         for name in KIND_FIELDS:
-            self.query_one(f"#{name}").disabled = name not in options or FOR_ALGORITHM.get(name, algorithm) != algorithm
+            self.query_one(f"#{name}").disabled = not editable(name, kind, algorithm)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "tie_break":
@@ -225,6 +258,14 @@ class SettingsDialog(Dialog):
             except ValueError:
                 return "character coverage must be a number, e.g. 0.9995"
             changes["byte_fallback"] = self.query_one("#byte_fallback", Select).value == "yes"
+        algorithm = self.query_one("#algorithm", Select).value
+        if editable("split_digits", kind, algorithm):
+            changes.update(split_digits=self.query_one("#split_digits", Select).value == "yes",
+                           user_defined_symbols=symbols_of(self.query_one("#user_defined_symbols", Input).value),
+                           control_symbols=symbols_of(self.query_one("#control_symbols", Input).value),
+                           required_chars=self.query_one("#required_chars", Input).value.strip())
+        elif "split_digits" in kind.options:  # Unigram course: spm_train's options are em's alone
+            changes.update(split_digits=False, user_defined_symbols=(), control_symbols=(), required_chars="")
         if "seed_size" in kind.options + kind_named(self.settings.kind).options:  # the fields of
             try:  # the kind chosen, or of the kind left (back to its values)
                 seed_size = int(self.query_one("#seed_size", Input).value)
@@ -239,7 +280,7 @@ class SettingsDialog(Dialog):
                     return f"{name} must be a number, e.g. {example}"
                 if not 0 < fractions[field] < 1:
                     return f"{name} must be between 0 and 1, e.g. {example}"
-            changes.update(algorithm=self.query_one("#algorithm", Select).value, seed_size=seed_size, **fractions)
+            changes.update(algorithm=algorithm, seed_size=seed_size, **fractions)
         return self.settings.with_(
             units=Units(self.query_one("#units", Select).value if "units" in kind.options else kind.default_units),
             normalizer=self.query_one("#normalizer", Select).value,
