@@ -76,6 +76,9 @@ def test_serve_takes_the_apps_settings_flags_with_the_same_defaults():
     ["--bos", "<s>", "--eos=-</s>", "--special", "<pad>", "--pad", "<pad>"],
     ["--kind", "spbpe", "--byte-fallback", "--character-coverage", "0.98", "--sp-normalization", "identity"],
     ["--kind", "spbpe", "--target", "800"],
+    ["--kind", "spbpe", "--split-digits", "--user-defined-symbols", "<a>,-b", "--control-symbols", "<c>",
+     "--required-chars=-xé"],
+    ["--kind", "unigram", "--algorithm", "em", "--control-symbols=<mask>"],
 ])
 def test_each_session_runs_the_app_with_the_same_paths_and_settings(argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the paths must exist: app_settings checks them

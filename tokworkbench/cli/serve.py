@@ -66,6 +66,10 @@ def app_command(args) -> str:
         value = getattr(args, dest_of(name))
         if isinstance(value, bool):  # a switch (--byte-fallback) takes no value
             words += [SETTING_FLAGS[name]] if value else []
+        elif isinstance(value, tuple):  # a list (--control-symbols): comma-separated, as the flag reads it
+            words += [f"{SETTING_FLAGS[name]}={','.join(value)}"] if value else []
+        elif value == "":  # nothing given (--required-chars)
+            continue
         elif value is not None:
             words.append(f"{SETTING_FLAGS[name]}={value}")
     words += [f"--inspect={args.model}"] if args.model else []
