@@ -1,7 +1,8 @@
 """SentencePiece Unigram models with byte_fallback: read from the `.model` SentencePiece trained,
 encoded and decoded as `SentencePieceProcessor` does (an unknown character as its UTF-8 bytes'
 `<0xNN>` pieces, byte runs decoded back), written back as a `.model` SentencePiece loads with the
-same ids, and round-tripped through our model file."""
+same ids, round-tripped through our model file, and exported to tokenizer.json, where HF's
+Unigram byte_fallback gives the same ids and decode."""
 
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tokworkbench.core.errors import ForeignModelError, ModelFileError
+from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece
 from tokworkbench.core.formats.sentencepiece_write import encode_spec, unigram_spec
 from tokworkbench.core.registry import modelfile
@@ -57,6 +58,7 @@ def trained(tmp_path_factory):
 
     return {"nfkc": train("nfkc"),
             "identity": train("identity", normalization_rule_name="identity", remove_extra_whitespaces=False),
+            "collapse": train("collapse", normalization_rule_name="identity"),
             "user": train("user", user_defined_symbols=["the", "@@"], control_symbols=["<sep>"])}
 
 
@@ -76,7 +78,31 @@ def models(trained, tmp_path_factory):
     return out
 
 
-NAMES = ["nfkc", "identity", "user"]
+NAMES = ["nfkc", "identity", "collapse", "user"]
+HF_NAMES = ["identity", "collapse"]  # nfkc: its charsmap differs in HF; user: HF has no user-defined piece
+
+
+@pytest.fixture(scope="module")
+def hf(models, tmp_path_factory):
+    """name -> HF's tokenizer on the tokenizer.json we export."""
+    tokenizers = pytest.importorskip("tokenizers")
+    folder = tmp_path_factory.mktemp("ubf_hf")
+    out = {}
+    for name in HF_NAMES:
+        path = folder / f"{name}.json"
+        assert export(models[name][1], "hf", path)[-1] == f"wrote {path}"
+        out[name] = tokenizers.Tokenizer.from_file(str(path))
+    return out
+
+
+def _hf_same(hf, models, text: str) -> None:
+    for name in HF_NAMES:
+        sp = models[name][0]
+        want = sp.encode(text)
+        got = hf[name].encode(text, add_special_tokens=False).ids
+        assert got == want, (name, ascii(text[:200]))
+        if "\u2581" not in text:  # HF's Metaspace decoder keeps a ▁ the text holds where sp.decode drops it
+            assert hf[name].decode(got, skip_special_tokens=False) == sp.decode(want), (name, ascii(text[:200]))
 
 
 def _same(entry, text: str) -> None:
@@ -106,6 +132,19 @@ def test_held_out_text_gives_sentencepiece_ids(models, name):
         _same(models[name], text)
 
 
+def test_hf_gives_sentencepiece_ids_and_text(hf, models):
+    lines = _held_out()
+    for text in lines:
+        _hf_same(hf, models, text)
+    sp, model = models["collapse"][:2]
+    assert sum(t in model.byte_pieces for text in lines for t in sp.encode(text)) > 100
+
+
+def test_what_hf_cannot_carry_is_refused(models, tmp_path):
+    with pytest.raises(ExportError, match="user-defined"):
+        export(models["user"][1], "hf", tmp_path / "user.json")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_one_long_sentence_gives_sentencepiece_ids(models, name):
     """Every held-out line as one sentence: SentencePiece's float32 path runs over all of it."""
@@ -122,10 +161,11 @@ texts = st.one_of(st.text(alphabet=st.sampled_from(ALPHABET), max_size=40),
 
 @settings(max_examples=200, deadline=None)
 @given(texts)
-def test_hypothesis_text_gives_sentencepiece_ids(models, text):
+def test_hypothesis_text_gives_sentencepiece_ids(models, hf, text):
     assume(not any(s in text for s in SPECIAL + ("<sep>",)) and "\x00" not in text)
     for name in NAMES:
         _same(models[name], text)
+    _hf_same(hf, models, text)
 
 
 @settings(max_examples=300, deadline=None)
