@@ -10,12 +10,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError
+from tokworkbench.cli import main
+from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, SettingError
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece
 from tokworkbench.core.formats.sentencepiece_write import encode_spec, unigram_spec
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import export
+from tokworkbench.core.registry.load import load_any
+from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.text.bytepieces import byte_piece
+from tokworkbench.core.unigram.learner import UnigramConfig
 from tokworkbench.core.unigram.model import UnigramModel
 
 spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
@@ -214,3 +218,79 @@ def test_byte_pieces_are_checked_when_read(trained, tmp_path):
     no_flag = spec.__class__(**{**spec.__dict__, "byte_fallback": False})
     with pytest.raises(ForeignModelError, match="without byte_fallback"):
         from_sentencepiece(encode_spec(no_flag))
+
+
+# -- training with byte_fallback (--algorithm em), judged by spm_train --------------------------
+@pytest.fixture(scope="module")
+def em_trained(tmp_path_factory):
+    """(spm_train's processor, our em model, sentencepiece on our .model, tokenizers on our
+    tokenizer.json, held-out lines): both trained with byte_fallback at coverage 0.98 on botchan
+    and the first part of each non-Latin sample text."""
+    tokenizers = pytest.importorskip("tokenizers")
+    folder = tmp_path_factory.mktemp("ubf_em")
+    train = (ROOT / "tests/data/botchan.txt").read_text(encoding="utf-8").replace("\r\n", "\n").split("\n")
+    held = []
+    for name in OTHERS + ["06_ja_debian_installer.txt", "11_el_debian_installer.txt"]:
+        lines = _lines(name)
+        cut = 2 * len(lines) // 3
+        train += lines[:cut]
+        held += [line for line in lines[cut:] if line.strip() and not any(s in line for s in SPECIAL)]
+    corpus = folder / "train.txt"
+    corpus.write_text("\n".join(train) + "\n", encoding="utf-8", newline="\n")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "ref"), vocab_size=800,
+                                   model_type="unigram", normalization_rule_name="identity", byte_fallback=True,
+                                   character_coverage=0.98, minloglevel=2)
+    ref = spm.SentencePieceProcessor(model_file=str(folder / "ref.model"))
+    settings = Settings(kind="unigram", units="char", split="metaspace", algorithm="em", seed_size=1_000_000,
+                        normalizer="none", character_coverage=0.98, byte_fallback=True)
+    learner = settings.learner([corpus.read_text(encoding="utf-8")])
+    normal = sum(1 for i in range(ref.get_piece_size()) if not (ref.is_control(i) or ref.is_unknown(i)
+                                                                 or ref.is_byte(i)))
+    list(learner.run(vocab_size=normal + ("\n" in learner.state.pieces)))  # ours spells the line break
+    model = learner.model()
+    export(model, "sentencepiece", folder / "ours.model")
+    export(model, "hf", folder / "ours.json")
+    again = modelfile.load(modelfile.save(model, folder / "ours.tokworkbench.json"))
+    return (ref, model, spm.SentencePieceProcessor(model_file=str(folder / "ours.model")),
+            tokenizers.Tokenizer.from_file(str(folder / "ours.json")), again, held)
+
+
+def test_em_lays_out_spm_trains_meta_and_byte_pieces(em_trained):
+    ref, model, *_ = em_trained
+    head = [ref.id_to_piece(i) for i in range(259)]
+    assert [p for p, _ in model.pieces[:259]] == head and head[3] == "<0x00>" and head[258] == "<0xFF>"
+    assert model.byte_pieces == tuple(range(3, 259)) and model.specials == (0, 1, 2)
+    assert model.vocab_size == ref.get_piece_size() + ("\n" in dict(model.pieces))
+
+
+def test_em_spells_dropped_characters_in_spm_trains_bytes(em_trained):
+    """The same characters fall outside the coverage, so every held-out line spells the same
+    characters in the same byte ids as spm_train's model (the other pieces are ours)."""
+    ref, model, ours_sp, hf, again, held = em_trained
+    spelled = 0
+    for text in held:
+        ids = model.encode_ordinary(text)
+        want = ref.encode(text)
+        assert [i for i in ids if i in model.byte_pieces] == [i for i in want if ref.is_byte(i)], text
+        assert model.unk_id not in ids
+        spelled += sum(i in model.byte_pieces for i in ids)
+        assert ours_sp.encode(text) == ids and again.encode_ordinary(text) == ids
+        assert hf.encode(text, add_special_tokens=False).ids == ids
+        assert model.decode(ids) == ours_sp.decode(ids) == text  # em keeps the whitespace spm_train collapses
+    assert spelled > 500
+
+
+def test_byte_fallback_is_ems(tmp_path, capsys):
+    with pytest.raises(SettingError, match="needs algorithm em"):
+        UnigramConfig(algorithm="course", byte_fallback=True)
+    with pytest.raises(SettingError, match="byte pieces"):
+        UnigramConfig(algorithm="em", byte_fallback=True, user_defined_symbols=("<0x41>",))
+    corpus = tmp_path / "train.txt"
+    corpus.write_text((ROOT / "tests/data/botchan.txt").read_text(encoding="utf-8")[:20000] + "\n日本語 ☃",
+                      encoding="utf-8")
+    out = tmp_path / "m.json"
+    assert main(["train", str(corpus), "--model", "unigram", "--algorithm", "em", "--split", "metaspace",
+                 "--character-coverage", "0.98", "--byte-fallback", "--vocab-size", "300", "-o", str(out)]) == 0
+    model = load_any(out)
+    assert model.byte_fallback and model.encode_ordinary("☃") == [model._ids["▁"]] + [
+        model.byte_pieces[b] for b in "☃".encode("utf-8")]
