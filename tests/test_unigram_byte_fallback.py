@@ -21,6 +21,7 @@ from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.text.bytepieces import byte_piece
 from tokworkbench.core.unigram.learner import UnigramConfig
 from tokworkbench.core.unigram.model import UnigramModel
+from tokworkbench.core.unigram.sampling import unigram_nbest, unigram_sample
 
 spm = pytest.importorskip("sentencepiece", reason="sentencepiece is in the test extra; not installed here")
 
@@ -294,3 +295,15 @@ def test_byte_fallback_is_ems(tmp_path, capsys):
     model = load_any(out)
     assert model.byte_fallback and model.encode_ordinary("☃") == [model._ids["▁"]] + [
         model.byte_pieces[b] for b in "☃".encode("utf-8")]
+
+
+def test_nbest_and_samples_spell_unknowns_in_bytes(models):
+    """`--nbest 1` is encode, and every segmentation nbest or sampling gives decodes to the text."""
+    _, model, _, _ = models["identity"]
+    for text in ["日本語 ☃ the cat", "😀 a 😀", "e\u0301 ʘ ß"]:
+        best = unigram_nbest(model, text, 3)
+        assert best[0][0] == model.encode_ordinary(text) and any(t in model.byte_pieces for t in best[0][0])
+        assert all(model.decode(ids) == model.decode(best[0][0]) for ids, _ in best)
+        for seed in range(5):
+            ids = unigram_sample(model, text, 0.2, seed)
+            assert model.unk_id not in ids and model.decode(ids) == model.decode(best[0][0])
