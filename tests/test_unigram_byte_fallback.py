@@ -14,6 +14,7 @@ from tokworkbench.cli import main
 from tokworkbench.core.errors import ExportError, ForeignModelError, ModelFileError, SettingError
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece
 from tokworkbench.core.formats.sentencepiece_write import encode_spec, unigram_spec
+from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
@@ -129,6 +130,10 @@ def test_the_models_fall_back_to_bytes(models):
         used = {t for text in _held_out() for t in sp.encode(text)}
         assert len(used & set(model.byte_pieces)) > 30, name
         assert not set(model.byte_pieces) & set(model._ids.values())  # never matched in text
+        kinds = [model.piece_kind(t) for t in range(model.vocab_size)]  # what the vocabulary view and arena read
+        assert [t for t, k in enumerate(kinds) if k is TokenKind.BYTE] == list(model.byte_pieces)
+        assert kinds[model.unk_id] is TokenKind.UNKNOWN
+        assert [t for t, k in enumerate(kinds) if k is TokenKind.USER_DEFINED] == list(model.user_defined)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -28,6 +28,7 @@ import regex
 
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
+from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import METASPACE_PATTERN
@@ -119,6 +120,23 @@ class UnigramModel:
 
     def token(self, tid: int) -> str:
         return self.pieces[self._checked([tid])[0]][0]
+
+    def piece_kind(self, tid: int) -> TokenKind:
+        """Byte, user-defined and unknown pieces named as SentencePiece types them, so the vocabulary
+        view and the arena's byte-fallback rate see them (protocol.py TypedPieces); other special
+        pieces stay special, as the view shows any kind's."""
+        tid = self._checked([tid])[0]
+        if tid == self.unk_id:
+            return TokenKind.UNKNOWN
+        if tid in self._special_set:
+            return TokenKind.SPECIAL
+        if tid in self._byte_of:
+            return TokenKind.BYTE
+        return TokenKind.USER_DEFINED if tid in self._user_set else TokenKind.PIECE
+
+    @cached_property
+    def _user_set(self) -> frozenset[int]:
+        return frozenset(self.user_defined)
 
     def token_text(self, tid: int) -> str:
         return self.token(tid)
