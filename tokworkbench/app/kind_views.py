@@ -47,7 +47,7 @@ def _unigram_command(s: Settings) -> list[str]:
     if s.algorithm == "course":
         return words + ["--prune-fraction", f"{s.prune_fraction:g}"]
     return words + ["--shrinking-factor", f"{s.shrinking_factor:g}", "--sub-iterations", str(s.sub_iterations),
-                    "--max-piece-length", str(s.max_piece_length)]
+                    "--max-piece-length", str(s.max_piece_length)] + (["--byte-fallback"] if s.byte_fallback else [])
 
 
 def _spbpe_settings(s: Settings) -> str:
