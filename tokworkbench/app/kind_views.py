@@ -68,7 +68,8 @@ def _unigram_command(s: Settings) -> list[str]:
     if s.algorithm == "course":
         return words + ["--prune-fraction", f"{s.prune_fraction:g}"]
     return words + ["--shrinking-factor", f"{s.shrinking_factor:g}", "--sub-iterations", str(s.sub_iterations),
-                    "--max-piece-length", str(s.max_piece_length), *_sp_words(s)]
+                    "--max-piece-length", str(s.max_piece_length), "--character-coverage", f"{s.character_coverage:g}",
+                    *(["--byte-fallback"] if s.byte_fallback else []), *_sp_words(s)]
 
 
 def _spbpe_settings(s: Settings) -> str:

@@ -99,7 +99,7 @@ def training_options(parser: argparse.ArgumentParser) -> None:
                     f"(default: {DEFAULTS['character_coverage']})")
     sp.add_argument("--byte-fallback", action="store_true", default=DEFAULTS["byte_fallback"],
                     help="add the 256 byte pieces <0x00>..<0xFF>: a character with no piece becomes its UTF-8 bytes "
-                    "(as Llama 2 and Mistral were trained)")
+                    "(as Llama 2 and Mistral were trained); also unigram --algorithm em's")
     sp.add_argument("--sp-normalization", choices=RULES, default=DEFAULTS["sp_normalization"],
                     help=f"SentencePiece's normalization rule (default: {DEFAULTS['sp_normalization']})")
     spm = parser.add_argument_group("spm_train's piece options", "with --kind spbpe, or --kind unigram --algorithm em")

@@ -8,7 +8,10 @@ dummy prefix: the normalizer prepends ▁ to any non-empty text and turns every 
 (`Prepend`, `Replace`), so `" ABC"` is `▁▁ABC` as in SentencePiece (HF's Metaspace adds no ▁
 before one already there), and a Metaspace that prepends nothing cuts the words before each ▁.
 Roles come from where HF keeps them (hf_common.py), PAD also from the names `<pad>`/`[PAD]` when
-exactly one special piece has one; UNK is the unk piece.
+exactly one special piece has one; UNK is the unk piece. A model with SentencePiece's
+byte_fallback is HF's Unigram `byte_fallback` (tokenizers >= 0.14: an unknown run becomes the
+`<0xNN>` pieces of its bytes, the same bytes SentencePiece spells character by character) with a
+ByteFallback decoder; its byte pieces stay in the vocabulary, as transformers' converter leaves them.
 """
 
 import json
@@ -66,7 +69,7 @@ def _sp_whitespace_hf(model: UnigramModel) -> tuple[dict, dict, dict]:
     steps = _normalizer_steps(model) + ([PREPEND_META] if conv.dummy_prefix else []) + [SPACE_TO_META]
     decoder = {"type": "Sequence", "decoders": [
         {"type": "Replace", "pattern": {"Regex": _unk_pattern(model.pieces[model.unk_id][0])},
-         "content": conv.unk_surface},
+         "content": conv.unk_surface}, *_byte_decoder(model),
         dict(METASPACE_HF, prepend_scheme="always" if conv.dummy_prefix else "never")]}
     return {"type": "Sequence", "normalizers": steps}, dict(CUT_AT_META), decoder
 
@@ -79,6 +82,8 @@ def to_hf(model: UnigramModel) -> dict:
         normalizer, pre_tok, decoder = _sp_whitespace_hf(model)
     elif pre.rewrites:
         pre_tok, decoder = dict(METASPACE_HF), dict(METASPACE_HF)
+        if model.byte_fallback:
+            decoder = {"type": "Sequence", "decoders": [*_byte_decoder(model), decoder]}
         if isinstance(model.text_normalizer, spnormalize.HfNormalizer) and model.text_normalizer.whitespace_split:
             pre_tok = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, pre_tok]}
     elif pre.pattern is not None:
@@ -98,8 +103,14 @@ def to_hf(model: UnigramModel) -> dict:
         "post_processor": post_processor_of(model),
         "decoder": decoder,
         "model": {"type": "Unigram", "unk_id": model.unk_id, "vocab": [[t, s] for t, s in model.pieces],
-                  "byte_fallback": False},
+                  "byte_fallback": model.byte_fallback},
     }
+
+
+def _byte_decoder(model: UnigramModel) -> list[dict]:
+    """HF's ByteFallback joins a run of byte tokens as sp.decode does when it is valid UTF-8 (all
+    that encoding makes); an invalid run is U+FFFD per byte, where sp.decode keeps its valid characters."""
+    return [{"type": "ByteFallback"}] if model.byte_fallback else []
 
 
 def check_hf(model: UnigramModel) -> None:
@@ -115,6 +126,9 @@ def check_hf(model: UnigramModel) -> None:
                           "so its ids would differ")
     if not model.pre_tokenizer.rewrites:
         check_hf_pattern(model.pre_tokenizer)
+    if model.byte_fallback and not model.pre_tokenizer.rewrites:
+        raise ExportError("HF's ByteFallback decoder is exported only before Metaspace; this byte-fallback model "
+                          f"splits with {model.pre_tokenizer.name}")
     if isinstance(model.text_normalizer, spnormalize.SpNormalizer):
         why = model.text_normalizer.hf_difference()
         if why is not None:

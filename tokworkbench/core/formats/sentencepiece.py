@@ -19,7 +19,7 @@ from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.unigram.model import UnigramModel
-from tokworkbench.core.unigram.modelfile import check_pieces
+from tokworkbench.core.unigram.modelfile import byte_piece_ids, check_pieces
 from tokworkbench.core.unigram.spconventions import SpConventions
 
 
@@ -47,7 +47,8 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
     """The pieces of a SentencePiece ModelProto. Accepted: a Unigram model with any normalizer
     (its precompiled charsmap and whitespace rules become the model's own, spnormalize.py), a
     dummy prefix, escaped whitespace, one UNKNOWN piece, and NORMAL, CONTROL and USER_DEFINED
-    pieces at any ids. Everything else is refused, naming what differs."""
+    pieces at any ids; with byte_fallback, all 256 BYTE pieces. Everything else is refused, naming
+    what differs."""
     try:
         fields = _message_wire(raw)
     except (IndexError, struct.error, ValueError) as exc:
@@ -87,17 +88,20 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
     unknown = [i for i, k in enumerate(kinds) if k == SP_UNKNOWN]
     if len(unknown) != 1:
         raise ForeignModelError(f"a SentencePiece model has one unknown piece; this one has {len(unknown)}")
-    what = {SP_UNUSED: "an unused piece", SP_BYTE: "a byte piece"}
+    byte_fallback = trainer.flag(35, "byte_fallback", False)
+    what = {SP_UNUSED: "an unused piece", SP_BYTE: "a byte piece in a model without byte_fallback"}
+    allowed = (SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER) + ((SP_BYTE,) if byte_fallback else ())
     for i, (k, (text, _)) in enumerate(zip(kinds, pieces)):
-        if k not in (SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER):
+        if k not in allowed:
             raise ForeignModelError(f"piece {i} ({short(text)}) is {what.get(k, f'of type {k}')}; this tool reads "
-                                    "normal, unknown, control and user-defined pieces")
+                                    "normal, unknown, control, user-defined and (with byte_fallback) byte pieces")
         if META in text[1:] and k in (SP_NORMAL, SP_USER):
             raise ForeignModelError(f"piece {i} ({short(text)}) holds ▁ after its start; the metaspace split "
                                     "cuts before every ▁, so it could never match")
     specials = tuple(i for i, k in enumerate(kinds) if k in (SP_UNKNOWN, SP_CONTROL))
     user = tuple(i for i, k in enumerate(kinds) if k == SP_USER)
     checked = check_pieces([[t, s] for t, s in pieces], max_token_bytes, ForeignModelError)
+    byte_ids = byte_piece_ids([t for t, _ in pieces], kinds, SP_BYTE) if byte_fallback else ()
     roles = {"unk": pieces[unknown[0]][0]}
     for role, (number, default) in SP_ROLE_IDS.items():
         tid = trainer.int32(number, f"{role}_id", default)
@@ -108,7 +112,7 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
     return UnigramModel(tuple(checked), "none", pre_tokenizer(METASPACE), roles=Roles.of(roles),
                         specials=specials, unk_id=unknown[0], user_defined=user, float32=True,
                         text_normalizer=_sp_normalizer(normalizer, tuple(pieces[i][0] for i in user)),
-                        sp_conventions=conventions)
+                        sp_conventions=conventions, byte_pieces=byte_ids)
 
 
 def _unk_surface(trainer: "_Fields") -> str:
@@ -180,9 +184,6 @@ def _check_sp_spec(trainer: "_Fields", norm: "_Fields") -> None:
         names = {2: "BPE", 3: "WORD", 4: "CHAR"}
         raise ForeignModelError(f"this SentencePiece model is {names.get(model_type, model_type)}; this tool reads "
                                 "Unigram and BPE models")
-    if trainer.flag(35, "byte_fallback", False):
-        raise ForeignModelError("this SentencePiece model has byte_fallback (unknown characters become bytes); "
-                                "that is not supported")
     if trainer.flag(24, "treat_whitespace_as_suffix", False):
         raise ForeignModelError("this SentencePiece model puts ▁ at the end of pieces (treat_whitespace_as_suffix); "
                                 "metaspace puts it at the start")

@@ -124,15 +124,16 @@ def unigram_spec(model: UnigramModel) -> SpModelSpec:
         raise ExportError(f"SentencePiece splits text only at ▁ (metaspace); this model splits with "
                           f"{model.pre_tokenizer.name}")
     name, blob, collapse = _normalizer(model.text_normalizer)
-    user, specials = set(model.user_defined), set(model.specials)
+    user, specials, spelled = set(model.user_defined), set(model.specials), set(model.byte_pieces)
     pieces = []
     for i, (text, score) in enumerate(model.pieces):
-        kind = UNKNOWN if i == model.unk_id else CONTROL if i in specials else USER_DEFINED if i in user else NORMAL
+        kind = UNKNOWN if i == model.unk_id else CONTROL if i in specials else USER_DEFINED if i in user else \
+            BYTE if i in spelled else NORMAL
         if kind in (NORMAL, USER_DEFINED) and META in text[1:]:
             raise ExportError(f"piece {i} ({short(text)}) holds ▁ after its start: SentencePiece's lattice spans the "
                               "whole sentence and would match it across words, metaspace never does")
         pieces.append((text, 0.0 if kind != NORMAL else score, kind))
-    return SpModelSpec(tuple(pieces), UNIGRAM, False, _role_ids(model.roles, [p for p, _ in model.pieces],
+    return SpModelSpec(tuple(pieces), UNIGRAM, model.byte_fallback, _role_ids(model.roles, [p for p, _ in model.pieces],
                                                                  model.unk_id),
                        UNK_SURFACE, name, blob, True, collapse)
 

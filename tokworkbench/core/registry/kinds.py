@@ -64,7 +64,8 @@ def _unigram_config(s: "Settings") -> UnigramConfig:
     return UnigramConfig(s.normalizer, s.pre_tokenizer(), s.algorithm, s.seed_size, s.prune_fraction,
                          s.shrinking_factor, s.sub_iterations, s.max_piece_length, s.split_digits,
                          s.user_defined_symbols, s.control_symbols, s.required_chars,
-                         s.character_coverage if s.algorithm == "em" or s.character_coverage != _SP_COVERAGE else 1.0)
+                         s.character_coverage if s.algorithm == "em" or s.character_coverage != _SP_COVERAGE else 1.0,
+                         s.byte_fallback)
 
 
 def unigram_sizes(chars: int) -> tuple[int, int]:
@@ -198,7 +199,7 @@ UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_j
                check_export=_unigram_check_export, write_export=_unigram_write_export,
                config=_unigram_config, learner=UnigramLearner,
                options=("algorithm", "seed_size", "prune_fraction", "shrinking_factor", "sub_iterations",
-                        "max_piece_length", "character_coverage", *SP_OPTIONS),
+                        "max_piece_length", "character_coverage", "byte_fallback", *SP_OPTIONS),
                own_tokens=("<unk>",), takes_special_tokens=False, stops_at_target=True, fit=_unigram_fit,
                history_csv=_unigram_history_csv, replay=_unigram_replay,
                default_units="char", default_split="metaspace")

@@ -33,6 +33,7 @@ from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.spbpe.fastencode import FastEncoder
+from tokworkbench.core.text.bytepieces import byte_piece, bytes_text
 from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
 from tokworkbench.core.text.spnormalize import META, SpNormalizer
 from tokworkbench.core.units import Units
@@ -48,11 +49,6 @@ UNK_SURFACE = " \u2047 "  # SentencePiece's kDefaultUnknownSymbol
 _WORD_START = regex.compile("(?<=[^\u2581])(?=\u2581)")
 _EVERY_META = regex.compile("(?=\u2581)")
 _CACHE_LIMIT = 1 << 18
-
-
-def byte_piece(b: int) -> str:
-    """SentencePiece's `ByteToPiece`."""
-    return f"<0x{b:02X}>"
 
 
 @dataclass(frozen=True, eq=False)
@@ -396,7 +392,7 @@ class SpBpeModel:
                 pending.append(self._byte_of[tid])
                 continue
             if pending:
-                text.append(_bytes_text(bytes(pending)))
+                text.append(bytes_text(bytes(pending)))
                 pending.clear()
             if lead_seen or any(text):
                 at_start = False
@@ -412,7 +408,7 @@ class SpBpeModel:
                 lead_seen = not norm.remove_extra_whitespaces  # collapsing: keep dropping while nothing shows
             text.append(piece.replace(META, " "))
         if pending:
-            text.append(_bytes_text(bytes(pending)))
+            text.append(bytes_text(bytes(pending)))
         return "".join(text)
 
     def decode_bytes(self, ids: list[int]) -> bytes:
@@ -431,24 +427,3 @@ def sp_normalized(norm: SpNormalizer, add_dummy_prefix: bool, text: str) -> str:
         present = bool(text)
     out = out.replace(" ", META)
     return META + out if add_dummy_prefix and present else out
-
-
-def _bytes_text(raw: bytes) -> str:
-    """A run of byte pieces as SentencePiece shows it: each valid UTF-8 character, and U+FFFD
-    for each byte that starts none."""
-    out: list[str] = []
-    pos, n = 0, len(raw)
-    while pos < n:
-        lead = raw[pos]
-        size = 1 if lead < 0x80 else 2 if 0xC2 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else \
-            4 if 0xF0 <= lead < 0xF5 else 0
-        if size:
-            try:
-                out.append(raw[pos:pos + size].decode("utf-8"))
-                pos += size
-                continue
-            except UnicodeDecodeError:
-                pass
-        out.append("\ufffd")
-        pos += 1
-    return "".join(out)

@@ -6,7 +6,9 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
                   seed_size=300, prune_fraction=0.1, shrinking_factor=0.75,
                   sub_iterations=2, max_piece_length=16, split_digits=False,
                   user_defined_symbols=(), control_symbols=(), required_chars="",
-                  character_coverage=1.0)   the last five: em only
+                  character_coverage=1.0, byte_fallback=False)   the last six: em only
+                                             (byte_fallback: spm_train's <unk> <s> </s>, the
+                                             symbols, then <0x00>..<0xFF>, before the pieces)
     learner = UnigramLearner(texts, config, keep_layout=False, progress=None, counted=None)
     learner.kind                             its kind's name in the registry (core/registry/kinds.py)
     learner.step() -> RoundRow | None        one round (course: prune; em: prune, then EM)
@@ -21,7 +23,8 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
                                              training Viterbi (course: start cost 1)
     learner.window(doc, start, end)           token spans for the corpus pane (model encoding)
     learner.model() -> UnigramModel           model.lattice(word), or unigram.lattice(model, word)
-    learner.vocab_size                       pieces pruned over, without <unk> (what the
+    learner.vocab_size                       pieces pruned over, without <unk> nor the other
+                                             meta and byte pieces (what the
                                              target and --vocab-size compare with)
 
 Every round's vocabulary (pieces with frequencies and scores) is kept, so undo is a pop.
@@ -37,6 +40,7 @@ from tokworkbench.core.errors import SettingError, TrainingError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.models.steps import steps_to_make
+from tokworkbench.core.text.bytepieces import byte_piece
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import require_text
 from tokworkbench.core.text.normalize import check_normalizer, normalize
@@ -56,6 +60,7 @@ from tokworkbench.core.units import Units
 
 ALGORITHMS = ("course", "em")
 SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
+_BYTE_PIECES = tuple(byte_piece(b) for b in range(256))  # spm_train's, after the symbols
 MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
 
@@ -77,12 +82,16 @@ class UnigramConfig:
     required_chars: str = ""
     # spm_train's default is 0.9995 (the CLI's and the app's for em); 1 keeps every character
     character_coverage: float = 1.0
+    # em: spm_train's byte_fallback: 256 byte pieces after the symbols; a character outside the
+    # coverage is then spelled in its UTF-8 bytes instead of <unk>
+    byte_fallback: bool = False
 
     units = Units.CHAR
 
     @property
     def special_tokens(self) -> tuple[str, ...]:
-        return tuple(meta_pieces(self)[: len(meta_pieces(self)) - len(self.user_defined_symbols)])
+        metas = meta_pieces(self)
+        return tuple(metas[: len(metas) - len(self.user_defined_symbols) - 256 * self.byte_fallback])
 
     def __post_init__(self):
         check_normalizer(self.normalizer)
@@ -102,6 +111,14 @@ class UnigramConfig:
             raise SettingError("split_digits", self.split_digits, "must be true or false")
         check_symbols("control_symbols", self.control_symbols, SP_META)
         check_symbols("user_defined_symbols", self.user_defined_symbols, SP_META, self.control_symbols)
+        if not isinstance(self.byte_fallback, bool):
+            raise SettingError("byte_fallback", self.byte_fallback, "must be true or false")
+        if self.byte_fallback and not (self.algorithm == "em" and self.pre_tokenizer.rewrites):
+            raise SettingError("byte_fallback", self.byte_fallback, "is spm_train's: it needs algorithm em and the "
+                               "metaspace split")
+        clash = next((p for p in self.control_symbols + self.user_defined_symbols if p in _BYTE_PIECES), None)
+        if self.byte_fallback and clash is not None:
+            raise SettingError("byte_fallback", clash, "is a symbol and also one of the 256 byte pieces")
         check_required_chars(self.required_chars)
         check_coverage(self.character_coverage)
         symbols = (("user_defined_symbols", self.user_defined_symbols), ("control_symbols", self.control_symbols))
@@ -122,9 +139,10 @@ def meta_pieces(config: UnigramConfig) -> list[str]:
     """The pieces before the trained ones: <unk> alone, or, with control or user-defined
     symbols, spm_train's <unk> <s> </s>, the control ones, the user-defined ones, so that each
     symbol has spm_train's id."""
-    if not (config.control_symbols or config.user_defined_symbols):
+    if not (config.control_symbols or config.user_defined_symbols or config.byte_fallback):
         return [UNK]
-    return list(SP_META) + list(config.control_symbols) + list(config.user_defined_symbols)
+    return (list(SP_META) + list(config.control_symbols) + list(config.user_defined_symbols)
+            + list(_BYTE_PIECES if config.byte_fallback else ()))
 
 
 class UnigramLearner:
@@ -310,14 +328,16 @@ class UnigramLearner:
         trained = ((p, s) for p, s in zip(state.pieces, state.scores) if p != self._stand_in)
         pieces = tuple((m, 0.0) for m in self.metas) + tuple(trained)
         users = len(self.config.user_defined_symbols)
+        special = len(self.config.special_tokens)
         history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
         # EM is SentencePiece's training: its model keeps SentencePiece's dummy prefix and float32
         # sentence Viterbi, so a written .model gives the same ids (issue 25 item 7)
         sentencepiece = self.config.algorithm == "em" and bool(self.config.pre_tokenizer.rewrites)
         return UnigramModel(pieces, self.config.normalizer, self.config.pre_tokenizer, history,
-                            self.config.algorithm, self.start_cost, specials=tuple(range(len(self.metas) - users)),
-                            user_defined=tuple(range(len(self.metas) - users, len(self.metas))), float32=sentencepiece,
-                            sp_conventions=SpConventions(collapse=False) if sentencepiece else None)
+                            self.config.algorithm, self.start_cost, specials=tuple(range(special)),
+                            user_defined=tuple(range(special, special + users)), float32=sentencepiece,
+                            sp_conventions=SpConventions(collapse=False) if sentencepiece else None,
+                            byte_pieces=tuple(range(special + users, len(self.metas))))
 
     def model_key(self) -> tuple:
         return (len(self._states), tuple(self.state.pieces))

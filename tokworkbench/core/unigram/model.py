@@ -9,8 +9,11 @@ matches text in Viterbi; an allowed special string in the text becomes its id by
 
 Encoding follows HF's `Unigram` model and SentencePiece's alike (viterbi.py's tie rule, an
 unknown character as the unknown piece, consecutive unknown characters fused into one), so an
-export to tokenizer.json gives HF's ids. Decoding joins the pieces and undoes the pre-tokenizer's
-rewrite (metaspace: ▁ back to a space, the prepended one dropped).
+export to tokenizer.json gives HF's ids. With SentencePiece's byte_fallback (`byte_pieces`) an
+unknown character is instead the `<0xNN>` pieces of its UTF-8 bytes, after Viterbi, as
+sentencepiece_processor.cc spells its unknown pieces; byte pieces never match text. Decoding
+joins the pieces and undoes the pre-tokenizer's rewrite (metaspace: ▁ back to a space, the
+prepended one dropped).
 """
 
 import math
@@ -25,6 +28,7 @@ import regex
 
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
+from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import METASPACE_PATTERN
@@ -71,6 +75,9 @@ class UnigramModel:
     sp_conventions: SpConventions | None = None
     """Set for a model read from SentencePiece's file: its dummy prefix and its decoding
     (spconventions.py) instead of HF's Metaspace."""
+    byte_pieces: tuple[int, ...] = ()
+    """SentencePiece BYTE pieces, the id of `<0xNN>` at index NN (all 256, or none): set, the
+    model has byte_fallback."""
 
     kind = "unigram"
     units = Units.CHAR
@@ -87,6 +94,14 @@ class UnigramModel:
         return sum(1 for i, (text, _) in enumerate(self.pieces) if len(text) == 1 and i not in special)
 
     @property
+    def byte_fallback(self) -> bool:
+        return bool(self.byte_pieces)
+
+    @cached_property
+    def _byte_of(self) -> dict[int, int]:
+        return {tid: b for b, tid in enumerate(self.byte_pieces)}
+
+    @property
     def special_tokens(self) -> tuple[str, ...]:
         return tuple(self.pieces[i][0] for i in self.specials)
 
@@ -99,12 +114,29 @@ class UnigramModel:
         return self.pieces[self.unk_id][0]
 
     def matched_ids(self) -> list[int]:
-        """The ids Viterbi can take over text: every piece but the special ones."""
-        special = set(self.specials)
+        """The ids Viterbi can take over text: every piece but the special and byte ones."""
+        special = set(self.specials) | set(self.byte_pieces)
         return [i for i in range(len(self.pieces)) if i not in special]
 
     def token(self, tid: int) -> str:
         return self.pieces[self._checked([tid])[0]][0]
+
+    def piece_kind(self, tid: int) -> TokenKind:
+        """Byte, user-defined and unknown pieces named as SentencePiece types them, so the vocabulary
+        view and the arena's byte-fallback rate see them (protocol.py TypedPieces); other special
+        pieces stay special, as the view shows any kind's."""
+        tid = self._checked([tid])[0]
+        if tid == self.unk_id:
+            return TokenKind.UNKNOWN
+        if tid in self._special_set:
+            return TokenKind.SPECIAL
+        if tid in self._byte_of:
+            return TokenKind.BYTE
+        return TokenKind.USER_DEFINED if tid in self._user_set else TokenKind.PIECE
+
+    @cached_property
+    def _user_set(self) -> frozenset[int]:
+        return frozenset(self.user_defined)
 
     def token_text(self, tid: int) -> str:
         return self.token(tid)
@@ -291,9 +323,13 @@ class UnigramModel:
 
     def _pairs(self, word: str, spans) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
-        unk = self.unk_id
+        unk, byte_ids = self.unk_id, self.byte_pieces
         for a, b in spans:
             tid = self._ids.get(word[a:b], unk)
+            if tid == unk and byte_ids:
+                raw = word[a:b].encode("utf-8")  # the last byte carries the characters
+                out += [(byte_ids[x], 0) for x in raw[:-1]] + [(byte_ids[raw[-1]], b - a)]
+                continue
             if tid == unk and out and out[-1][0] == unk:
                 out[-1] = (unk, out[-1][1] + b - a)  # HF and SentencePiece fuse a run of unknowns
                 continue
@@ -330,11 +366,8 @@ class UnigramModel:
             paths[end] = cands[:k]
         out = []
         for total, ends in paths[n]:
-            ids, start = [], 0
-            for end in ends:
-                ids.append(self._ids.get(word[start:end], self.unk_id))
-                start = end
-            out.append((self.fuse_unknowns(ids), -total))
+            spans = list(zip((0,) + ends[:-1], ends))
+            out.append(([tid for tid, _ in self._pairs(word, spans)], -total))
         return self._encode_first(word, edges, out, k, first)
 
     def _encode_first(self, word: str, edges, out: list[tuple[list[int], float]],
@@ -349,7 +382,8 @@ class UnigramModel:
         else:
             best = list(first)
             lengths = self.char_lengths(word, best)
-            score = -sum(n * self.unk_cost if t == self.unk_id else self._cost[self.pieces[t][0]]
+            spelled = self._byte_of
+            score = -sum(n * self.unk_cost if t == self.unk_id or t in spelled else self._cost[self.pieces[t][0]]
                          for t, n in zip(best, lengths))
         if not math.isclose(score, out[0][1], rel_tol=1e-6):
             return out
@@ -373,14 +407,14 @@ class UnigramModel:
         edges = [[(start, -c * alpha) for start, _, c in at] for at in self._vocab.edges(word, self.unk_cost)]
         for end in range(1, n + 1):
             alpha_at[end] = _logsumexp([alpha_at[s] + w for s, w in edges[end]])
-        ids, end = [], n
+        spans, end = [], n
         while end > 0:
             weights = [math.exp(alpha_at[s] + w - alpha_at[end]) for s, w in edges[end]]
             start = rng.choices([s for s, _ in edges[end]], weights)[0]
-            ids.append(self._ids.get(word[start:end], self.unk_id))
+            spans.append((start, end))
             end = start
-        ids.reverse()
-        return self.fuse_unknowns(ids)
+        spans.reverse()
+        return [tid for tid, _ in self._pairs(word, spans)]
 
     # -- decoding --------------------------------------------------------------------------
     def _checked(self, ids: list[int]) -> list[int]:
@@ -389,7 +423,8 @@ class UnigramModel:
     def decode(self, ids: list[int], errors: str = "strict") -> str:
         pieces = self.pieces
         if self.sp_conventions is not None:
-            return self.sp_conventions.decode(self._checked(ids), pieces, self._special_set, self.unk_id)
+            return self.sp_conventions.decode(self._checked(ids), pieces, self._special_set, self.unk_id,
+                                              self._byte_of)
         return self.pre_tokenizer.restore([pieces[t][0] for t in self._checked(ids)])
 
     @cached_property

@@ -2,7 +2,8 @@
 
 `"pieces": [[text, log_prob], ...]` in id order, special pieces included; `"special_tokens"`
 maps each special piece to its id, `"unk_id"` names the unknown piece (0, `<unk>`, in what we
-train) and `"user_defined"` lists SentencePiece USER_DEFINED ids. Its `"history"` lists the
+train) and `"user_defined"` lists SentencePiece USER_DEFINED ids; `"byte_pieces"` (with
+byte_fallback) the ids of `<0x00>` ... `<0xFF>`, in byte order. Its `"history"` lists the
 rounds, round 0 the seed. Every score must be a finite number and every piece distinct,
 non-empty text, or the file is refused with one line naming the entry (`check_pieces`, which the
 HF and SentencePiece readers share).
@@ -14,11 +15,12 @@ either keeps its scores and its ids.
 
 import math
 
-from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
+from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
 from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer, short
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text import spnormalize
+from tokworkbench.core.text.bytepieces import byte_piece, piece_byte
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.rows import RoundRow
@@ -41,6 +43,7 @@ def to_json(model: UnigramModel, corpus: dict | None = None) -> dict:
         "special_tokens": model.special_ids,
         "unk_id": model.unk_id,
         "user_defined": list(model.user_defined),
+        **({"byte_pieces": list(model.byte_pieces)} if model.byte_pieces else {}),
         "float32": model.float32,
         "hf_floats": model.hf_floats,
         "roles": model.roles.to_dict(),
@@ -90,7 +93,38 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     if own is not None and normalizer != "none":
         raise ModelFileError("a model with its own 'model_normalizer' has 'normalizer' none")
     return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles,
-                        specials, unk_id, user, float32, own, hf_floats, _conventions(doc.get("sentencepiece")))
+                        specials, unk_id, user, float32, own, hf_floats, _conventions(doc.get("sentencepiece")),
+                        _byte_pieces(doc, pieces, specials, user))
+
+
+def _byte_pieces(doc: dict, pieces: list[tuple[str, float]], specials, user) -> tuple[int, ...]:
+    """`"byte_pieces"`: none, or the 256 ids of `<0x00>` ... `<0xFF>`, neither special nor user-defined."""
+    ids = doc.get("byte_pieces", [])
+    if ids == []:
+        return ()
+    if not (isinstance(ids, list) and len(ids) == 256 and all(is_count(i) and i < len(pieces) for i in ids)):
+        raise ModelFileError(f"'byte_pieces' must list the 256 ids of <0x00> ... <0xFF>, not {short(ids)}")
+    for b, tid in enumerate(ids):
+        if pieces[tid][0] != byte_piece(b) or tid in specials or tid in user:
+            raise ModelFileError(f"'byte_pieces' entry {b} is piece {tid} ({short(pieces[tid][0])}), not the "
+                                 f"byte piece {byte_piece(b)}")
+    return tuple(ids)
+
+
+def byte_piece_ids(texts: list[str], types: list[int], byte_type: int, error=ForeignModelError) -> tuple[int, ...]:
+    """The ids of the 256 byte pieces of a model with byte_fallback, in byte order; each piece of
+    `byte_type` must be one of them, as SentencePiece's `PieceToByte` requires."""
+    found: dict[int, int] = {}
+    for i, (text, kind) in enumerate(zip(texts, types)):
+        if kind == byte_type:
+            b = piece_byte(text)
+            if b is None:
+                raise error(f"piece {i} ({short(text)}) is a byte piece, but not one of <0x00> ... <0xFF>")
+            found.setdefault(b, i)
+    missing = [b for b in range(256) if b not in found]
+    if missing:
+        raise error(f"a model with byte_fallback has all 256 byte pieces; {byte_piece(missing[0])} is missing")
+    return tuple(found[b] for b in range(256))
 
 
 def _conventions(spec) -> SpConventions | None:

@@ -9,11 +9,13 @@ SentencePiece's rule (its ids are the judge), a model from HF keeps HF's:
   none goes in front at all.
 - decoding (sentencepiece_processor.cc `Decode`): a control piece shows nothing, the unknown
   piece shows the model's `unk_surface` (` ⁇ ` by default), and the leading ▁ is dropped from
-  the first piece only, or, with whitespace collapsed, from each piece while nothing has shown.
+  the first piece only, or, with whitespace collapsed, from each piece while nothing has shown;
+  a run of byte pieces (byte_fallback) shows as the text of its bytes (bytepieces.py).
 """
 
 from dataclasses import dataclass
 
+from tokworkbench.core.text.bytepieces import bytes_text
 from tokworkbench.core.text.patterns import META
 
 UNK_SURFACE = " \u2047 "  # SentencePiece's kDefaultUnknownSymbol
@@ -35,12 +37,21 @@ class SpConventions:
         escaped = normalized.replace(" ", META)
         return META + escaped if present and self.dummy_prefix else escaped
 
-    def decode(self, ids: list[int], pieces, specials: frozenset[int], unk_id: int) -> str:
+    def decode(self, ids: list[int], pieces, specials: frozenset[int], unk_id: int,
+               byte_of: dict[int, int] | None = None) -> str:
         """`SentencePieceProcessor.decode(ids)`: `pieces[i][0]` is piece i's text; the special
-        ids other than `unk_id` are control pieces."""
+        ids other than `unk_id` are control pieces; `byte_of` maps byte pieces to their byte."""
         out: list[str] = []
+        pending = bytearray()
+        byte_of = byte_of or {}
         at_start, lead_seen = self.dummy_prefix or self.collapse, False
         for tid in ids:
+            if tid in byte_of:
+                pending.append(byte_of[tid])
+                continue
+            if pending:
+                out.append(bytes_text(bytes(pending)))
+                pending.clear()
             if lead_seen or any(out):
                 at_start = False
             lead_seen = False
@@ -54,4 +65,6 @@ class SpConventions:
                 piece = piece[1:]
                 lead_seen = not self.collapse  # collapsing: keep dropping while nothing shows
             out.append(piece.replace(META, " "))
+        if pending:
+            out.append(bytes_text(bytes(pending)))
         return "".join(out)

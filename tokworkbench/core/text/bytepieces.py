@@ -1,0 +1,41 @@
+"""SentencePiece's byte pieces (`<0x41>`), shared by the kinds that read models with byte_fallback.
+
+With byte_fallback an unknown piece is spelled as the `<0xNN>` pieces of its UTF-8 bytes, and
+decoding joins a run of byte pieces back into text (sentencepiece_processor.cc `Decode`).
+"""
+
+import regex
+
+_BYTE_PIECE = regex.compile(r"<0x([0-9A-F]{2})>")
+
+
+def byte_piece(b: int) -> str:
+    """SentencePiece's `ByteToPiece`."""
+    return f"<0x{b:02X}>"
+
+
+def piece_byte(piece: str) -> int | None:
+    """SentencePiece's `PieceToByte`: the byte a `<0xNN>` piece stands for, else None."""
+    found = _BYTE_PIECE.fullmatch(piece)
+    return int(found.group(1), 16) if found else None
+
+
+def bytes_text(raw: bytes) -> str:
+    """A run of byte pieces as SentencePiece shows it: each valid UTF-8 character, and U+FFFD
+    for each byte that starts none."""
+    out: list[str] = []
+    pos, n = 0, len(raw)
+    while pos < n:
+        lead = raw[pos]
+        size = 1 if lead < 0x80 else 2 if 0xC2 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else \
+            4 if 0xF0 <= lead < 0xF5 else 0
+        if size:
+            try:
+                out.append(raw[pos:pos + size].decode("utf-8"))
+                pos += size
+                continue
+            except UnicodeDecodeError:
+                pass
+        out.append("\ufffd")
+        pos += 1
+    return "".join(out)
