@@ -162,9 +162,9 @@ class SettingsDialog(Dialog):
                             classes="hint")
                 yield Label(TIE_BREAK_RULES[s.tie_break], id="tie-break-rule", classes="hint")
                 if self.chars:
-                    yield Label(f"Unigram keeps every character: this corpus has {self.chars:,}, so the seed "
-                                "size and the target vocabulary must be at least that.", id="unigram-hint",
-                                classes="hint")
+                    yield Label(f"Unigram course keeps every character (em: those its character coverage keeps): "
+                                f"this corpus has {self.chars:,}, so the seed size and the target vocabulary must "
+                                "hold them.", id="unigram-hint", classes="hint")
                 yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
             yield Label("", id="settings-error", classes="hint")
             with Horizontal(classes="buttons"):
