@@ -69,6 +69,7 @@ def main():
     ap.add_argument("--mb", type=float, default=4.0, help="encode the first MB megabytes of each text")
     ap.add_argument("--repeat", type=int, default=5, help="rounds; each encoder once per round, interleaved")
     ap.add_argument("--model", nargs="+", default=["cl100k_base", "o200k_base"], help="the encodings to time")
+    ap.add_argument("--max-load", type=float, default=0.5, help="each round waits (up to 5 min) for this 1-minute load")
     args = ap.parse_args()
     texts = []
     for path in map(Path, args.text):
@@ -95,6 +96,12 @@ def main():
             times = {"tiktoken": [], "tables": [], "cold": [], "warm": [], "split": [], "regex": []}
             same = True
             for _ in range(args.repeat):
+                waited = 0
+                while os.getloadavg()[0] > args.max_load and waited < 300:  # a busy machine: wait for it
+                    time.sleep(5)
+                    waited += 5
+                if os.getloadavg()[0] > args.max_load:
+                    print(f"  (a round at load {os.getloadavg()[0]:.2f}, above --max-load {args.max_load})")
                 t = time.process_time()
                 theirs = enc.encode_ordinary(text)
                 times["tiktoken"].append(time.process_time() - t)
