@@ -274,7 +274,8 @@ LAYERS = [
     ("tokworkbench.core.files", "tokworkbench.core.models", "tokworkbench.core.inspection", "tokworkbench.core.text",
      "tokworkbench.core.compat", "tokworkbench.core.transfer", "tokworkbench.core.curve", "tokworkbench.core.heap",
      "tokworkbench.core.bytelevel", "tokworkbench.core.units", "tokworkbench.core.orphans",
-     "tokworkbench.core.errors", "tokworkbench.core.jit", "tokworkbench.core.slots"),
+     "tokworkbench.core.errors", "tokworkbench.core.jit", "tokworkbench.core.slots",
+     "tokworkbench.core.slotkernel"),
 ]
 KIND_PACKAGES = LAYERS[4]
 

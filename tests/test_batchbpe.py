@@ -1,23 +1,14 @@
 """Encoding many chunks at once (numpy rounds, or the compiled per-piece loop) gives exactly the
 per-chunk merge loop's ids."""
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jitpaths import both_paths
 
-from tokworkbench.core import TrainConfig, Trainer, jit, pre_tokenizer
+from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_many
 
-
-@pytest.fixture(scope="module", params=["compiled", "numpy"], autouse=True)
-def batch_path(request):
-    """Every test here runs on both paths."""
-    if request.param == "compiled" and not jit.available():
-        pytest.skip("numba is not installed here")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "numpy":
-            patch.setenv(jit.OFF_VARIABLE, "1")
-        yield request.param
+jit_path = both_paths()  # every test here runs on the compiled path and on the numpy path
 
 # few distinct bytes, so runs ("aaaa"), repeats and shared prefixes are common
 few_bytes = st.lists(st.sampled_from(b"aab \xc3\xa9\x00"), max_size=24).map(bytes)

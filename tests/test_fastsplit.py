@@ -7,8 +7,8 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jitpaths import both_paths
 
-from tokworkbench.core import jit
 from tokworkbench.core.text import fastsplit
 from tokworkbench.core.text.patterns import GPT2_PATTERN, GPT4_PATTERN, LLAMA3_PATTERN, O200K_PATTERN, TEKKEN_PATTERN
 from tokworkbench.core.text.pretokenize import pre_tokenizer
@@ -19,22 +19,14 @@ SPLITS = [("gpt4", GPT4_PATTERN, fastsplit.split_gpt4), ("o200k", O200K_PATTERN,
           ("gpt2", GPT2_PATTERN, fastsplit.split_gpt2)]
 
 
-@pytest.fixture(scope="module", params=["compiled", "numpy"], autouse=True)
-def split_path(request):
-    """Every test here runs on both paths."""
-    if request.param == "compiled" and not jit.available():
-        pytest.skip("numba is not installed here")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "numpy":
-            patch.setenv(jit.OFF_VARIABLE, "1")
-        yield request.param
+jit_path = both_paths()  # every test here runs on the compiled path and on the numpy path
 
 
 @pytest.fixture(autouse=True)
-def always_fast(monkeypatch, split_path, request):
+def always_fast(monkeypatch, jit_path, request):
     """Short texts normally go to regex; here every text takes the fast path."""
     monkeypatch.setattr(fastsplit, "FAST_FROM", 0)
-    if split_path == "numpy" and "gpt2" in request.node.name:
+    if jit_path == "numpy" and "gpt2" in request.node.name:
         pytest.skip("gpt2 has no numpy splitter: it is regex")
 
 

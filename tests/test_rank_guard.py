@@ -1,10 +1,9 @@
 """The rank guard finds every piece that holds an odd token, whatever the slicing."""
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jitpaths import both_paths
 
-from tokworkbench.core import jit
 from tokworkbench.core.bpe import rankguard
 from tokworkbench.core.bpe.rankguard import RankGuard
 
@@ -12,15 +11,7 @@ ODD = [b"ab", b"abc", b"\xe1\xbb\x87c", b"zz", b"q", b"", b"\x00\xff"]
 pieces = st.lists(st.binary(max_size=6) | st.sampled_from(ODD + [b"xabx", b"a", b"b", b"z"]), max_size=40)
 
 
-@pytest.fixture(scope="module", params=["compiled", "numpy"], autouse=True)
-def guard_path(request):
-    """Every test here runs on both paths."""
-    if request.param == "compiled" and not jit.available():
-        pytest.skip("numba is not installed here")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "numpy":
-            patch.setenv(jit.OFF_VARIABLE, "1")
-        yield request.param
+jit_path = both_paths()  # every test here runs on the compiled path and on the numpy path
 
 
 @settings(max_examples=300, deadline=None)

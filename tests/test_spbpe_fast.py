@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jitpaths import both_paths
 
 from tokworkbench.core import jit
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece
@@ -37,15 +38,7 @@ WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "a", "bc", "▁", 
 TEXT = st.one_of(st.text(), WHITESPACE, st.text(alphabet="ab \u2581\t中é😀", max_size=40))
 
 
-@pytest.fixture(scope="module", params=["compiled", "numpy"], autouse=True)
-def merge_path(request):
-    """Every test here runs with the compiled word merges and with the numpy rounds."""
-    if request.param == "compiled" and not jit.available():
-        pytest.skip("numba is not installed here")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "numpy":
-            patch.setenv(jit.OFF_VARIABLE, "1")
-        yield request.param
+jit_path = both_paths()  # every test here runs on the compiled path and on the numpy path
 
 
 @pytest.fixture(scope="module")

@@ -12,25 +12,15 @@ Import this module only after `jit.available()`: it imports numba.
 import numba
 import numpy as np
 
-_MULT = np.uint64(0x9E3779B97F4A7C15)
+from tokworkbench.core.slotkernel import probe
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _rank(a, b, dense, side, slot_keys, slot_ranks, bits, never):
     if a < side and b < side:
         return np.int64(dense[a * side + b])
-    if len(slot_keys) == 0:
-        return never
-    key = (np.int64(a) << 32) | np.int64(b)
-    mask = (1 << bits) - 1
-    at = np.int64((np.uint64(key) * _MULT) >> np.uint64(64 - bits))
-    while True:
-        k = slot_keys[at]
-        if k == key:
-            return slot_ranks[at]
-        if k == -1:
-            return never
-        at = (at + 1) & mask
+    at = probe(slot_keys, (np.int64(a) << 32) | np.int64(b), bits)
+    return slot_ranks[at] if at >= 0 else never
 
 
 @numba.njit(cache=True, nogil=True)

@@ -14,23 +14,16 @@ Import this module only after `jit.available()`: it imports numba.
 import numba
 import numpy as np
 
+from tokworkbench.core.slotkernel import probe
+
 NEVER = np.iinfo(np.int32).max
-_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _pair(a, b, count, slot_keys, slot_index, bits):
     """The index of pair (a, b) in the table, or -1."""
-    key = np.int64(a) * count + np.int64(b)
-    mask = (1 << bits) - 1
-    at = np.int64((np.uint64(key) * _MULT) >> np.uint64(64 - bits))
-    while True:
-        k = slot_keys[at]
-        if k == key:
-            return slot_index[at]
-        if k == -1:
-            return -1
-        at = (at + 1) & mask
+    at = probe(slot_keys, np.int64(a) * count + np.int64(b), bits)
+    return slot_index[at] if at >= 0 else -1
 
 
 @numba.njit(cache=True, nogil=True)

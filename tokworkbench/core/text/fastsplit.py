@@ -84,6 +84,14 @@ def _fold_table() -> np.ndarray:
     return fold
 
 
+@lru_cache(maxsize=1)
+def _exact_fold_table() -> np.ndarray:
+    """`_fold_table` without `(?i:)`: each contraction letter matches itself only."""
+    fold = np.zeros(0x110000, dtype=np.uint8)
+    fold[[ord(c) for c in _CONTRACTION_LETTERS]] = list(map(ord, _CONTRACTION_LETTERS))
+    return fold
+
+
 def split_gpt2(text: str) -> list[str]:
     """`regex.findall(GPT2_PATTERN, text)`."""
     return _split_with("gpt2", text)
@@ -121,7 +129,8 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         table, _ = _tables()
         # always UTF-32: one compiled version of each kernel, not one per width met
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        return cps, splitkernel.chunk_starts(cps, table, _fold_table(), _KERNEL_PRESETS[name])
+        fold = _exact_fold_table() if name == "gpt2" else _fold_table()  # gpt2's contractions: case as written
+        return cps, splitkernel.chunk_starts(cps, table, fold, _KERNEL_PRESETS[name])
     if name not in _NUMPY_PRESETS:
         return None
     scan = _Scan(text, _KIND_O200K if name in ("o200k", "tekken") else _KIND_GPT4)

@@ -39,8 +39,8 @@ def _run(table, cps, i, n, member):
 
 @numba.njit(cache=True, nogil=True)
 def _contraction(cps, fold, i, n):
-    """Letters of `'s 't 're 've 'm 'll 'd` in any case (`fold`: the letter each code point
-    matches under `(?i:)`) after an apostrophe at i: 1, 2, or 0 for none."""
+    """Letters of `'s 't 're 've 'm 'll 'd` after an apostrophe at i: 1, 2, or 0 for none.
+    `fold` is the letter each code point matches: under `(?i:)` any case, for gpt2 as written."""
     if i + 1 >= n or cps[i] != 39:
         return 0
     a = fold[cps[i + 1]]
@@ -53,19 +53,13 @@ def _contraction(cps, fold, i, n):
     return 0
 
 
-@numba.njit(cache=True, nogil=True)
-def _exact_contraction(cps, i, n):
-    """gpt2's contractions, case as written."""
-    if i + 1 >= n or cps[i] != 39:
-        return 0
-    a = cps[i + 1]
-    if a == 115 or a == 116 or a == 109 or a == 100:
-        return 1
-    if i + 2 < n:
-        b = cps[i + 2]
-        if (a == 108 and b == 108) or (a == 118 and b == 101) or (a == 114 and b == 101):
-            return 2
-    return 0
+@numba.njit(cache=True, nogil=True, inline="always")
+def _digits(table, cps, i, n, most):
+    """`\\p{N}{1,most}` from i."""
+    j = i + 1
+    while j < n and j < i + most and table[cps[j]] == _NUM:
+        j += 1
+    return j
 
 
 @numba.njit(cache=True, nogil=True)
@@ -99,10 +93,7 @@ def _gpt4_end(table, cps, fold, i, n, whole_at_end):
     if _LEAD[c] and i + 1 < n and _LETTER[table[cps[i + 1]]]:
         return _run(table, cps, i + 1, n, _LETTER)
     if c == _NUM:
-        j = i + 1
-        while j < n and j < i + 3 and table[cps[j]] == _NUM:
-            j += 1
-        return j
+        return _digits(table, cps, i, n, 3)
     s = i + 1 if c == _SP else i
     if s < n and _OTHER[table[cps[s]]]:
         return _run(table, cps, _run(table, cps, s, n, _OTHER), n, _NL_ONLY)
@@ -110,10 +101,10 @@ def _gpt4_end(table, cps, fold, i, n, whole_at_end):
 
 
 @numba.njit(cache=True, nogil=True)
-def _gpt2_end(table, cps, i, n):
+def _gpt2_end(table, cps, fold, i, n):
     c = table[cps[i]]
     if c == _APOS:
-        k = _exact_contraction(cps, i, n)
+        k = _contraction(cps, fold, i, n)
         if k:
             return i + 1 + k
     s = i + 1 if c == _SP and i + 1 < n else i
@@ -188,10 +179,7 @@ def _o200k_end(table, cps, fold, i, n, contractions, digits):
         if e >= 0:
             return e
     if c == _NUM:
-        j = i + 1
-        while j < n and j < i + digits and table[cps[j]] == _NUM:
-            j += 1
-        return j
+        return _digits(table, cps, i, n, digits)
     s = i + 1 if c == _SP else i
     if s < n and _OTHER[table[cps[s]]]:
         j = _run(table, cps, s, n, _OTHER)
@@ -203,7 +191,8 @@ def _o200k_end(table, cps, fold, i, n, contractions, digits):
 
 @numba.njit(cache=True, nogil=True)
 def chunk_starts(cps, table, fold, preset):
-    """Where each chunk of `cps` starts under the preset (GPT4, LLAMA3, GPT2, O200K, TEKKEN)."""
+    """Where each chunk of `cps` starts under the preset (GPT4, LLAMA3, GPT2, O200K, TEKKEN);
+    `fold` as `_contraction` reads it, the case-sensitive one for GPT2."""
     n = len(cps)
     starts = np.empty(n, dtype=np.int32)  # at most a start a character; offsets are below 2**31
     k = 0
@@ -214,7 +203,7 @@ def chunk_starts(cps, table, fold, preset):
         if preset == GPT4 or preset == LLAMA3:
             i = _gpt4_end(table, cps, fold, i, n, preset == GPT4)
         elif preset == GPT2:
-            i = _gpt2_end(table, cps, i, n)
+            i = _gpt2_end(table, cps, fold, i, n)
         else:
             i = _o200k_end(table, cps, fold, i, n, preset == O200K, 3 if preset == O200K else 1)
     return starts[:k].astype(np.int64)
