@@ -24,6 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.arena import COLUMNS, Score, TokenizerScores, score_tokenizer
 from tokworkbench.core.registry.load import open_model
@@ -183,6 +184,7 @@ class ArenaPanel(Vertical):
         self._timer: Timer | None = None
         self._last_start = 0.0
         self._stale = True
+        self._laid_out = WhenLaidOut(self, self.on_show)
 
     def compose(self) -> ComposeResult:
         yield Static(id="arena-status")
@@ -219,7 +221,7 @@ class ArenaPanel(Vertical):
             return
         if not self.region.area:
             self._stale = True
-            return
+            return self._laid_out.wait()
         if self._timer is not None:
             self._timer.stop()
         overdue = time.monotonic() - self._last_start > MOST_STALE and self.scored is not None

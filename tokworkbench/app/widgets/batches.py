@@ -41,6 +41,7 @@ from tokworkbench.app.dialogs.prompt import PromptDialog
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import BatchExport
 from tokworkbench.app.render import palette_of
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.core.batching import Batch, BatchSpec, document_ids, make_batch
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.models.roles import role_ids
@@ -235,6 +236,7 @@ class BatchesPanel(Vertical, can_focus=True):
         self.choice = BatchChoice()
         self.result: BatchResult | None = None
         self._stale = True
+        self._laid_out = WhenLaidOut(self, self.on_show)
         self._drawn_width = 0  # the grid's bands were cut for this width
         self._last_cut = 0.0  # time.monotonic() of the last cut
         self._catching_up = False  # a timer will cut the newest model
@@ -285,7 +287,7 @@ class BatchesPanel(Vertical, can_focus=True):
         document (tens of ms). The last one is always drawn."""
         self._stale = True
         if not self.region.area:
-            return
+            return self._laid_out.wait()
         wait = self._last_cut + CATCH_UP - time.monotonic()
         if wait <= 0:
             self._rebuild()

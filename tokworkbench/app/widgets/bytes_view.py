@@ -2,6 +2,7 @@
 
 from textual.reactive import var
 
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.core.inspection.escape import hex_bytes, visible
 from tokworkbench.core.inspection.hexview import char_rows
@@ -29,6 +30,7 @@ class BytesPanel(RowsView):
             **kwargs,
         )
         self._stale = True
+        self._laid_out = WhenLaidOut(self, self.on_show)
 
     def watch_snapshot(self) -> None:
         self._changed()
@@ -47,6 +49,8 @@ class BytesPanel(RowsView):
         self._stale = True
         if self.region.area:  # on screen now
             self._rebuild()
+        else:
+            self._laid_out.wait()
 
     def _rebuild(self) -> None:
         snap = self.snapshot

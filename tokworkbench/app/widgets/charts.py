@@ -10,6 +10,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.core.session.snapshot import Snapshot
 from tokworkbench.core.unigram.rows import RoundRow
 
@@ -44,6 +45,10 @@ class ChartsPanel(Horizontal):
     snapshot: var[Snapshot | None] = var(None, always_update=True)
     """The session as the core last reported it: its compression curve and token lengths."""
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._laid_out = WhenLaidOut(self, self.on_show)
+
     def compose(self) -> ComposeResult:
         with Vertical(id="curve-box"):
             yield Label("", id="curve-title")
@@ -53,8 +58,10 @@ class ChartsPanel(Horizontal):
         yield Static("", id="lengths")
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
-        if snap is None or not self.region.area:
-            return  # drawn when its tab is shown
+        if snap is None:
+            return
+        if not self.region.area:
+            return self._laid_out.wait()  # drawn when its tab is shown and laid out
         self._draw(snap)
 
     def on_show(self) -> None:

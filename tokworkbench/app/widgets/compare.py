@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from tokworkbench.app.labels import plural
 from tokworkbench.app.render import Palette, draw_tokens, palette_of
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.core.compat import Comparison, compare
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.diff import ModelDiff, Parting, diff_models, first_parting
@@ -166,6 +167,7 @@ class ComparePanel(Vertical):
         self.parting: Parting | None = None
         self._diffed: tuple[object, object] | None = None  # the two models `diff` and `counts` are of
         self._stale = True
+        self._laid_out = WhenLaidOut(self, self.on_show)
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-summary")
@@ -216,6 +218,8 @@ class ComparePanel(Vertical):
         self._stale = True
         if self.region.area:
             self._draw()
+        else:
+            self._laid_out.wait()
 
     def _draw(self) -> None:
         self._stale = False

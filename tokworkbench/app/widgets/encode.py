@@ -19,6 +19,7 @@ from textual.widgets import Input, Static
 
 from tokworkbench.app.messages import EncodeChanged
 from tokworkbench.app.render import Palette, palette_of, style_runs
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.app.widgets.pipeline_view import pipeline_text
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.errors import TokWorkbenchError
@@ -91,6 +92,7 @@ class EncodePanel(Vertical):
     def on_mount(self) -> None:
         self._shown: dict[str, Text] = {}
         self._stale = True
+        self._laid_out = WhenLaidOut(self, self.on_show)
         # not a tab stop: shift+tab from the decode box goes straight to the text box
         self.query_one("#encode-scroll").can_focus = False
 
@@ -105,6 +107,7 @@ class EncodePanel(Vertical):
             self._refresh()
         else:
             self._stale = True
+            self._laid_out.wait()
 
     def on_show(self) -> None:
         if self._stale:

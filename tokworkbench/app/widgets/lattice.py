@@ -22,6 +22,7 @@ from tokworkbench.app.labels import plural
 from tokworkbench.app.latticedraw import LatticeDrawing, cost_label, draw_lattice
 from tokworkbench.app.messages import LatticeWordShown
 from tokworkbench.app.render import palette_of
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.app.widgets.lineview import LineView
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.inspection.escape import visible
@@ -173,6 +174,7 @@ class LatticePanel(Vertical):
         self.index = 0
         self.source = ""
         self._stale = True
+        self._laid_out = WhenLaidOut(self, self.on_show)
         self._drawn_key: tuple | None = None
         self._go_to_piece: int | None = None  # a piece the user chose: show its first word
         self._announced: str | None = None
@@ -231,6 +233,8 @@ class LatticePanel(Vertical):
         self._stale = True
         if self.region.area:
             self.rebuild()
+        else:
+            self._laid_out.wait()
 
     def on_resize(self) -> None:
         if self.region.area and self.snapshot is not None:

@@ -18,6 +18,7 @@ from textual.widgets import Input, Static
 
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CountTokens, TokenSelected
+from tokworkbench.app.widgets.laidout import WhenLaidOut
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.errors import QueryError
@@ -75,6 +76,7 @@ class VocabPanel(Vertical):
         self.page: VocabPage | None = None
         self._drawn_key: tuple | None = None
         self._stale = True
+        self._laid_out = WhenLaidOut(self, self.on_show)
         self._announced: int | None = None
         self._filled_at = 0.0
         self._waiting = False
@@ -102,6 +104,7 @@ class VocabPanel(Vertical):
     def watch_snapshot(self) -> None:
         if not self.region.area:  # off screen (another tab), it catches up when shown
             self._stale = True
+            self._laid_out.wait()
         elif monotonic() - self._filled_at >= FILL_EVERY:
             self._fill()
         elif not self._waiting:  # a run sends snapshots faster: rebuild at most every FILL_EVERY
@@ -114,6 +117,7 @@ class VocabPanel(Vertical):
             self._fill()
         else:
             self._stale = True
+            self._laid_out.wait()
 
     def watch_token_counts(self) -> None:
         if self.order == "count" or self.region.area:
