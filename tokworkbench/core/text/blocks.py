@@ -42,6 +42,7 @@ from tokworkbench.core.text.corpus import (
     opened_regular,
     os_reason,
 )
+from tokworkbench.core.text.fastsplit import ChunkTally
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import (
     COUNT_PIECE,
@@ -57,6 +58,7 @@ from tokworkbench.core.text.pretokenize import PreTokenizer
 BLOCK = 4 << 20  # bytes a block holds at most, nominally (a worker holds ~6x this at its peak)
 MIN_BLOCK = 1 << 18  # and at least: smaller blocks only add reads
 SHARE_BLOCKS = 8  # blocks per worker at least, so shares stay even when a corpus is small
+COMPILED_COUNT_PIECE = 1_000_000  # characters: code points and starts, ~12 bytes a character
 SNIFF = 8192  # bytes looked at for a NUL, as `decode_document` does
 _CUT = re.compile(rb"(?<=[\x21-\x7e]) (?=[\x21-\x7e])|[\r\n]")
 _LETTER_OR_NUMBER = regex.compile(r"[\p{L}\p{N}]")
@@ -159,18 +161,23 @@ def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer,
                  errors: str = "strict") -> tuple[Counter, int, int]:
     """Chunk counts of consecutive blocks in order of first appearance, with their characters
     and UTF-8 bytes after normalizing. Each block is split a COUNT_PIECE at a time, so only one
-    piece's chunk list exists at once."""
+    piece's chunk list exists at once. Compiled counting makes no such list and keeps one tally
+    for all the blocks, so no piece's counts are merged here in Python."""
     counter: Counter = Counter()
+    tally = ChunkTally(pre.name) if pre.counts_compiled else None
     chars = nbytes = 0
     for b in blocks:
         text = normalize(read_block(b, errors), normalizer)
         chars += len(text)
         nbytes += len(text) if text.isascii() else len(text.encode("utf-8"))
-        bounds = cut_points(text, max(1, len(text) // COUNT_PIECE))
+        bounds = cut_points(text, max(1, len(text) // (COMPILED_COUNT_PIECE if tally else COUNT_PIECE)))
         for i, j in zip(bounds, bounds[1:]):
-            counter.update(pre.counts(text[i:j]))
+            if tally is not None:
+                tally.add(text[i:j])
+            else:
+                counter.update(pre.counts(text[i:j]))
         del text
-    return counter, chars, nbytes
+    return (tally.counter() if tally is not None else counter), chars, nbytes
 
 
 def block_size(total: int, workers: int) -> int:

@@ -25,6 +25,7 @@ text, the patterns' alternatives written out; three to six times quicker), which
 gpt2's pattern (r50k, Whisper); without it gpt2 stays with `regex`.
 """
 
+from collections import Counter
 from functools import lru_cache
 
 import numpy as np
@@ -141,6 +142,49 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     if name == "tekken":
         return scan.cps, scan.o200k(PRESETS[name], contractions=False, digits=1)
     return scan.cps, scan.o200k(PRESETS[name])
+
+
+class ChunkTally:
+    """Chunk counts of the texts added, in order of first appearance, kept in compiled code
+    (countkernel.py): a str is made for each distinct chunk once, in `counter`, and not for its
+    occurrences. Only where `jit.available()`."""
+
+    def __init__(self, name: str):
+        from tokworkbench.core.text import countkernel
+
+        self._tally = countkernel.tally
+        self.name = name
+        self._state = (np.zeros((1 << 12, 2), dtype=np.int64), np.empty(1 << 16, dtype=np.uint32),
+                       np.zeros(1 << 10, dtype=np.int64), np.zeros(1 << 10, dtype=np.int64), 0, 0)
+
+    def add(self, text: str) -> None:
+        found = chunk_starts(self.name, text) if len(text) >= FAST_FROM else None
+        if found is None:  # short: split by regex (or nothing to split), tallied the same way
+            if not text:
+                return
+            chunks = _findall(PRESETS[self.name], text)
+            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            found = cps, np.cumsum([0] + [len(c) for c in chunks[:-1]], dtype=np.int64)
+        self._state = self._tally(*found, *self._state)
+
+    def counter(self) -> Counter:
+        _, arena, offsets, counts, m, used = self._state
+        joined = arena[:used].tobytes().decode("utf-32-le", "surrogatepass")
+        bounds = offsets[: m + 1].tolist()
+        counted = Counter()
+        dict.update(counted, zip([joined[a:b] for a, b in zip(bounds, bounds[1:])], counts[:m].tolist()))
+        return counted
+
+
+def chunk_counts(name: str, text: str) -> Counter | None:
+    """`Counter(findall(text))` for the preset `name`, keys in order of first appearance, with
+    a str made only for each distinct chunk; None where the compiled path cannot run, and the
+    caller counts the split."""
+    if not jit.available():
+        return None
+    tally = ChunkTally(name)
+    tally.add(text)
+    return tally.counter()
 
 
 _SPACES = regex.compile(r"\s+")

@@ -18,9 +18,17 @@ from functools import lru_cache
 
 import regex
 
+from tokworkbench.core import jit
 from tokworkbench.core.errors import PatternError, PatternTimeoutError
 from tokworkbench.core.inspection.escape import quote
-from tokworkbench.core.text.fastsplit import split_gpt2, split_gpt4, split_llama3, split_o200k, split_tekken
+from tokworkbench.core.text.fastsplit import (
+    chunk_counts,
+    split_gpt2,
+    split_gpt4,
+    split_llama3,
+    split_o200k,
+    split_tekken,
+)
 from tokworkbench.core.text.patterns import META, METASPACE, METASPACE_PATTERN, PRESETS
 
 FAST_SPLITS = {"gpt4": split_gpt4, "o200k": split_o200k, "llama3": split_llama3,
@@ -46,6 +54,12 @@ class PreTokenizer:
         """One of the published patterns (not none, not custom): they match every character and
         always start a chunk at a single space between two non-space characters."""
         return self.pattern is not None and self.name != METASPACE and PRESETS.get(self.name) == self.pattern
+
+    @property
+    def counts_compiled(self) -> bool:
+        """`counts` hashes the chunks in compiled code and makes a str per distinct chunk only:
+        counting may then take larger pieces, as there is no list of every chunk to bound."""
+        return self.is_preset_pattern and self.name in FAST_SPLITS and jit.available()
 
     @property
     def rewrites(self) -> bool:
@@ -105,7 +119,8 @@ class PreTokenizer:
     def counts(self, text: str) -> Counter:
         """`Counter(self.split(text))`, keys in order of first appearance. Metaspace counts the
         parts between its ▁ first and prefixes only the distinct ones: one new string per
-        distinct chunk, not per occurrence (the occurrences were a third of counting)."""
+        distinct chunk, not per occurrence (the occurrences were a third of counting); so do
+        the compiled presets."""
         if self.rewrites:
             surface = self.surface(text)
             if not surface:
@@ -115,6 +130,10 @@ class PreTokenizer:
             found = Counter(parts)
             del found[None]
             return Counter({META + part: n for part, n in found.items()})
+        if self.counts_compiled:
+            counted = chunk_counts(self.name, text)  # compiled: a str only for each distinct chunk
+            if counted is not None:
+                return counted
         return Counter(self.split(text))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
