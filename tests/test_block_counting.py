@@ -1,10 +1,12 @@
 """Counting files a block at a time (what `tokworkbench train` does) gives exactly what counting
 each file whole gives: the same chunks in the same order, the same counts, characters and bytes,
-whatever the block size, on one core or several; and the same errors, at the same offsets."""
+whatever the block size, on one core or several (threads where counting is compiled, forked
+processes where it is not); and the same errors, at the same offsets."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jitpaths import both_paths
 
 import tokworkbench.core.text.blocks as blocks
 from tokworkbench.cli import main
@@ -15,6 +17,7 @@ from tokworkbench.core.text.blocks import count_files, find_cut, plan_blocks
 from tokworkbench.core.text.chunks import count_chunks
 from tokworkbench.core.text.corpus import Skipped, iter_documents
 
+jit_path = both_paths()
 PRESETS = ("gpt2", "gpt4", "o200k")
 # multi-byte characters of every width, CRLF, runs of spaces and breaks, marks that compose
 # under NFC/NFKC, and long lines without any place to cut
@@ -45,7 +48,7 @@ def test_counting_in_blocks_equals_counting_each_file_whole(tmp_path_factory, te
         path.write_bytes(text.encode("utf-8"))
         paths.append(path)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(blocks, "MIN_PARALLEL", 0 if workers > 1 else 1 << 40)  # forked workers even here
+        patch.setattr(blocks, "MIN_PARALLEL", 0 if workers > 1 else 1 << 40)  # parallel workers even here
         for name in PRESETS:
             pre = pre_tokenizer(name)
             _same(count_files(paths, normalizer, pre, workers=workers, block=block), _whole(paths, normalizer, pre))
@@ -121,7 +124,7 @@ def test_a_custom_pattern_reads_each_file_whole(tmp_path):
 
 
 def test_train_on_the_command_line_equals_training_on_whole_documents(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(blocks, "MIN_PARALLEL", 0)  # the forked, block-wise path on a small corpus
+    monkeypatch.setattr(blocks, "MIN_PARALLEL", 0)  # the parallel, block-wise path on a small corpus
     monkeypatch.setattr(blocks, "MIN_BLOCK", 16)
     texts = [" ".join(f"wörd{i % 31} 日本{i % 7}\r\n{i}" for i in range(600)), "😀 short one\n", "plain text " * 90]
     for i, text in enumerate(texts):

@@ -42,7 +42,7 @@ from tokworkbench.core.text.corpus import (
     opened_regular,
     os_reason,
 )
-from tokworkbench.core.text.fastsplit import ChunkTally
+from tokworkbench.core.text.fastsplit import FAST_FROM, ChunkTally
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import (
     COUNT_PIECE,
@@ -51,6 +51,7 @@ from tokworkbench.core.text.parallel import (
     cut_points,
     fork_map,
     split_evenly,
+    thread_map,
     worker_count,
 )
 from tokworkbench.core.text.pretokenize import PreTokenizer
@@ -203,12 +204,16 @@ def count_files(
         return count_chunks((d.text for d in iter_documents(paths, errors, skipped, report=report)), normalizer, pre)
     files = text_files(paths, skipped, report if report is not None else Skipped())
     total = sum(size for _, _, size in files)
-    parallel = total >= MIN_PARALLEL and (os.cpu_count() or 1) > 1 and can_fork()
+    threads = pre.counts_compiled  # the kernels let go of the GIL: threads share one copy of them
+    parallel = total >= MIN_PARALLEL and (os.cpu_count() or 1) > 1 and (threads or can_fork())
     workers = worker_count(workers) if parallel else 1
     blocks = plan_blocks(files, normalizer, block or block_size(total, workers))
     count = partial(count_blocks, normalizer=normalizer, pre=pre, errors=errors)
     if workers > 1:
-        parts = fork_map(count, split_evenly(blocks, workers, size=lambda b: b.stop - b.start))
+        if threads:
+            ChunkTally(pre.name).add("a " * FAST_FROM)  # loads the compiled code once, before the threads
+        shares = split_evenly(blocks, workers, size=lambda b: b.stop - b.start)
+        parts = (thread_map if threads else fork_map)(count, shares)
     else:
         parts = [count(blocks)]
     counter: Counter = parts[0][0] if parts else Counter()
