@@ -113,8 +113,8 @@ def child_phases(paths, vocab, split, tie, out):
     t0 = time.perf_counter()
     sys.path.insert(0, str(ROOT))
     from tokworkbench.core import TrainConfig
-    from tokworkbench.core.bpe.gcpause import collector_paused
     from tokworkbench.core.bpe.trainer import Trainer
+    from tokworkbench.core.gcpause import collector_paused
     from tokworkbench.core.registry import modelfile
     from tokworkbench.core.text.blocks import count_files
     from tokworkbench.core.text.pretokenize import parse_split

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer  # noqa: E402
-from tokworkbench.core.bpe.gcpause import collector_paused  # noqa: E402
+from tokworkbench.core.gcpause import collector_paused  # noqa: E402
 from tokworkbench.core.text.corpus import iter_documents  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -112,7 +112,7 @@ def as_sentencepiece_sees(lines: list[str]) -> list[str]:
 
 
 def ours(lines: list[str], held: list[str], vocab_size: int, seed_size: int, out: str, coverage: float) -> int:
-    from tokworkbench.core.bpe.gcpause import collector_paused
+    from tokworkbench.core.gcpause import collector_paused
     from tokworkbench.core.registry import modelfile
     from tokworkbench.core.unigram import UnigramConfig, UnigramLearner
 

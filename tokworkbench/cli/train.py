@@ -16,11 +16,11 @@ from tokworkbench.cli.options import (
     stdout,
     training_options,
 )
-from tokworkbench.core.bpe.gcpause import collector_paused
 from tokworkbench.core.errors import CountFileError, ExportError, TrainingError
 from tokworkbench.core.files.atomic import check_output
 from tokworkbench.core.files.countfile import read_counts
 from tokworkbench.core.formats.hf_bpe import check_hf_specials
+from tokworkbench.core.gcpause import collector_paused
 from tokworkbench.core.models.roles import with_roles
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.kinds import BPE, UNIGRAM, kind_named

@@ -22,11 +22,11 @@ import numpy as np
 
 from tokworkbench.core import jit
 from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
-from tokworkbench.core.bpe.gcpause import collector_paused
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
 from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.gcpause import collector_paused
 from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.models.rows import PairRow

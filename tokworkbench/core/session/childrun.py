@@ -113,7 +113,7 @@ def _run_here(session, view, cancelled, on_progress) -> RunFinished:
 
 
 def _child(session: Session, view: View, conn, cancel, done, arena: Arena | None, nbytes: int) -> None:
-    gc.disable()  # this process only trains, then exits: see bpe/gcpause.py
+    gc.disable()  # this process only trains, then exits: see core/gcpause.py
     session.lock = threading.Lock()  # the parent held its own while forking
     try:
         if isinstance(session.learner, Transferable):

@@ -26,6 +26,62 @@ def _pair(a, b, count, slot_keys, slot_index, bits):
     return slot_index[at] if at >= 0 else -1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _merge(sym, cp, pr, m, count, slot_keys, slot_index, bits, made, rank):
+    """The agenda's rule over the word's first m symbols (and their code points) in place;
+    returns how many symbols are left."""
+    for j in range(m - 1):
+        pr[j] = _pair(sym[j], sym[j + 1], count, slot_keys, slot_index, bits)
+    while m > 1:
+        best = NEVER
+        i = -1
+        for j in range(m - 1):
+            p = pr[j]
+            if p >= 0 and rank[p] < best:
+                best = rank[p]
+                i = j
+        if i < 0:
+            break
+        sym[i] = made[pr[i]]
+        for j in range(i + 1, m - 1):
+            sym[j] = sym[j + 1]
+            cp[j] = cp[j + 1]
+        for j in range(i, m - 2):
+            pr[j] = pr[j + 1]
+        m -= 1
+        if i > 0:
+            pr[i - 1] = _pair(sym[i - 1], sym[i], count, slot_keys, slot_index, bits)
+        if i < m - 1:
+            pr[i] = _pair(sym[i], sym[i + 1], count, slot_keys, slot_index, bits)
+    return m
+
+
+@numba.njit(cache=True, nogil=True)
+def word_ids(word, char_symbol, count, slot_keys, slot_index, bits, made, rank, out_id):
+    """One word's ids from its code points (UTF-32: numba types an array at C speed, a str in
+    Python), for a line's few new words: `merge_words` is for many, and its arrays cost more to
+    make than one word takes. Empty where the exact path must do it: a surrogate, or a final
+    symbol that is no piece (-1) or left to it (-2)."""
+    m = len(word)
+    sym = np.empty(m, dtype=np.int32)
+    cp = np.empty(m, dtype=np.int32)
+    pr = np.empty(max(m, 1), dtype=np.int64)
+    for j in range(m):
+        c = np.int64(word[j])
+        if 0xD800 <= c < 0xE000:
+            return np.empty(0, dtype=np.int64)
+        cp[j] = c
+        sym[j] = char_symbol[c] if c < len(char_symbol) else count - 1
+    m = _merge(sym, cp, pr, m, count, slot_keys, slot_index, bits, made, rank)
+    out = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        tid = out_id[sym[j]]
+        if tid < 0:
+            return np.empty(0, dtype=np.int64)
+        out[j] = tid
+    return out
+
+
 @numba.njit(cache=True, nogil=True)
 def merge_words(units, cps, sizes, count, slot_keys, slot_index, bits, made, rank):
     """Final symbols of each word (its units `units[...]`, `sizes` of them), the first code
@@ -48,29 +104,7 @@ def merge_words(units, cps, sizes, count, slot_keys, slot_index, bits, made, ran
             sym[j] = units[start + j]
             cp[j] = cps[start + j]
         start += m
-        for j in range(m - 1):
-            pr[j] = _pair(sym[j], sym[j + 1], count, slot_keys, slot_index, bits)
-        while m > 1:
-            best = NEVER
-            i = -1
-            for j in range(m - 1):
-                p = pr[j]
-                if p >= 0 and rank[p] < best:
-                    best = rank[p]
-                    i = j
-            if i < 0:
-                break
-            sym[i] = made[pr[i]]
-            for j in range(i + 1, m - 1):
-                sym[j] = sym[j + 1]
-                cp[j] = cp[j + 1]
-            for j in range(i, m - 2):
-                pr[j] = pr[j + 1]
-            m -= 1
-            if i > 0:
-                pr[i - 1] = _pair(sym[i - 1], sym[i], count, slot_keys, slot_index, bits)
-            if i < m - 1:
-                pr[i] = _pair(sym[i], sym[i + 1], count, slot_keys, slot_index, bits)
+        m = _merge(sym, cp, pr, m, count, slot_keys, slot_index, bits, made, rank)
         for j in range(m):
             out_sym[w] = sym[j]
             out_cp[w] = cp[j]
