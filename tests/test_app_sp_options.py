@@ -129,3 +129,16 @@ async def test_a_value_the_core_refuses_is_shown_and_the_dialog_stays_open():
         await pilot.press("ctrl+s")
         await wait_for(lambda: app.screen is app.main)
         assert app.main.session.settings.user_defined_symbols == ("<sep>",)
+
+
+async def test_hints_show_only_for_the_kinds_that_read_their_field():
+    """The tie-break rule's line under BPE only (SentencePiece BPE and Unigram break no ties
+    by it), the seed-holds-every-character line under Unigram only; they follow the model box."""
+    app = RecordingApp(corpus(), Settings(target=500))
+    async with app.run_test(size=(160, 48)) as pilot:
+        dialog = await open_settings(app, pilot)
+        tie, seed = dialog.query_one("#tie-break-rule"), dialog.query_one("#unigram-hint")
+        assert tie.display and not seed.display
+        for kind, shows_tie, shows_seed in (("spbpe", False, False), ("unigram", False, True), ("bpe", True, False)):
+            dialog.query_one("#model", Select).value = kind
+            await wait_for(lambda: (tie.display, seed.display) == (shows_tie, shows_seed))

@@ -185,6 +185,10 @@ class SettingsDialog(Dialog):
         algorithm = self.query_one("#algorithm", Select).value
         for name in KIND_FIELDS:
             self.query_one(f"#{name}").disabled = not editable(name, kind, algorithm)
+        # a hint about a field the kind does not read is noise: SentencePiece BPE breaks no ties
+        self.query_one("#tie-break-rule").display = editable("tie_break", kind, algorithm)
+        for hint in self.query("#unigram-hint"):  # the seed must hold every character
+            hint.display = editable("seed_size", kind, algorithm)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "tie_break":
