@@ -272,7 +272,7 @@ LAYERS = [
     ("tokworkbench.core.bpe", "tokworkbench.core.unigram", "tokworkbench.core.fixed", "tokworkbench.core.spbpe",
      "tokworkbench.core.wordpiece"),
     ("tokworkbench.core.files", "tokworkbench.core.models", "tokworkbench.core.inspection", "tokworkbench.core.text",
-     "tokworkbench.core.compat", "tokworkbench.core.transfer", "tokworkbench.core.curve", "tokworkbench.core.heap",
+     "tokworkbench.core.compat", "tokworkbench.core.transfer", "tokworkbench.core.curve", "tokworkbench.core.heap", "tokworkbench.core.gcpause",
      "tokworkbench.core.bytelevel", "tokworkbench.core.units", "tokworkbench.core.orphans",
      "tokworkbench.core.errors", "tokworkbench.core.jit", "tokworkbench.core.slots",
      "tokworkbench.core.slotkernel"),

@@ -199,7 +199,7 @@ class FastEncoder:
         if chunk in self.user:
             return [self.ids[chunk]]
         compiled = self._compiled_word
-        if compiled is not None:
+        if compiled is not None and len(chunk) < _LIST_UP_TO:  # its loop is quadratic: long words take the heap
             found = compiled(chunk)
             if len(found):
                 return found.tolist()
