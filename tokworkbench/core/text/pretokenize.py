@@ -22,6 +22,7 @@ from tokworkbench.core import jit
 from tokworkbench.core.errors import PatternError, PatternTimeoutError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.text.fastsplit import (
+    FAST_FROM,
     chunk_counts,
     split_gpt2,
     split_gpt4,
@@ -130,7 +131,7 @@ class PreTokenizer:
             found = Counter(parts)
             del found[None]
             return Counter({META + part: n for part, n in found.items()})
-        if self.counts_compiled:
+        if self.counts_compiled and len(text) >= FAST_FROM:  # a short text: a tally's arrays cost more
             counted = chunk_counts(self.name, text)  # compiled: a str only for each distinct chunk
             if counted is not None:
                 return counted
