@@ -7,7 +7,7 @@ spm_train runs with `--model_type=unigram`, `character_coverage` as given (1.0: 
 as ours keeps them), the nfkc rule (its default nmt_nfkc also turns tabs and other control
 characters into spaces, which ours does not) and otherwise its defaults (it collapses runs of
 whitespace); ours with the nfkc normalizer, its
-target spm_train's pieces less its three meta pieces, plus the characters spm_train never sees
+target spm_train's vocab_size (both count <unk> <s> </s>), plus the characters spm_train never sees
 (line breaks: it reads lines; a BOM), which ours keeps so that its model spells the text.
 Prints the share of spm_train's pieces we have, the first 20 pieces only in each with their
 scores, and where the two score cutoffs lie: a missing piece close to the cutoff is a near tie,
@@ -65,7 +65,7 @@ def main() -> None:
     theirs = spm_pieces(text, args.vocab_size, args.coverage)
     # characters spm_train never sees (line breaks; a BOM, which nmt_nfkc drops) take places of their own
     extra = len(set(normalize(text, "nfkc")) - set("".join(theirs)) - {" "})
-    ours = our_pieces(text, len(theirs) + extra)
+    ours = our_pieces(text, args.vocab_size + extra)
     shared = set(ours) & set(theirs)
     print(f"{len(text.encode()):,} bytes, vocab {args.vocab_size}: shared {len(shared)}/{len(theirs)} "
           f"= {len(shared) / len(theirs):.4f} (ours {len(ours)} pieces)")

@@ -97,7 +97,7 @@ def test_train_unigram_on_the_embedded_corpus_fits_its_seed(tmp_path, capsys):
     seed (300) is below their 1,424 characters, so it grows by the workbench's rule."""
     out = tmp_path / "u.json"
     assert main(["train", "--model", "unigram", "--split", "metaspace", "--vocab-size", "2000", "-o", str(out)]) == 0
-    assert "2900 -> " in capsys.readouterr().out and out.is_file()
+    assert "vocabulary 2901 -> " in capsys.readouterr().out and out.is_file()
     assert main(["train", "--model", "unigram", "--split", "metaspace", "--vocab-size", "2000",
                  "--seed-size", "300", "-o", str(out)]) == 1  # given, it is kept, and refused
     assert "--seed-size 300 is below" in capsys.readouterr().err

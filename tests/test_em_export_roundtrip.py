@@ -103,7 +103,7 @@ def test_the_export_writes_sentencepieces_prefix_and_reads_back_as_itself(judged
     assert again.hf_floats and not again.float32  # HF's Viterbi: each word alone, in float64
     assert to_hf(again) == doc
     assert not any("leading space" in n for n in notes)
-    assert any("skip_special_tokens" in n and "control" not in n for n in notes) and any("float64" in n for n in notes)
+    assert any("skip_special_tokens" in n and "control pieces ('<s>', '</s>')" in n for n in notes) and any("float64" in n for n in notes)
 
 
 def test_a_course_model_keeps_the_metaspace_export():

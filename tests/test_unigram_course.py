@@ -34,10 +34,10 @@ def course_cost(learner: UnigramLearner) -> dict[str, float]:
 
 def test_seed_is_the_courses():
     learner = course_learner()
-    chars = learner.base_size
+    chars = learner.base_size - 1  # the smallest vocabulary: the characters and <unk>
     assert learner.state.pieces[chars : chars + 10] == ["▁t", "is", "er", "▁a", "▁to", "to", "en", "▁T", "▁Th", "▁Thi"]
     assert learner.state.freqs[chars : chars + 10] == [7, 5, 5, 5, 4, 4, 4, 3, 3, 3]
-    assert learner.vocab_size == 300
+    assert learner.vocab_size == 301  # the course's 300 pieces and <unk>: every id a model has
     assert learner.words[:3] == ["▁This", "▁is", "▁the"]
 
 
@@ -123,8 +123,8 @@ def test_incremental_rounds_equal_the_full_recount(seed_size, vocab_size):
     learner = UnigramLearner([text], UnigramConfig(seed_size=seed_size))
     words = dict(zip(learner.words, learner.freqs))
     expected = plain_course(words, seed_size, vocab_size, 0.1)
-    list(learner.run(vocab_size=vocab_size))
-    got = [(r.vocab_size, r.loss, r.removed) for r in learner.history_rows(1000)]
+    list(learner.run(vocab_size=vocab_size + 1))  # the course counts its pieces, a vocabulary <unk> too
+    got = [(r.vocab_size - 1, r.loss, r.removed) for r in learner.history_rows(1000)]
     assert got == expected  # floats bit for bit, removed pieces in order
 
 
@@ -210,7 +210,7 @@ def course_files(tmp_path):
 def test_cli_course_figures(course_files, tmp_path, capsys):
     model = tmp_path / "m.json"
     assert main(["train", *course_files, "--model", "unigram", "--algorithm", "course", "--split", "metaspace",
-                 "--seed-size", "300", "--vocab-size", "300", "-o", str(model)]) == 0
+                 "--seed-size", "300", "--vocab-size", "301", "-o", str(model)]) == 0
     capsys.readouterr()
     assert main(["encode", "-m", str(model), "This", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -218,29 +218,29 @@ def test_cli_course_figures(course_files, tmp_path, capsys):
     assert out["score"] == -(6.288267030694535 - 1)  # the course's cost without its start cost of 1
     doc = json.loads(model.read_text(encoding="utf-8"))
     assert doc["model"] == "unigram" and doc["pieces"][0] == ["<unk>", 0.0] and len(doc["pieces"]) == 301
-    assert doc["history"] == [{"round": 0, "vocab_size": 300, "loss": 413.10377642940875, "removed": [],
+    assert doc["history"] == [{"round": 0, "vocab_size": 301, "loss": 413.10377642940875, "removed": [],
                                "tokens": 77}]
 
 
 def test_cli_prunes_and_reports(course_files, tmp_path, capsys):
     model = tmp_path / "m.json"
     assert main(["train", *course_files, "--model", "unigram", "--vocab-size", "100", "-o", str(model)]) == 0
-    assert "11 rounds (course), 300 -> 98 pieces" in capsys.readouterr().out
+    assert "11 rounds (course), vocabulary 301 -> 99 (<unk> included)" in capsys.readouterr().out
     doc = json.loads(model.read_text(encoding="utf-8"))
-    assert [h["vocab_size"] for h in doc["history"]][:3] == [300, 270, 243] and len(doc["history"]) == 12
+    assert [h["vocab_size"] for h in doc["history"]][:3] == [301, 271, 244] and len(doc["history"]) == 12
     assert main(["encode", "-m", str(model), "--format", "tokens", "This is the Hugging Face course."]) == 0
     assert capsys.readouterr().out.split() == ['"▁This"', '"▁is"', '"▁the"', '"▁Hugging"', '"▁Face"', '"▁"', '"c"',
                                                '"ou"', '"r"', '"s"', '"e"', '"."']
     assert main(["inspect", str(model), "--history-csv", str(tmp_path / "h.csv")]) == 0
     out = capsys.readouterr().out
     assert "unigram (course)" in out and "start each word at cost 1" in out.replace("starts", "start")
-    assert (tmp_path / "h.csv").read_text().splitlines()[1].startswith("0,300,413.10377642940875")
+    assert (tmp_path / "h.csv").read_text().splitlines()[1].startswith("0,301,413.10377642940875")
 
 
 def test_cli_bad_sizes(course_files, tmp_path, capsys):
     out = str(tmp_path / "m.json")
     assert main(["train", *course_files, "--model", "unigram", "--vocab-size", "5", "-o", out]) == 1
-    assert "below the number of distinct characters (30)" in capsys.readouterr().err
+    assert "is below the distinct characters (30) and <unk>" in capsys.readouterr().err
     assert main(["train", *course_files, "--model", "unigram", "--seed-size", "10", "--vocab-size", "50",
                  "-o", out]) == 1
     assert "--seed-size 10 is below" in capsys.readouterr().err

@@ -18,7 +18,7 @@ def test_session_steps_undoes_and_draws(tmp_path):
     paths = [str(SAMPLES / "03_udhr_article1.txt"), str(SAMPLES / "08_ru_fortunes.txt")]
     session = Session.open(paths, Settings(kind="unigram", split="metaspace", seed_size=900, target=500))
     snap = session.snapshot(View(doc=1, size=300))
-    assert snap.kind == "unigram" and snap.steps == 0 and snap.vocab_size == 900
+    assert snap.kind == "unigram" and snap.steps == 0 and snap.vocab_size == 901
     assert snap.history[0].round == 0 and snap.next_rows[0].removed_next
     text = snap.window.text
     assert text.startswith("▁") and " " not in text
@@ -38,10 +38,10 @@ def test_session_steps_undoes_and_draws(tmp_path):
     session.export_history(tmp_path / "h.csv")
     with open(tmp_path / "h.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    assert len(rows) == todo + 2 and rows[1][:2] == ["0", "900"]
+    assert len(rows) == todo + 2 and rows[1][:2] == ["0", "901"]
     assert session.export("hf", tmp_path / "t.json")[-1].startswith("wrote")
     session.undo_all()
-    assert session.steps == 0 and session.snapshot().vocab_size == 900
+    assert session.steps == 0 and session.snapshot().vocab_size == 901
 
 
 def test_window_spans_are_the_models_encoding():

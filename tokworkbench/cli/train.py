@@ -153,8 +153,10 @@ def _bpe_summary(learner, settings, seeded: int) -> str:
 
 
 def _unigram_summary(learner, settings, seeded: int) -> str:
-    return (f"trained {len(learner.history)} rounds ({settings.algorithm}), {seeded} -> {learner.vocab_size} pieces "
-            f"+ <unk>, loss {learner.loss:.6g}, {learner.initial_tokens:,} -> {learner.total_tokens:,} tokens "
+    metas = learner.metas
+    held = ", ".join(metas) if len(metas) <= 3 else f"{len(metas)} meta, symbol and byte pieces"
+    return (f"trained {len(learner.history)} rounds ({settings.algorithm}), vocabulary {seeded} -> "
+            f"{learner.vocab_size} ({held} included), loss {learner.loss:.6g}, {learner.initial_tokens:,} -> {learner.total_tokens:,} tokens "
             f"({learner.compression:.3f} chars/token)")
 
 

@@ -93,9 +93,11 @@ def roles_of(model) -> Roles:
 
 
 def with_roles(model, roles: "Roles | dict | None"):
-    """The same model with these roles (checked against it); models are frozen dataclasses."""
+    """The same model with these roles (checked against it), or with its own when none are
+    given (em's spm_train layout names <s> and </s>, as its .model does); models are frozen
+    dataclasses."""
     roles = Roles.of(roles)
-    return model if roles == roles_of(model) else replace(model, roles=roles)
+    return model if not roles.tokens or roles == roles_of(model) else replace(model, roles=roles)
 
 
 def role_id(model, role: str) -> int | None:

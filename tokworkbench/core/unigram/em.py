@@ -28,7 +28,7 @@ backward and Viterbi sweep it by position, all words at once.
 
 import math
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -47,6 +47,16 @@ EXPECTED_MIN = 0.5  # SentencePiece's kExpectedFrequencyThreshold
 UNKNOWN_PENALTY = 10.0  # SentencePiece's kUnkPenalty: an unknown character costs min_score - 10
 FINAL_PENALTY_STEP = 0.0001  # SentencePiece's kMinScorePenaltyDelta: a required character put back
 FINAL_MARGIN = 1.1  # prune to 1.1 x the target, then keep the target's best-scored pieces (as SentencePiece)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where em's pruning stops, as spm_train counts: rounds prune until the model has at
+    most `desired` pieces (1.1 x the whole vocabulary, meta and byte pieces included), then
+    the last keeps `pieces`, what the whole vocabulary has room for after them. 0, 0: none."""
+
+    pieces: int
+    desired: int
 
 
 def hash_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -612,23 +622,23 @@ class EmEngine:
                               self.seed_scores[order].tolist(), ids[order])
         return self._em(ids, self.seed_scores.copy(), 0, self.outside)
 
-    def round(self, state: RoundState, going: set[str], floor: int) -> RoundState:
+    def round(self, state: RoundState, going: set[str], target: Target) -> RoundState:
         keep = np.fromiter((p not in going for p in state.pieces), dtype=bool, count=len(state.pieces))
         absent = _absent(state)
-        if _present(state) <= int(floor * FINAL_MARGIN):
+        if _present(state) <= target.desired:
             return self._finalize(state, keep, absent)
         # pruning: a character on no best path leaves SentencePiece's model too (it comes back at the end)
         used = self._measure(state)[0].per_piece
         absent = absent | (self.single[state.ids] & (used <= 0))
-        if int((keep & ~absent).sum()) <= int(floor * FINAL_MARGIN):
+        if int((keep & ~absent).sum()) <= target.desired:
             # spm_train 0.2.3 runs no EM after the pruning that reaches 1.1 x the target (its log
             # shows none): its finalization cuts by the scores of the EM before
             scores = _unknown_scores(np.asarray(state.scores)[keep], absent[keep])
             return RoundState([p for p, k in zip(state.pieces, keep) if k], np.asarray(state.freqs)[keep].tolist(),
                               scores.tolist(), state.ids[keep], absent[keep])
-        return self._em(state.ids[keep], np.asarray(state.scores)[keep], floor, absent[keep])
+        return self._em(state.ids[keep], np.asarray(state.scores)[keep], target.pieces, absent[keep])
 
-    def analyze(self, state: RoundState, floor: int) -> RoundAnalysis:
+    def analyze(self, state: RoundState, target: Target) -> RoundAnalysis:
         ids = state.ids
         swept, increases, order, removable = self._measure(state)
         n = len(ids)
@@ -636,7 +646,7 @@ class EmEngine:
         loss = swept.loss
         chars = int(self.single[ids].sum())
         present = _present(state)  # SentencePiece's model size: the characters it dropped are not in it
-        desired = int(floor * FINAL_MARGIN)
+        floor, desired = target.pieces, target.desired
         if present > desired:
             keep = max(desired, present - n + chars, int(present * self.config.shrinking_factor))
             # every piece that can go at once goes, as in SentencePiece, but never below the target

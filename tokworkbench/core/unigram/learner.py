@@ -23,9 +23,10 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
                                              training Viterbi (course: start cost 1)
     learner.window(doc, start, end)           token spans for the corpus pane (model encoding)
     learner.model() -> UnigramModel           model.lattice(word), or unigram.lattice(model, word)
-    learner.vocab_size                       pieces pruned over, without <unk> nor the other
-                                             meta and byte pieces (what the
-                                             target and --vocab-size compare with)
+    learner.vocab_size                       the whole vocabulary, as spm_train's vocab_size and
+                                             every kind count it: <unk> and the other meta,
+                                             symbol and byte pieces, then the trained pieces
+                                             (what the target and --vocab-size compare with)
 
 Every round's vocabulary (pieces with frequencies and scores) is kept, so undo is a pop.
 """
@@ -39,6 +40,7 @@ from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import SettingError, TrainingError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.inspection.segments import layout_window
+from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.bytepieces import byte_piece
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
@@ -49,7 +51,7 @@ from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 from tokworkbench.core.text.spcoverage import UNK_CHAR, check_coverage
 from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
 from tokworkbench.core.unigram import course
-from tokworkbench.core.unigram.em import FINAL_MARGIN
+from tokworkbench.core.unigram.em import FINAL_MARGIN, Target
 from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
 from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
 from tokworkbench.core.unigram.spconventions import SpConventions
@@ -60,6 +62,7 @@ from tokworkbench.core.units import Units
 
 ALGORITHMS = ("course", "em")
 SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
+SP_ROLES = Roles.of(dict(zip(("unk", "bos", "eos"), SP_META)))  # and its unk_id, bos_id, eos_id
 _BYTE_PIECES = tuple(byte_piece(b) for b in range(256))  # spm_train's, after the symbols
 MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
@@ -87,11 +90,6 @@ class UnigramConfig:
     byte_fallback: bool = False
 
     units = Units.CHAR
-
-    @property
-    def special_tokens(self) -> tuple[str, ...]:
-        metas = meta_pieces(self)
-        return tuple(metas[: len(metas) - len(self.user_defined_symbols) - 256 * self.byte_fallback])
 
     def __post_init__(self):
         check_normalizer(self.normalizer)
@@ -135,11 +133,13 @@ class UnigramConfig:
                 raise SettingError(name, clash, "holds ▁, which our Unigram chunks cut before")
 
 
-def meta_pieces(config: UnigramConfig) -> list[str]:
-    """The pieces before the trained ones: <unk> alone, or, with control or user-defined
-    symbols, spm_train's <unk> <s> </s>, the control ones, the user-defined ones, so that each
-    symbol has spm_train's id."""
-    if not (config.control_symbols or config.user_defined_symbols or config.byte_fallback):
+def meta_pieces(config: UnigramConfig, replay: bool = False) -> list[str]:
+    """The pieces before the trained ones: the course's <unk> alone (and a replay's, whose
+    model brings its own pieces); em's as spm_train lays them out, <unk> <s> </s>, the control
+    symbols, the user-defined ones, the byte pieces, so that a piece has spm_train's id and
+    --vocab-size counts as its vocab_size."""
+    symbols = config.control_symbols or config.user_defined_symbols or config.byte_fallback
+    if config.algorithm != "em" or (replay and not symbols):
         return [UNK]
     return (list(SP_META) + list(config.control_symbols) + list(config.user_defined_symbols)
             + list(_BYTE_PIECES if config.byte_fallback else ()))
@@ -156,7 +156,7 @@ class UnigramLearner:
         if vocabulary is not None and config.algorithm != "em":
             config = replace(config, algorithm="em")
         self.config = config
-        self.metas = meta_pieces(config)
+        self.metas = meta_pieces(config, replay=vocabulary is not None)
         ends: Counter[str] = Counter()  # em: the chunk each document ends with, which ends a line (spseed.py)
         if counted is None and config.algorithm == "em" and vocabulary is None:
             texts = _noting_last_chunks(texts, config, ends)
@@ -186,14 +186,15 @@ class UnigramLearner:
         self._seed_edges: course.SeedLattices | None = None
         # em: ▅, the stand-in of the characters character_coverage drops, is no piece of the model
         self._stand_in = UNK_CHAR if self._engine is not None and self._engine.stand_in >= 0 else None
-        self.base_size = sum(1 for p in state.pieces if len(p) == 1 and p != self._stand_in)
+        self._chars = sum(1 for p in state.pieces if len(p) == 1 and p != self._stand_in)
+        self.base_size = len(self.metas) + self._chars  # the smallest vocabulary: no character goes
         self._states: list[RoundState] = [state]
         self._analyses: list[RoundAnalysis | None] = [None]
         self.history: list[RoundRow] = []
         self._encoder_key: tuple | None = None  # which state `_encoder_model` was made from
         self._encoder_model: UnigramModel | None = None
         loss, tokens = self._totals()
-        self._seed_row = RoundRow(0, len(state.pieces), loss, (), tokens)
+        self._seed_row = RoundRow(0, self._whole(state), loss, (), tokens)
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -202,8 +203,13 @@ class UnigramLearner:
 
     @property
     def vocab_size(self) -> int:
-        """Pieces pruned over, without <unk> (nor em's ▅): what the target compares with."""
-        return len(self.state.pieces) - (self._stand_in is not None and self._stand_in in self.state.pieces)
+        return self._whole(self.state)
+
+    def _whole(self, state: RoundState) -> int:
+        """The vocabulary a model of `state` has: the pieces ahead of the trained ones, and
+        those but em's ▅ (the characters coverage drops are <unk> in the model)."""
+        stand_in = self._stand_in is not None and self._stand_in in state.pieces
+        return len(self.metas) + len(state.pieces) - stand_in
 
     @property
     def total_tokens(self) -> int:
@@ -248,7 +254,7 @@ class UnigramLearner:
 
     def _analyze(self, state: RoundState) -> RoundAnalysis:
         if self._engine is not None:
-            return self._engine.analyze(state, self._floor())
+            return self._engine.analyze(state, self._target())
         cost = {p: -s for p, s in zip(state.pieces, state.scores)}
         if self._seed_edges is None:
             self._seed_edges = course.seed_lattices(self.words, cost)
@@ -257,8 +263,12 @@ class UnigramLearner:
         tokens = sum(len(path) * f for path, f in zip(found.paths, self.freqs))
         return RoundAnalysis(found.loss, found.increases, found.to_remove, tokens, dict(zip(state.pieces, state.freqs)))
 
-    def _floor(self) -> int:
-        return self.target if self.target is not None else 0
+    def _target(self) -> Target:
+        """What em prunes toward, counted as spm_train counts: rounds until 1.1 x the whole
+        vocabulary, then the trained pieces the whole vocabulary has room for."""
+        if self.target is None:
+            return Target(0, 0)
+        return Target(self.target - len(self.metas), int(self.target * FINAL_MARGIN))
 
     # -- the learner protocol --------------------------------------------------------------
     def next_step(self) -> tuple[str, ...] | None:
@@ -272,21 +282,23 @@ class UnigramLearner:
     def steps_for_vocab(self, vocab_size: int) -> int:
         """Rounds still needed to bring the vocabulary to `vocab_size` or below (course rounds
         may go below: each removes its share whatever the target)."""
-        chars = self.base_size
-        if vocab_size < chars:
-            raise TrainingError(f"vocabulary size {vocab_size} is below the number of distinct characters "
-                                f"({chars}); Unigram keeps every character (em: those --character-coverage keeps)")
+        chars, metas = self._chars, len(self.metas)
+        if vocab_size < self.base_size:
+            ahead = f"{metas} pieces ahead of the trained ones" if metas > 1 else "<unk>"
+            raise TrainingError(f"vocabulary size {vocab_size} is below the distinct characters ({chars}) and "
+                                f"{ahead}; Unigram keeps every character (em: those --character-coverage keeps)")
         if self._engine is not None and vocab_size != self.target:
             self._analyses[-1] = None  # em's pruning keeps at least the target: ask again
         self.target = vocab_size
-        n, rounds = self.vocab_size, 0
-        while n > vocab_size:
+        goal = self._target()
+        n, rounds = self._whole(self.state) - metas, 0
+        while n > goal.pieces:
             if self.config.algorithm == "course":
                 n -= min(max(1, int(n * self.config.prune_fraction)), n - chars)
-            elif n > int(vocab_size * FINAL_MARGIN):  # em: EM's M-step may drop more, never fewer
-                n = max(int(vocab_size * FINAL_MARGIN), chars, min(n - 1, int(n * self.config.shrinking_factor)))
+            elif n > goal.desired:  # em: EM's M-step may drop more, never fewer
+                n = max(goal.desired, chars, min(n - 1, int(n * self.config.shrinking_factor)))
             else:
-                n = max(vocab_size, chars)
+                n = max(goal.pieces, chars)
             rounds += 1
             if n <= chars:
                 break
@@ -328,7 +340,7 @@ class UnigramLearner:
         trained = ((p, s) for p, s in zip(state.pieces, state.scores) if p != self._stand_in)
         pieces = tuple((m, 0.0) for m in self.metas) + tuple(trained)
         users = len(self.config.user_defined_symbols)
-        special = len(self.config.special_tokens)
+        special = len(self.metas) - users - 256 * self.config.byte_fallback  # <unk> <s> </s>, the controls
         history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
         # EM is SentencePiece's training: its model keeps SentencePiece's dummy prefix and float32
         # sentence Viterbi, so a written .model gives the same ids (issue 25 item 7)
@@ -337,7 +349,8 @@ class UnigramLearner:
                             self.config.algorithm, self.start_cost, specials=tuple(range(special)),
                             user_defined=tuple(range(special, special + users)), float32=sentencepiece,
                             sp_conventions=SpConventions(collapse=False) if sentencepiece else None,
-                            byte_pieces=tuple(range(special + users, len(self.metas))))
+                            byte_pieces=tuple(range(special + users, len(self.metas))),
+                            roles=SP_ROLES if self.metas[: len(SP_META)] == list(SP_META) else NO_ROLES)
 
     def model_key(self) -> tuple:
         return (len(self._states), tuple(self.state.pieces))
@@ -385,7 +398,7 @@ class UnigramLearner:
         state = self.state
         going = set(removed)
         if self._engine is not None:
-            new = self._engine.round(state, going, self._floor())
+            new = self._engine.round(state, going, self._target())
             kept = set(new.pieces)
             removed = tuple(p for p in state.pieces if p not in kept)  # EM's M-step may drop more
         else:
@@ -395,7 +408,7 @@ class UnigramLearner:
         self._states.append(new)
         self._analyses.append(None)
         loss, tokens = self._totals()
-        row = RoundRow(len(self.history) + 1, len(new.pieces), loss, tuple(removed), tokens)
+        row = RoundRow(len(self.history) + 1, self._whole(new), loss, tuple(removed), tokens)
         self.history.append(row)
         return row
 
@@ -418,7 +431,7 @@ class UnigramLearner:
 
     # -- moving training to another process -------------------------------------------------
     _FIXED = frozenset({"config", "chunk_table", "layouts", "documents", "chars", "bytes", "chunk_strings",
-                        "words", "freqs", "initial_tokens", "base_size", "_engine", "_seed_row",
+                        "words", "freqs", "initial_tokens", "base_size", "_chars", "_engine", "_seed_row",
                         "_seed_edges"})
 
     def training_state(self) -> dict:
