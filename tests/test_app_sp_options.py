@@ -12,7 +12,8 @@ from tokworkbench.cli import build_parser
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.text.samples import sample_paths
 
-SP_FIELDS = ("split_digits", "user_defined_symbols", "control_symbols", "required_chars")
+SP_FIELDS = ("split_digits", "user_defined_symbols", "control_symbols", "required_chars", "character_coverage",
+             "byte_fallback")
 SCREENSHOT = None  # a path to save the 80x24 look to, when looking at it by eye
 
 
@@ -91,9 +92,12 @@ async def test_the_fields_are_only_for_the_kinds_that_read_them_and_for_unigram_
         dialog.query_one("#algorithm", Select).value = "em"
         await wait_for(lambda: all(enabled(dialog).values()))
         fill(dialog, controls="<mask>", digits="yes")
-        await wait_for(lambda: "--split-digits --control-symbols '<mask>'" in command_line(dialog))
+        dialog.query_one("#byte_fallback", Select).value = "yes"
+        await wait_for(lambda: "--split-digits --control-symbols '<mask>'" in command_line(dialog)
+                       and "--byte-fallback" in command_line(dialog))
         dialog.query_one("#algorithm", Select).value = "course"  # em's alone: the command drops them
-        await wait_for(lambda: not any(enabled(dialog).values()) and "--split-digits" not in command_line(dialog))
+        await wait_for(lambda: not any(enabled(dialog).values()) and "--split-digits" not in command_line(dialog)
+                       and "--byte-fallback" not in command_line(dialog))
         dialog.query_one("#algorithm", Select).value = "em"
         await wait_for(lambda: "--control-symbols '<mask>'" in command_line(dialog))
         await pilot.press("ctrl+s")

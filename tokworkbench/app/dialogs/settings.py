@@ -31,7 +31,8 @@ KIND_FIELDS = ("units", "tie_break", "algorithm", "seed_size", "prune_fraction",
                "character_coverage", "byte_fallback", *SP_FIELDS)
 """The fields that only some kinds read (`Kind.options`): the others' are disabled."""
 FOR_ALGORITHM = {"prune_fraction": "course", "shrinking_factor": "em",  # each algorithm's pruning option
-                 **dict.fromkeys(SP_FIELDS, "em")}  # UnigramConfig refuses spm_train's options under course
+                 # UnigramConfig refuses spm_train's options under course
+                 **dict.fromkeys(("character_coverage", "byte_fallback", *SP_FIELDS), "em")}
 """The algorithm a field needs, in a kind that has the algorithm option (the others have one way to train)."""
 
 
@@ -256,13 +257,15 @@ class SettingsDialog(Dialog):
             return str(exc)
         kind = kind_named(self.query_one("#model", Select).value)
         changes: dict = {"kind": kind.name}
-        if "character_coverage" in kind.options:
+        algorithm = self.query_one("#algorithm", Select).value
+        if editable("character_coverage", kind, algorithm):
             try:
                 changes["character_coverage"] = float(self.query_one("#character_coverage", Input).value)
             except ValueError:
                 return "character coverage must be a number, e.g. 0.9995"
             changes["byte_fallback"] = self.query_one("#byte_fallback", Select).value == "yes"
-        algorithm = self.query_one("#algorithm", Select).value
+        elif "character_coverage" in kind.options:  # Unigram course keeps every character, spelt as it is
+            changes.update(character_coverage=1.0, byte_fallback=False)
         if editable("split_digits", kind, algorithm):
             changes.update(split_digits=self.query_one("#split_digits", Select).value == "yes",
                            user_defined_symbols=symbols_of(self.query_one("#user_defined_symbols", Input).value),
