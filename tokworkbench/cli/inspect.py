@@ -120,14 +120,18 @@ def _unigram(args, tok) -> list[str]:
         f"normalizer   {tok.normalizer_label}",
         _pre_tokenizer(tok),
         f"vocabulary   {tok.vocab_size} = {len(tok.specials)} special + {tok.base_size} single characters + "
-        f"{tok.vocab_size - len(tok.specials) - tok.base_size} longer pieces"
+        + (f"{len(tok.byte_pieces)} byte pieces + " if tok.byte_pieces else "")
+        + f"{tok.vocab_size - len(tok.specials) - tok.base_size - len(tok.byte_pieces)} longer pieces"
         + (f" ({len(tok.user_defined)} user-defined)" if tok.user_defined else ""),
     ]
+    if tok.byte_fallback:
+        lines.append("byte fallback an unknown character is its UTF-8 bytes' pieces" +
+                     ("; HF's: a byte piece also matches its own text (<0x41>)" if tok.hf_byte_fallback else ""))
     if tok.start_cost:
         lines.append(f"note         trained with the course's Viterbi, which starts each word at cost {tok.start_cost:g}")
     if tok.history:
         first, last = tok.history[0], tok.history[-1]
-        lines.append(f"training     {len(tok.history) - 1} rounds, {first.vocab_size} -> {last.vocab_size} pieces, "
+        lines.append(f"training     {len(tok.history) - 1} rounds, vocabulary {first.vocab_size} -> {last.vocab_size}, "
                      f"loss {first.loss:.6g} -> {last.loss:.6g}")
     user = set(tok.user_defined)
     ranked = sorted((i for i in tok.matched_ids() if i not in user), key=lambda i: -tok.pieces[i][1])

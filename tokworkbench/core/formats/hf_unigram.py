@@ -12,6 +12,8 @@ exactly one special piece has one; UNK is the unk piece. A model with SentencePi
 byte_fallback is HF's Unigram `byte_fallback` (tokenizers >= 0.14: an unknown run becomes the
 `<0xNN>` pieces of its bytes, the same bytes SentencePiece spells character by character) with a
 ByteFallback decoder; its byte pieces stay in the vocabulary, as transformers' converter leaves them.
+Read, such a file is HF's byte fallback (`UnigramModel.hf_byte_fallback`): HF's trie holds the
+byte pieces, so they match their own text, which SentencePiece's never do.
 """
 
 import json
@@ -24,6 +26,7 @@ from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_co
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text import spnormalize
+from tokworkbench.core.text.bytepieces import BYTE_TEXT_NOTE, byte_piece
 from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_tokenizer
 from tokworkbench.core.text.spnormalize import META
@@ -156,6 +159,8 @@ def write_hf(model: UnigramModel, out) -> list[str]:
                      f"{model.sp_conventions.unk_surface!r}, unless skip_special_tokens=False"
                      + (f"; with that it shows the control pieces ({', '.join(map(short, control[:3]))}), "
                         "which sp.decode drops" if control else ""))
+    if model.byte_fallback and not model.hf_byte_fallback:
+        notes.append(BYTE_TEXT_NOTE)
     return notes + [f"wrote {out}"]
 
 
@@ -165,14 +170,17 @@ PAD_NAMES = ("<pad>", "[PAD]")  # what a pad piece is called when no padding sec
 def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
     """A tokenizer.json Unigram model; what this tool cannot reproduce exactly is refused."""
     model = doc["model"]
-    if model.get("byte_fallback"):
-        raise ForeignModelError("Unigram with byte_fallback is not supported (unknown characters would become bytes)")
     pieces = check_pieces(model.get("vocab"), max_token_bytes, ForeignModelError)
     unk_id = model.get("unk_id")
     if not (is_count(unk_id) and unk_id < len(pieces)):
         raise ForeignModelError(f"'unk_id' is {short(unk_id)}; this tool reads Unigram models with an unknown "
                                 f"piece (an id in 0..{len(pieces) - 1})")
     specials = _hf_added(doc.get("added_tokens", []), pieces) | {unk_id}
+    byte_fallback = model.get("byte_fallback", False)
+    if not isinstance(byte_fallback, bool):
+        raise ForeignModelError(f"'byte_fallback' must be true or false, not {short(byte_fallback)}")
+    byte_ids = _hf_byte_pieces(pieces, specials) if byte_fallback else ()
+    decoder = _without_byte_decoder(doc.get("decoder"), byte_fallback)
     names = {pieces[i][0] for i in specials}
     found = read_roles(doc, model, names).to_dict()
     found["unk"] = pieces[unk_id][0]
@@ -185,20 +193,55 @@ def from_hf(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel:
     except TokWorkbenchError:  # two roles on one token: keep only the unknown piece's
         roles = Roles(unk=pieces[unk_id][0])
     pre_spec = doc.get("pre_tokenizer")
-    kept = _sp_whitespace_of(doc, pieces[unk_id][0])
+    kept = _sp_whitespace_of(doc, pieces[unk_id][0], decoder)
     if kept is not None:
         base, conventions = kept
         normalizer, own = _hf_normalizer(base)
         return UnigramModel(tuple(pieces), normalizer, pre_tokenizer(METASPACE), roles=roles,
                             specials=tuple(sorted(specials)), unk_id=unk_id, text_normalizer=own, hf_floats=True,
-                            sp_conventions=conventions)
+                            sp_conventions=conventions, byte_pieces=byte_ids, hf_byte_fallback=byte_fallback)
     split = _whitespace_split(pre_spec)
     if split:  # Sequence[WhitespaceSplit, Metaspace]: the split becomes the last normalizer step
         pre_spec = pre_spec["pretokenizers"][1]
     normalizer, own = _hf_normalizer(doc.get("normalizer"), split)
-    pre = _hf_pre_tokenizer(pre_spec, doc.get("decoder"))
+    pre = _hf_pre_tokenizer(pre_spec, decoder)
     return UnigramModel(tuple(pieces), normalizer, pre, roles=roles, specials=tuple(sorted(specials)),
-                        unk_id=unk_id, text_normalizer=own, hf_floats=True)
+                        unk_id=unk_id, text_normalizer=own, hf_floats=True, byte_pieces=byte_ids,
+                        hf_byte_fallback=byte_fallback)
+
+
+def _hf_byte_pieces(pieces: list[tuple[str, float]], specials: set[int]) -> tuple[int, ...]:
+    """The ids of `<0x00>` ... `<0xFF>`. HF spells an unknown run in them where each of its
+    bytes has one (and as <unk> where one is missing, which this tool does not reproduce)."""
+    index = {text: i for i, (text, _) in enumerate(pieces)}
+    ids = [index.get(byte_piece(b)) for b in range(256)]
+    missing = [byte_piece(b) for b, i in enumerate(ids) if i is None]
+    if missing:
+        raise ForeignModelError(f"byte_fallback with {len(missing)} of the 256 byte pieces missing ({missing[0]} "
+                                "first): HF then spells some unknown text as <unk> and some in bytes, which this "
+                                "tool reads only with all 256")
+    special = next((i for i in ids if i in specials), None)
+    if special is not None:
+        raise ForeignModelError(f"byte piece {pieces[special][0]} (id {special}) is a special token; HF cuts it "
+                                "out of the text before the model, so it spells no unknown byte")
+    return tuple(ids)
+
+
+def _without_byte_decoder(decoder, byte_fallback: bool):
+    """The decoder without its ByteFallback step, which a byte-fallback model must have (before
+    any Fuse, which would leave no byte token to turn back into text) and no other may."""
+    steps = decoder.get("decoders") if isinstance(decoder, dict) and decoder.get("type") == "Sequence" else None
+    names = [s.get("type") if isinstance(s, dict) else None for s in steps] if isinstance(steps, list) else []
+    if not byte_fallback:
+        if "ByteFallback" in names or (isinstance(decoder, dict) and decoder.get("type") == "ByteFallback"):
+            raise ForeignModelError("a ByteFallback decoder on a model without byte_fallback is not supported "
+                                    "(it would turn <0xNN> pieces into bytes that encoding never makes)")
+        return decoder
+    if names.count("ByteFallback") != 1 or "Fuse" in names[: names.index("ByteFallback")]:
+        raise ForeignModelError("a byte_fallback Unigram model needs one ByteFallback step in its decoder "
+                                "Sequence, before any Fuse; without it HF shows byte pieces as their <0xNN> text")
+    rest = [s for s in steps if s.get("type") != "ByteFallback"]
+    return rest[0] if len(rest) == 1 else {"type": "Sequence", "decoders": rest}
 
 
 def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
@@ -222,12 +265,12 @@ def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
     return out
 
 
-def _sp_whitespace_of(doc: dict, unk: str) -> tuple[object, SpConventions] | None:
+def _sp_whitespace_of(doc: dict, unk: str, decoder) -> tuple[object, SpConventions] | None:
     """SentencePiece's rule with whitespace kept, as `to_hf` writes it: the normalizer ends with
     Replace(" " → ▁), after Prepend(▁) where there is a dummy prefix, and a Metaspace that
     prepends nothing cuts the words. Returns the normalizer before those steps (an HF spec) and
-    the conventions, or None for any other layout."""
-    pre, spec, decoder = doc.get("pre_tokenizer"), doc.get("normalizer"), doc.get("decoder")
+    the conventions, or None for any other layout. `decoder`: without its ByteFallback step."""
+    pre, spec = doc.get("pre_tokenizer"), doc.get("normalizer")
     if not (isinstance(pre, dict) and pre.get("type") == "Metaspace" and pre.get("replacement") == META
             and pre.get("prepend_scheme") == "never" and pre.get("split", True)):
         return None

@@ -26,6 +26,7 @@ from tokworkbench.core.errors import ExportError
 from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.files.limits import short
 from tokworkbench.core.spbpe.model import SpBpeModel
+from tokworkbench.core.text.bytepieces import BYTE_TEXT_NOTE
 from tokworkbench.core.text.spnormalize import META, SpNormalizer
 from tokworkbench.core.unigram.model import UnigramModel
 
@@ -154,7 +155,7 @@ def unigram_notes(model: UnigramModel) -> list[str]:
     SentencePiece setting says the latter, so the file would give other ids on such text."""
     norm = model.text_normalizer
     if model.sp_conventions is not None or (isinstance(norm, SpNormalizer) and norm.remove_extra_whitespaces):
-        return []
+        return [BYTE_TEXT_NOTE] if model.hf_byte_fallback else []
     raise ExportError("SentencePiece puts its dummy ▁ in front even of text that starts with a space, and this "
                       "model (HF's Metaspace rule) does not: a .model file would give other ids on such text; "
                       "export it to hf instead")

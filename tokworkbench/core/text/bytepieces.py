@@ -7,6 +7,9 @@ decoding joins a run of byte pieces back into text (sentencepiece_processor.cc `
 import regex
 
 _BYTE_PIECE = regex.compile(r"<0x([0-9A-F]{2})>")
+BYTE_TEXT_NOTE = ("note: HF's Unigram matches a byte piece's own text (\"<0x41>\") as that piece, SentencePiece "
+                  "never does: a text that holds one gets other ids in HF than in SentencePiece")
+"""Said by a Unigram export from one library's byte fallback to the other's."""
 
 
 def byte_piece(b: int) -> str:
@@ -18,6 +21,16 @@ def piece_byte(piece: str) -> int | None:
     """SentencePiece's `PieceToByte`: the byte a `<0xNN>` piece stands for, else None."""
     found = _BYTE_PIECE.fullmatch(piece)
     return int(found.group(1), 16) if found else None
+
+
+def hf_bytes_text(raw: bytes) -> str:
+    """A run of byte tokens as HF's ByteFallback decoder shows it: the run's text when it is
+    valid UTF-8, else U+FFFD for each of its bytes (where SentencePiece keeps the valid
+    characters, `bytes_text`)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\ufffd" * len(raw)
 
 
 def bytes_text(raw: bytes) -> str:

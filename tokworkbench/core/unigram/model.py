@@ -11,7 +11,8 @@ Encoding follows HF's `Unigram` model and SentencePiece's alike (viterbi.py's ti
 unknown character as the unknown piece, consecutive unknown characters fused into one), so an
 export to tokenizer.json gives HF's ids. With SentencePiece's byte_fallback (`byte_pieces`) an
 unknown character is instead the `<0xNN>` pieces of its UTF-8 bytes, after Viterbi, as
-sentencepiece_processor.cc spells its unknown pieces; byte pieces never match text. Decoding
+sentencepiece_processor.cc spells its unknown pieces; byte pieces never match text (but in HF's
+Unigram, `hf_byte_fallback`, whose trie holds them). Decoding
 joins the pieces and undoes the pre-tokenizer's rewrite (metaspace: ▁ back to a space, the
 prepended one dropped).
 """
@@ -30,6 +31,7 @@ from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.models.vocab import check_ids
+from tokworkbench.core.text.bytepieces import bytes_text, hf_bytes_text
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.patterns import METASPACE_PATTERN
 from tokworkbench.core.text.pretokenize import PreTokenizer
@@ -78,6 +80,10 @@ class UnigramModel:
     byte_pieces: tuple[int, ...] = ()
     """SentencePiece BYTE pieces, the id of `<0xNN>` at index NN (all 256, or none): set, the
     model has byte_fallback."""
+    hf_byte_fallback: bool = False
+    """The byte pieces as HF's Unigram has them (a tokenizer.json with byte_fallback): in its
+    trie like any piece, so the text `<0x41>` is that piece where its score wins (SentencePiece's
+    BYTE pieces never match text), and decoded by its ByteFallback decoder (`hf_bytes_text`)."""
 
     kind = "unigram"
     units = Units.CHAR
@@ -114,8 +120,9 @@ class UnigramModel:
         return self.pieces[self.unk_id][0]
 
     def matched_ids(self) -> list[int]:
-        """The ids Viterbi can take over text: every piece but the special and byte ones."""
-        special = set(self.specials) | set(self.byte_pieces)
+        """The ids Viterbi can take over text: every piece but the special ones and
+        SentencePiece's byte pieces."""
+        special = set(self.specials) | (set() if self.hf_byte_fallback else set(self.byte_pieces))
         return [i for i in range(len(self.pieces)) if i not in special]
 
     def token(self, tid: int) -> str:
@@ -383,12 +390,17 @@ class UnigramModel:
             best = list(first)
             lengths = self.char_lengths(word, best)
             spelled = self._byte_of
-            score = -sum(n * self.unk_cost if t == self.unk_id or t in spelled else self._cost[self.pieces[t][0]]
-                         for t, n in zip(best, lengths))
+            score = -sum(n * self.unk_cost if t == self.unk_id or (t in spelled and not self._matched_byte(t, n))
+                         else self._cost[self.pieces[t][0]] for t, n in zip(best, lengths))
         if not math.isclose(score, out[0][1], rel_tol=1e-6):
             return out
         rest = [(ids, s) for ids, s in out if ids != best]
         return [(best, score)] + rest[: k - 1]
+
+    def _matched_byte(self, tid: int, chars: int) -> bool:
+        """Whether byte piece `tid`, covering `chars` characters, is the text `<0xNN>` (HF) rather
+        than a byte of an unknown run."""
+        return self.hf_byte_fallback and chars == len(self.pieces[tid][0])
 
     def fuse_unknowns(self, ids: list[int]) -> list[int]:
         """A run of unknown characters as one <unk>, as `encode_word` (and both libraries) give it."""
@@ -424,8 +436,26 @@ class UnigramModel:
         pieces = self.pieces
         if self.sp_conventions is not None:
             return self.sp_conventions.decode(self._checked(ids), pieces, self._special_set, self.unk_id,
-                                              self._byte_of)
-        return self.pre_tokenizer.restore([pieces[t][0] for t in self._checked(ids)])
+                                              self._byte_of, self.hf_byte_fallback)
+        byte_text = hf_bytes_text if self.hf_byte_fallback else bytes_text
+        return self.pre_tokenizer.restore(self._byte_runs_joined(self._checked(ids), byte_text))
+
+    def _byte_runs_joined(self, ids: list[int], byte_text) -> list[str]:
+        """The tokens' texts with each run of byte pieces as the text it spells, as HF's
+        ByteFallback decoder hands them to Metaspace's (one U+FFFD a byte where the run is not
+        UTF-8)."""
+        byte_of, out, run = self._byte_of, [], bytearray()
+        for t in ids:
+            if t in byte_of:
+                run.append(byte_of[t])
+                continue
+            if run:
+                out.extend(_texts(byte_text(bytes(run)), len(run)))
+                run.clear()
+            out.append(self.pieces[t][0])
+        if run:
+            out.extend(_texts(byte_text(bytes(run)), len(run)))
+        return out
 
     @cached_property
     def _special_set(self) -> frozenset[int]:
@@ -437,6 +467,12 @@ class UnigramModel:
     # -- the picture -----------------------------------------------------------------------
     def lattice(self, word: str) -> Lattice:
         return build_lattice(word, self._vocab, self._ids, 0.0, self.unk_cost, self.unk_id, self.float32)
+
+
+def _texts(text: str, count: int) -> list[str]:
+    """HF's ByteFallback: a valid run is one token, an invalid one a U+FFFD token per byte (which
+    Metaspace's decoder then sees one by one)."""
+    return [text] if text != "\ufffd" * count or count == 1 else list(text)
 
 
 def lattice(model: UnigramModel, word: str) -> Lattice:

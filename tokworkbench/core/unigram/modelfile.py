@@ -3,7 +3,8 @@
 `"pieces": [[text, log_prob], ...]` in id order, special pieces included; `"special_tokens"`
 maps each special piece to its id, `"unk_id"` names the unknown piece (0, `<unk>`, in what we
 train) and `"user_defined"` lists SentencePiece USER_DEFINED ids; `"byte_pieces"` (with
-byte_fallback) the ids of `<0x00>` ... `<0xFF>`, in byte order. Its `"history"` lists the
+byte_fallback) the ids of `<0x00>` ... `<0xFF>`, in byte order, and `"hf_byte_fallback": true`
+where they are HF's (matched in text, ByteFallback's decoding: model.py). Its `"history"` lists the
 rounds, round 0 the seed. Every score must be a finite number and every piece distinct,
 non-empty text, or the file is refused with one line naming the entry (`check_pieces`, which the
 HF and SentencePiece readers share).
@@ -44,6 +45,7 @@ def to_json(model: UnigramModel, corpus: dict | None = None) -> dict:
         "unk_id": model.unk_id,
         "user_defined": list(model.user_defined),
         **({"byte_pieces": list(model.byte_pieces)} if model.byte_pieces else {}),
+        **({"hf_byte_fallback": True} if model.hf_byte_fallback else {}),
         "float32": model.float32,
         "hf_floats": model.hf_floats,
         "roles": model.roles.to_dict(),
@@ -89,12 +91,18 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     hf_floats = doc.get("hf_floats", False)
     if not isinstance(hf_floats, bool):
         raise ModelFileError(f"'hf_floats' must be true or false, not {short(hf_floats)}")
+    hf_bytes = doc.get("hf_byte_fallback", False)
+    if not isinstance(hf_bytes, bool):
+        raise ModelFileError(f"'hf_byte_fallback' must be true or false, not {short(hf_bytes)}")
     own = spnormalize.from_json(doc["model_normalizer"]) if "model_normalizer" in doc else None
     if own is not None and normalizer != "none":
         raise ModelFileError("a model with its own 'model_normalizer' has 'normalizer' none")
+    byte_ids = _byte_pieces(doc, pieces, specials, user)
+    if hf_bytes and not byte_ids:
+        raise ModelFileError("'hf_byte_fallback' needs the 256 'byte_pieces'")
     return UnigramModel(tuple(pieces), normalizer, pre, history, algorithm, float(start_cost), roles,
                         specials, unk_id, user, float32, own, hf_floats, _conventions(doc.get("sentencepiece")),
-                        _byte_pieces(doc, pieces, specials, user))
+                        byte_ids, hf_bytes)
 
 
 def _byte_pieces(doc: dict, pieces: list[tuple[str, float]], specials, user) -> tuple[int, ...]:

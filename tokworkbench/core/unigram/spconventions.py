@@ -15,7 +15,7 @@ SentencePiece's rule (its ids are the judge), a model from HF keeps HF's:
 
 from dataclasses import dataclass
 
-from tokworkbench.core.text.bytepieces import bytes_text
+from tokworkbench.core.text.bytepieces import bytes_text, hf_bytes_text
 from tokworkbench.core.text.patterns import META
 
 UNK_SURFACE = " \u2047 "  # SentencePiece's kDefaultUnknownSymbol
@@ -38,20 +38,34 @@ class SpConventions:
         return META + escaped if present and self.dummy_prefix else escaped
 
     def decode(self, ids: list[int], pieces, specials: frozenset[int], unk_id: int,
-               byte_of: dict[int, int] | None = None) -> str:
+               byte_of: dict[int, int] | None = None, hf_bytes: bool = False) -> str:
         """`SentencePieceProcessor.decode(ids)`: `pieces[i][0]` is piece i's text; the special
-        ids other than `unk_id` are control pieces; `byte_of` maps byte pieces to their byte."""
+        ids other than `unk_id` are control pieces; `byte_of` maps byte pieces to their byte.
+        `hf_bytes`: a run of them as HF's decoders show it (a model read from tokenizer.json):
+        ByteFallback's text (`hf_bytes_text`), which Metaspace's decoder then reads as a token,
+        its ▁ a space (dropped in the first token where there is a dummy prefix)."""
         out: list[str] = []
         pending = bytearray()
         byte_of = byte_of or {}
         at_start, lead_seen = self.dummy_prefix or self.collapse, False
-        for tid in ids:
+        first_run = True  # the run is HF's first token
+
+        def flush() -> None:
+            if hf_bytes:
+                text = hf_bytes_text(bytes(pending))
+                out.append(text.replace(META, "" if first_run and self.dummy_prefix else " "))
+            else:
+                out.append(bytes_text(bytes(pending)))
+            pending.clear()
+
+        for k, tid in enumerate(ids):
             if tid in byte_of:
+                if not pending:
+                    first_run = k == 0
                 pending.append(byte_of[tid])
                 continue
             if pending:
-                out.append(bytes_text(bytes(pending)))
-                pending.clear()
+                flush()
             if lead_seen or any(out):
                 at_start = False
             lead_seen = False
@@ -66,5 +80,5 @@ class SpConventions:
                 lead_seen = not self.collapse  # collapsing: keep dropping while nothing shows
             out.append(piece.replace(META, " "))
         if pending:
-            out.append(bytes_text(bytes(pending)))
+            flush()
         return "".join(out)
