@@ -33,7 +33,8 @@ from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
 from tokworkbench.core.models.vocab import check_ids
 from tokworkbench.core.spbpe.fastencode import FastEncoder
-from tokworkbench.core.text.bytepieces import byte_piece, bytes_text
+from tokworkbench.core.text.bytepieces import byte_piece, hf_bytes_text
+from tokworkbench.core.text.bytepieces import bytes_text as sp_bytes_text
 from tokworkbench.core.text.pretokenize import pre_tokenizer as make_pre_tokenizer
 from tokworkbench.core.text.spnormalize import META, SpNormalizer
 from tokworkbench.core.units import Units
@@ -379,8 +380,10 @@ class SpBpeModel:
         return check_ids(ids, len(self.pieces))
 
     def decode(self, ids: list[int], errors: str = "strict") -> str:
-        """SentencePiece's `Decode` of these ids."""
+        """SentencePiece's `Decode` of these ids; a run of byte pieces that is not UTF-8 as HF's
+        ByteFallback shows it where the model is an HF file's (a U+FFFD a byte)."""
         pieces, types = self.pieces, self.types
+        bytes_text = hf_bytes_text if self.merges or self.metaspace is not None else sp_bytes_text
         norm = self.text_normalizer
         strip_lead = self.add_dummy_prefix or norm.remove_extra_whitespaces
         text: list[str] = []
