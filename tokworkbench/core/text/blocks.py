@@ -23,6 +23,7 @@ read whole, as before.
 
 import os
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import (
     COUNT_PIECE,
     MIN_PARALLEL,
+    Stopped,
     can_fork,
     cut_points,
     fork_map,
@@ -158,12 +160,13 @@ def read_block(b: Block, errors: str = "strict") -> str:
                                "convert the file to UTF-8") from None
 
 
-def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer,
-                 errors: str = "strict") -> tuple[Counter, int, int]:
+def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer, errors: str = "strict",
+                 stop: threading.Event | None = None) -> tuple[Counter, int, int]:
     """Chunk counts of consecutive blocks in order of first appearance, with their characters
     and UTF-8 bytes after normalizing. Each block is split a COUNT_PIECE at a time, so only one
     piece's chunk list exists at once. Compiled counting makes no such list and keeps one tally
-    for all the blocks, so no piece's counts are merged here in Python."""
+    for all the blocks, so no piece's counts are merged here in Python. `stop` (thread_map's):
+    set, the next piece raises Stopped."""
     counter: Counter = Counter()
     tally = ChunkTally(pre.name) if pre.counts_compiled else None
     chars = nbytes = 0
@@ -173,6 +176,8 @@ def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer,
         nbytes += len(text) if text.isascii() else len(text.encode("utf-8"))
         bounds = cut_points(text, max(1, len(text) // (COMPILED_COUNT_PIECE if tally else COUNT_PIECE)))
         for i, j in zip(bounds, bounds[1:]):
+            if stop is not None and stop.is_set():
+                raise Stopped("another share failed")
             if tally is not None:
                 tally.add(text[i:j])
             else:

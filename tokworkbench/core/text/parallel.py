@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -132,19 +133,43 @@ def fork_map(func: Callable, shares: list) -> list:
                 child.join()
 
 
+class Stopped(Exception):
+    """A share given up because another failed or the run was interrupted (`thread_map`)."""
+
+
 def thread_map(func: Callable, shares: list) -> list:
-    """[func(share) for share in shares], the first share in this thread and each other one in
-    a thread of its own: for work done in compiled code that lets go of the GIL (nogil kernels),
-    where forked workers would each load the compiled code again (about 50 MB a process, and a
-    tenth of a second) and send their results back pickled. A thread's exception is raised here."""
-    if len(shares) < 2:
-        return [func(share) for share in shares]
-    with ThreadPoolExecutor(max_workers=len(shares) - 1) as pool:
-        others = [pool.submit(func, share) for share in shares[1:]]
+    """[func(share, stop=stop) for share in shares], the first share in this thread and each other
+    one in a thread of its own: for work done in compiled code that lets go of the GIL (nogil
+    kernels), where forked workers would each load the compiled code again (about 50 MB a
+    process, and a tenth of a second) and send their results back pickled. A thread cannot be
+    killed as a fork is: `stop`, a threading.Event, is set once a share fails or this thread is
+    interrupted (ctrl+c), and `func` raises Stopped when it sees it between two steps, so the
+    others end within a step instead of finishing their shares. The first real exception is
+    raised here."""
+    stop = threading.Event()
+
+    def run(share):
         try:
-            results = [func(shares[0])]
+            return func(share, stop=stop)
+        except BaseException:
+            stop.set()
+            raise
+
+    if len(shares) < 2:
+        return [run(share) for share in shares]
+    with ThreadPoolExecutor(max_workers=len(shares) - 1) as pool:
+        others = [pool.submit(run, share) for share in shares[1:]]
+        try:
+            results = [run(shares[0])]
             results += [f.result() for f in others]
+        except Stopped:  # another share failed first: its exception is the one to raise
+            for f in others:
+                exc = f.exception()
+                if exc is not None and not isinstance(exc, Stopped):
+                    raise exc from None
+            raise
         finally:
+            stop.set()
             for f in others:
                 f.cancel()
     return results
