@@ -159,3 +159,23 @@ def test_a_required_character_the_corpus_lacks_warns_nothing():
                                  UnigramConfig(algorithm="em", seed_size=1000, required_chars="☃"))
         list(learner.run(vocab_size=15))
     assert "☃" in {p for p, _ in learner.model().pieces}
+
+
+def test_the_stand_in_leaves_no_gap_in_the_ids_the_tables_show():
+    """▅ (the characters coverage drops) is no piece of the model: the pieces after it in the
+    training order have the model's ids in the piece table, the lattice and `token`, and ▅'s
+    row shows <unk>'s id, which the model gives those characters."""
+    settings = Settings(kind="unigram", units="char", split="metaspace", algorithm="em", seed_size=1_000_000,
+                        normalizer="none", character_coverage=0.99)
+    learner = settings.learner(TRAIN)
+    assert "\u2585" in learner.state.pieces and learner.state.pieces[-1] != "\u2585"  # in the middle: the case
+    model = learner.model()
+    rows, total = learner.next_rows(100_000)
+    assert total == len(learner.state.pieces)
+    for row in rows:
+        want = model.unk_id if row.piece == "\u2585" else row.id
+        assert row.id == want and (row.piece == "\u2585" or model.token(row.id) == row.piece), row
+        assert learner.token(row.id) == model.token(row.id), row
+    for word in learner.words[:200]:
+        edges = learner.lattice(word).edges
+        assert all(model.token(e.id) == e.piece for e in edges if e.id != model.unk_id), word

@@ -193,6 +193,7 @@ class UnigramLearner:
         self.history: list[RoundRow] = []
         self._encoder_key: tuple | None = None  # which state `_encoder_model` was made from
         self._encoder_model: UnigramModel | None = None
+        self._model_pieces_of: tuple[RoundState, list[str]] | None = None
         loss, tokens = self._totals()
         self._seed_row = RoundRow(0, self._whole(state), loss, (), tokens)
 
@@ -229,7 +230,24 @@ class UnigramLearner:
 
     def token(self, tid: int) -> str:
         metas = len(self.metas)
-        return self.metas[tid] if tid < metas else self.state.pieces[tid - metas]
+        return self.metas[tid] if tid < metas else self._model_pieces()[tid - metas]
+
+    def _model_pieces(self) -> list[str]:
+        """The current state's pieces as its model has them: em's ▅ left out, so that piece k
+        is id len(metas) + k."""
+        state = self.state
+        if self._model_pieces_of is None or self._model_pieces_of[0] is not state:
+            pieces = state.pieces if self._stand_in is None else [p for p in state.pieces if p != self._stand_in]
+            self._model_pieces_of = (state, pieces)
+        return self._model_pieces_of[1]
+
+    def _piece_ids(self) -> dict[str, int]:
+        """Each current piece's id in the model; ▅ has <unk>'s: the characters it stands for are
+        <unk> in the model (or their byte pieces)."""
+        ids = {p: i + len(self.metas) for i, p in enumerate(self._model_pieces())}
+        if self._stand_in is not None:
+            ids[self._stand_in] = self.metas.index(UNK)
+        return ids
 
     def token_text(self, tid: int) -> str:
         return self.token(tid)
@@ -306,7 +324,7 @@ class UnigramLearner:
 
     def next_rows(self, k: int, query: str = "") -> tuple[list[PieceRow], int]:
         state, found = self.state, self._analysis()
-        ids = {p: i + len(self.metas) for i, p in enumerate(state.pieces)}
+        ids = self._piece_ids()
         score = dict(zip(state.pieces, state.scores))
         going = {p: r for r, p in enumerate(found.to_remove)}
         order = sorted(range(len(state.pieces)), key=lambda i: _rank(state.pieces[i], going, found.increases))
@@ -359,7 +377,7 @@ class UnigramLearner:
         """The current vocabulary over `word` with the training Viterbi (course: start cost 1)."""
         state = self.state
         cost = {p: -s for p, s in zip(state.pieces, state.scores)}
-        ids = {p: i + len(self.metas) for i, p in enumerate(state.pieces)}
+        ids = self._piece_ids()
         low = min(state.scores, default=0.0)
         return build_lattice(word, Vocab(cost), ids, self.start_cost, -(min(low, 0.0) - UNK_PENALTY))
 
@@ -435,7 +453,7 @@ class UnigramLearner:
                         "_seed_edges"})
 
     def training_state(self) -> dict:
-        return {k: v for k, v in vars(self).items() if k not in self._FIXED and not k.startswith("_encoder")}
+        return {k: v for k, v in vars(self).items() if k not in self._FIXED and not k.startswith(("_encoder", "_model_pieces"))}
 
     def restore_state(self, state: dict) -> None:
         vars(self).update(state)
