@@ -11,7 +11,9 @@ target spm_train's vocab_size (both count <unk> <s> </s>), plus the characters s
 (line breaks: it reads lines; a BOM), which ours keeps so that its model spells the text.
 Prints the share of spm_train's pieces we have, the first 20 pieces only in each with their
 scores, and where the two score cutoffs lie: a missing piece close to the cutoff is a near tie,
-one far from it a real difference.
+one far from it a real difference. `--threads 1 2 4` also trains spm_train with those
+num_threads (its default is 16): its E-step sums float32 expectations a thread at a time, so its
+own pieces move with the thread count, which bounds what "the same pieces" can mean.
 """
 
 import argparse
@@ -37,13 +39,13 @@ def text_of(path: Path, limit: int | None) -> str:
     return "\n".join(line for line in lines if len(line.encode("utf-8")) <= 4192)
 
 
-def spm_pieces(text: str, vocab: int, coverage: float) -> dict[str, float]:
+def spm_pieces(text: str, vocab: int, coverage: float, threads: int = 16) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "in.txt"
         src.write_text(text, encoding="utf-8")
         spm.SentencePieceTrainer.train(input=str(src), model_prefix=f"{tmp}/u", vocab_size=vocab,
                                        model_type="unigram", character_coverage=coverage, minloglevel=2,
-                                       normalization_rule_name="nfkc")
+                                       normalization_rule_name="nfkc", num_threads=threads)
         sp = spm.SentencePieceProcessor(model_file=f"{tmp}/u.model")
         return {sp.id_to_piece(i): sp.get_score(i) for i in range(3, sp.get_piece_size())}
 
@@ -60,6 +62,7 @@ def main() -> None:
     ap.add_argument("--bytes", type=int, default=None)
     ap.add_argument("--vocab-size", type=int, default=1000)
     ap.add_argument("--coverage", type=float, default=1.0)
+    ap.add_argument("--threads", type=int, nargs="*", default=[], help="spm_train's num_threads to compare too")
     args = ap.parse_args()
     text = text_of(Path(args.text), args.bytes)
     theirs = spm_pieces(text, args.vocab_size, args.coverage)
@@ -76,6 +79,10 @@ def main() -> None:
         print("  " + "  ".join(f"{p!r} {mine[p]:.4f}" for p in only[:20]))
     gaps = sorted(abs(ours[p] - theirs[p]) for p in shared)
     print(f"score gaps on shared pieces: median {gaps[len(gaps) // 2]:.2e}, max {gaps[-1]:.2e}")
+    for threads in args.threads:
+        other = spm_pieces(text, args.vocab_size, args.coverage, threads)
+        print(f"spm_train num_threads={threads}: shares {len(set(other) & set(theirs))}/{len(theirs)} with its "
+              f"16-thread pieces; ours share {len(set(ours) & set(other))}/{len(other)} with these")
 
 
 if __name__ == "__main__":
