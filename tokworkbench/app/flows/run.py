@@ -32,6 +32,7 @@ class TrainingRun:
         self.keys_changed, self.after_refresh = keys_changed, after_refresh
         self.run_worker, self.post_message = run_worker, post_message
         self.running = False
+        self._caught_up: Snapshot | None = None  # the stopped run's view, once the panes show it
         self.stopped = False  # the run's child has stopped; its state is still coming back
         self.stop_painted_at: float | None = None  # perf_counter when a stop was last on screen
         self.last: RunFinished | None = None  # how the latest run ended
@@ -97,12 +98,15 @@ class TrainingRun:
 
         def catch_up() -> None:
             """The panes follow the stop a frame later: the stop alone is one line to paint, where
-            the panes at 200×60 cost a frame of 100 ms that the user would wait through first."""
+            the panes at 200×60 cost a frame of 100 ms that the user would wait through first.
+            The state comes back while they paint (its parts hold the GIL a few ms at a time):
+            waiting for their frame put 100 ms at 200×60 between the escape and the next key."""
             self.stop_painted_at = time.perf_counter()
+            if message.painted is not None:
+                message.painted.set()
             if self.stopped:  # not if the state came back meanwhile: its snapshot is newer
                 self.show(message.snapshot)
-            if message.painted is not None:
-                self.after_refresh(message.painted.set)
+                self._caught_up = message.snapshot
 
         self.after_refresh(catch_up)
 
@@ -111,7 +115,9 @@ class TrainingRun:
         self.running = self.stopped = False
         self._worker = None
         self.progress().hide()
-        self.show(message.snapshot)
+        if message.snapshot is not self._caught_up:  # the stop's view is the state's: shown already
+            self.show(message.snapshot)
+        self._caught_up = None
         self.keys_changed()
         finished = self.last = message.finished
         if finished.reason is FinishReason.FAILED:
