@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 import sentencepiece as spm  # noqa: E402
 
 from tokworkbench.core.text.normalize import normalize  # noqa: E402
-from tokworkbench.core.unigram.learner import EM_SEED_SIZE, UnigramConfig, UnigramLearner  # noqa: E402
+from tokworkbench.core.unigram.config import EM_SEED_SIZE, UnigramConfig  # noqa: E402
+from tokworkbench.core.unigram.learner import UnigramLearner  # noqa: E402
 
 
 def text_of(path: Path, limit: int | None) -> str:

@@ -80,7 +80,8 @@ async def test_the_history_keeps_the_rows_scrolled_to_while_other_views_change()
 def test_each_learner_pages_its_whole_history():
     from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
     from tokworkbench.core.session.frozen import FrozenLearner
-    from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+    from tokworkbench.core.unigram.config import UnigramConfig
+    from tokworkbench.core.unigram.learner import UnigramLearner
 
     texts = ["the theory of the thing", "then there they go"]
     t = Trainer(texts, TrainConfig())

@@ -21,7 +21,8 @@ from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.registry.modelfile import save
 from tokworkbench.core.session.settings import Settings
-from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram.config import UnigramConfig
+from tokworkbench.core.unigram.learner import UnigramLearner
 
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")

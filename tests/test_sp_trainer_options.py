@@ -22,7 +22,7 @@ from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.spbpe.learner import SpBpeConfig
 from tokworkbench.core.text.spoptions import is_digit
-from tokworkbench.core.unigram.learner import UnigramConfig
+from tokworkbench.core.unigram.config import UnigramConfig
 
 spm = pytest.importorskip("sentencepiece")
 

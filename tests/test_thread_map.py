@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from tokworkbench.core.text.parallel import Stopped, thread_map
+from tokworkbench.core.errors import StoppedShare
+from tokworkbench.core.text.parallel import thread_map
 
 STEPS = 2_000  # far more than a stopped share gets to
 
@@ -14,7 +15,7 @@ STEPS = 2_000  # far more than a stopped share gets to
 def _steps(stop: threading.Event, done: list, limit: int = STEPS) -> None:
     for _ in range(limit):
         if stop.is_set():
-            raise Stopped("another share failed")
+            raise StoppedShare("another share failed")
         done.append(1)
         stop.wait(0.001)
 

@@ -20,7 +20,7 @@ from tokworkbench.core.registry.export import export
 from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.text.bytepieces import byte_piece
-from tokworkbench.core.unigram.learner import UnigramConfig
+from tokworkbench.core.unigram.config import UnigramConfig
 from tokworkbench.core.unigram.model import UnigramModel
 from tokworkbench.core.unigram.sampling import unigram_nbest, unigram_sample
 

@@ -8,7 +8,8 @@ import pytest
 
 from tokworkbench.core.text.chunks import count_chunks
 from tokworkbench.core.text.pretokenize import pre_tokenizer
-from tokworkbench.core.unigram.learner import EM_SEED_SIZE, UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram.config import EM_SEED_SIZE, UnigramConfig
+from tokworkbench.core.unigram.learner import UnigramLearner
 from tokworkbench.core.unigram.spseed import sentencepiece_words, sp_seed_pieces
 
 spm = pytest.importorskip("sentencepiece")

@@ -36,7 +36,7 @@ from tokworkbench.core.text.corpus import decode_document, describe_size, read_c
 from tokworkbench.core.text.normalize import NORMALIZERS
 from tokworkbench.core.text.pretokenize import parse_split
 from tokworkbench.core.text.sprules import RULES
-from tokworkbench.core.unigram.learner import ALGORITHMS, EM_SEED_SIZE
+from tokworkbench.core.unigram.config import ALGORITHMS, EM_SEED_SIZE
 
 PROG = "tokworkbench"
 SPLIT_CHOICES = "{none,gpt2,gpt4,o200k,metaspace,regex:PATTERN}"

@@ -123,6 +123,11 @@ class WorkerError(TokWorkbenchError):
     """A worker process of a parallel encode or count died without reporting a result."""
 
 
+class StoppedShare(WorkerError):
+    """A share of parallel work given up because another failed or the run was interrupted
+    (text/parallel.py `thread_map`); never the error a caller sees."""
+
+
 class TokenLimitError(ModelFileError):
     """A token (or the whole vocabulary) is longer than the loader allows; the limit can be
     raised by whoever calls the loader (the CLI: --max-token-bytes)."""

@@ -24,7 +24,8 @@ from tokworkbench.core.models.protocol import Learner, Model
 from tokworkbench.core.spbpe import modelfile as spbpe_file
 from tokworkbench.core.spbpe.learner import SpBpeConfig, SpBpeLearner
 from tokworkbench.core.unigram import modelfile as unigram_file
-from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram.config import UnigramConfig
+from tokworkbench.core.unigram.learner import UnigramLearner
 from tokworkbench.core.wordpiece import modelfile as wordpiece_file
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from tokworkbench.core.errors import CorpusError, InvalidUtf8Error
+from tokworkbench.core.errors import CorpusError, InvalidUtf8Error, StoppedShare
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import (
     MAX_CORPUS_FILE_BYTES,
@@ -48,7 +48,6 @@ from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import (
     COUNT_PIECE,
     MIN_PARALLEL,
-    Stopped,
     can_fork,
     cut_points,
     fork_map,
@@ -166,7 +165,7 @@ def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer, errors
     and UTF-8 bytes after normalizing. Each block is split a COUNT_PIECE at a time, so only one
     piece's chunk list exists at once. Compiled counting makes no such list and keeps one tally
     for all the blocks, so no piece's counts are merged here in Python. `stop` (thread_map's):
-    set, the next piece raises Stopped."""
+    set, the next piece raises StoppedShare."""
     counter: Counter = Counter()
     tally = ChunkTally(pre.name) if pre.counts_compiled else None
     chars = nbytes = 0
@@ -177,7 +176,7 @@ def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer, errors
         bounds = cut_points(text, max(1, len(text) // (COMPILED_COUNT_PIECE if tally else COUNT_PIECE)))
         for i, j in zip(bounds, bounds[1:]):
             if stop is not None and stop.is_set():
-                raise Stopped("another share failed")
+                raise StoppedShare("another share failed")
             if tally is not None:
                 tally.add(text[i:j])
             else:

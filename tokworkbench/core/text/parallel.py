@@ -19,7 +19,7 @@ from functools import partial
 
 import regex
 
-from tokworkbench.core.errors import WorkerError
+from tokworkbench.core.errors import StoppedShare, WorkerError
 from tokworkbench.core.orphans import started_child
 from tokworkbench.core.text.pretokenize import PreTokenizer
 
@@ -133,17 +133,13 @@ def fork_map(func: Callable, shares: list) -> list:
                 child.join()
 
 
-class Stopped(Exception):
-    """A share given up because another failed or the run was interrupted (`thread_map`)."""
-
-
 def thread_map(func: Callable, shares: list) -> list:
     """[func(share, stop=stop) for share in shares], the first share in this thread and each other
     one in a thread of its own: for work done in compiled code that lets go of the GIL (nogil
     kernels), where forked workers would each load the compiled code again (about 50 MB a
     process, and a tenth of a second) and send their results back pickled. A thread cannot be
     killed as a fork is: `stop`, a threading.Event, is set once a share fails or this thread is
-    interrupted (ctrl+c), and `func` raises Stopped when it sees it between two steps, so the
+    interrupted (ctrl+c), and `func` raises StoppedShare when it sees it between two steps, so the
     others end within a step instead of finishing their shares. The first real exception is
     raised here."""
     stop = threading.Event()
@@ -162,10 +158,10 @@ def thread_map(func: Callable, shares: list) -> list:
         try:
             results = [run(shares[0])]
             results += [f.result() for f in others]
-        except Stopped:  # another share failed first: its exception is the one to raise
+        except StoppedShare:  # another share failed first: its exception is the one to raise
             for f in others:
                 exc = f.exception()
-                if exc is not None and not isinstance(exc, Stopped):
+                if exc is not None and not isinstance(exc, StoppedShare):
                     raise exc from None
             raise
         finally:

@@ -4,7 +4,8 @@
 (model.py) is what it freezes; `lattice(model, word)` is the picture of one word.
 """
 
-from tokworkbench.core.unigram.learner import UnigramConfig, UnigramLearner
+from tokworkbench.core.unigram.config import UnigramConfig
+from tokworkbench.core.unigram.learner import UnigramLearner
 from tokworkbench.core.unigram.model import UNK, UnigramModel, lattice
 from tokworkbench.core.unigram.rows import Lattice, LatticeEdge, PieceRow, RoundRow
 

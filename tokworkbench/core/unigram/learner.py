@@ -34,23 +34,20 @@ Every round's vocabulary (pieces with frequencies and scores) is kept, so undo i
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from tokworkbench.core.curve import compression_curve
-from tokworkbench.core.errors import SettingError, TrainingError
+from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.inspection.segments import layout_window
-from tokworkbench.core.models.roles import NO_ROLES, Roles
+from tokworkbench.core.models.roles import NO_ROLES
 from tokworkbench.core.models.steps import steps_to_make
-from tokworkbench.core.text.bytepieces import byte_piece
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import require_text
-from tokworkbench.core.text.normalize import check_normalizer, normalize
-from tokworkbench.core.text.patterns import META
-from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
-from tokworkbench.core.text.spcoverage import UNK_CHAR, check_coverage
-from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
+from tokworkbench.core.text.normalize import normalize
+from tokworkbench.core.text.spcoverage import UNK_CHAR
 from tokworkbench.core.unigram import course
+from tokworkbench.core.unigram.config import SP_META, SP_ROLES, UnigramConfig, meta_pieces
 from tokworkbench.core.unigram.em import FINAL_MARGIN, Target
 from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
 from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
@@ -58,91 +55,8 @@ from tokworkbench.core.unigram.spconventions import SpConventions
 from tokworkbench.core.unigram.spseed import cut_at_symbols, last_chunk
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
-from tokworkbench.core.units import Units
 
-ALGORITHMS = ("course", "em")
-SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
-SP_ROLES = Roles.of(dict(zip(("unk", "bos", "eos"), SP_META)))  # and its unk_id, bos_id, eos_id
-_BYTE_PIECES = tuple(byte_piece(b) for b in range(256))  # spm_train's, after the symbols
 MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes
-EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
-
-
-@dataclass(frozen=True)
-class UnigramConfig:
-    normalizer: str = "none"
-    pre_tokenizer: PreTokenizer = field(default_factory=lambda: pre_tokenizer("metaspace"))
-    algorithm: str = "course"
-    seed_size: int = 300
-    prune_fraction: float = 0.1  # course: the share of the vocabulary one round removes
-    shrinking_factor: float = 0.75  # em: the share of the vocabulary one round keeps
-    sub_iterations: int = 2  # em: EM iterations per round
-    max_piece_length: int = 16  # the longest seed piece (both algorithms)
-    # em: spm_train's options of the same names (core/text/spoptions.py)
-    split_digits: bool = False
-    user_defined_symbols: tuple[str, ...] = ()
-    control_symbols: tuple[str, ...] = ()
-    required_chars: str = ""
-    # spm_train's default is 0.9995 (the CLI's and the app's for em); 1 keeps every character
-    character_coverage: float = 1.0
-    # em: spm_train's byte_fallback: 256 byte pieces after the symbols; a character outside the
-    # coverage is then spelled in its UTF-8 bytes instead of <unk>
-    byte_fallback: bool = False
-
-    units = Units.CHAR
-
-    def __post_init__(self):
-        check_normalizer(self.normalizer)
-        if self.algorithm not in ALGORITHMS:
-            raise TrainingError(f"unknown Unigram algorithm {self.algorithm!r}; choose course or em")
-        if not (isinstance(self.seed_size, int) and self.seed_size >= 1):
-            raise SettingError("seed_size", self.seed_size, "makes no sense; give a positive number")
-        if not 0 < self.prune_fraction < 1:
-            raise SettingError("prune_fraction", self.prune_fraction, "must be between 0 and 1")
-        if not 0 < self.shrinking_factor < 1:
-            raise SettingError("shrinking_factor", self.shrinking_factor, "must be between 0 and 1")
-        if not (isinstance(self.sub_iterations, int) and self.sub_iterations >= 1):
-            raise SettingError("sub_iterations", self.sub_iterations, "must be at least 1")
-        if not (isinstance(self.max_piece_length, int) and self.max_piece_length >= 1):
-            raise SettingError("max_piece_length", self.max_piece_length, "must be at least 1")
-        if not isinstance(self.split_digits, bool):
-            raise SettingError("split_digits", self.split_digits, "must be true or false")
-        check_symbols("control_symbols", self.control_symbols, SP_META)
-        check_symbols("user_defined_symbols", self.user_defined_symbols, SP_META, self.control_symbols)
-        if not isinstance(self.byte_fallback, bool):
-            raise SettingError("byte_fallback", self.byte_fallback, "must be true or false")
-        if self.byte_fallback and not (self.algorithm == "em" and self.pre_tokenizer.rewrites):
-            raise SettingError("byte_fallback", self.byte_fallback, "is spm_train's: it needs algorithm em and the "
-                               "metaspace split")
-        clash = next((p for p in self.control_symbols + self.user_defined_symbols if p in _BYTE_PIECES), None)
-        if self.byte_fallback and clash is not None:
-            raise SettingError("byte_fallback", clash, "is a symbol and also one of the 256 byte pieces")
-        check_required_chars(self.required_chars)
-        check_coverage(self.character_coverage)
-        symbols = (("user_defined_symbols", self.user_defined_symbols), ("control_symbols", self.control_symbols))
-        if self.algorithm != "em":
-            for name, value in (("split_digits", self.split_digits), *symbols, ("required_chars", self.required_chars)):
-                if value:
-                    raise SettingError(name, value, "is spm_train's: it needs algorithm em")
-            if self.character_coverage != 1.0:
-                raise SettingError("character_coverage", self.character_coverage,
-                                   "is spm_train's: it needs algorithm em (course keeps every character)")
-        for name, value in symbols:
-            clash = next((s for s in value if META in s), None)
-            if clash is not None:  # our chunks are cut before each ▁, SentencePiece's lattice is not
-                raise SettingError(name, clash, "holds ▁, which our Unigram chunks cut before")
-
-
-def meta_pieces(config: UnigramConfig, replay: bool = False) -> list[str]:
-    """The pieces before the trained ones: the course's <unk> alone (and a replay's, whose
-    model brings its own pieces); em's as spm_train lays them out, <unk> <s> </s>, the control
-    symbols, the user-defined ones, the byte pieces, so that a piece has spm_train's id and
-    --vocab-size counts as its vocab_size."""
-    symbols = config.control_symbols or config.user_defined_symbols or config.byte_fallback
-    if config.algorithm != "em" or (replay and not symbols):
-        return [UNK]
-    return (list(SP_META) + list(config.control_symbols) + list(config.user_defined_symbols)
-            + list(_BYTE_PIECES if config.byte_fallback else ()))
 
 
 class UnigramLearner:
