@@ -146,3 +146,15 @@ async def test_hints_show_only_for_the_kinds_that_read_their_field():
         for kind, shows_tie, shows_seed in (("spbpe", False, False), ("unigram", False, True), ("bpe", True, False)):
             dialog.query_one("#model", Select).value = kind
             await wait_for(lambda: (tie.display, seed.display) == (shows_tie, shows_seed))
+
+
+async def test_a_course_session_keeps_its_rounds_when_only_the_target_changes():
+    """Course reads the default coverage as every character: the dialog keeps it, so a new
+    target alone restarts nothing (it set 1.0, which differs from the default, and asked to)."""
+    settings = Settings(kind="unigram", units="char", split="metaspace", algorithm="course", target=500)
+    app = RecordingApp(corpus(), settings)
+    async with app.run_test(size=(160, 48)) as pilot:
+        dialog = await open_settings(app, pilot)
+        dialog.query_one("#target", Input).value = "450"
+        await wait_for(lambda: not isinstance(dialog._gathered(), str) and dialog._gathered().target == 450)
+        assert not settings.needs_retrain(dialog._gathered())

@@ -144,7 +144,8 @@ def test_sentencepieces_whitespace_layout_with_bytes_reads_back(tmp_path):
                                                   "prepend_scheme": "always", "split": True}]),
      "needs one ByteFallback step"),
     (lambda doc: doc["decoder"]["decoders"].reverse() or doc["decoder"]["decoders"].insert(0, {"type": "Fuse"}),
-     "before any Fuse"),
+     "before its Metaspace or Fuse"),
+    (lambda doc: doc["decoder"]["decoders"].reverse(), "before its Metaspace or Fuse"),
     (lambda doc: doc["model"]["vocab"].pop(), "1 of the 256 byte pieces missing"),
     (lambda doc: doc["model"].update(byte_fallback="yes"), "'byte_fallback' must be true or false"),
     (lambda doc: doc["model"].update(byte_fallback=False), "ByteFallback decoder on a model without"),
@@ -157,3 +158,20 @@ def test_what_we_cannot_read_exactly_is_refused(tmp_path, change, match):
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(ForeignModelError, match=match):
         load_any(path)
+
+
+def test_a_leading_byte_run_of_spaces_decodes_as_hf(tmp_path):
+    """HF's Metaspace decoder drops the ▁s of its first token, the byte run, and makes the next
+    piece's ▁ a space (the whitespace-kept layout an em export writes)."""
+    from tokworkbench.core.registry.export import export
+    from tokworkbench.core.session.settings import Settings
+
+    learner = Settings(kind="unigram", units="char", split="metaspace", algorithm="em", seed_size=1_000_000,
+                       normalizer="none", character_coverage=0.999, byte_fallback=True).learner([_english()])
+    list(learner.run(vocab_size=learner.base_size + 100))
+    export(learner.model(), "hf", tmp_path / "em.json")
+    tok, again = tokenizers.Tokenizer.from_file(str(tmp_path / "em.json")), load_any(tmp_path / "em.json")
+    meta = [again.byte_pieces[b] for b in "\u2581".encode()]
+    word = tok.encode("and", add_special_tokens=False).ids
+    for ids in (meta + meta + word, meta + word, meta, word + meta + word, meta + [again.unk_id] + word):
+        assert again.decode(ids) == tok.decode(ids, skip_special_tokens=False), ids

@@ -208,3 +208,18 @@ def test_a_batch_of_lines_gets_each_lines_ids(trained, lines):
         got = encode_batch(fresh(ours), batch)
         assert got == sp.encode(batch), name
         assert got == [exact_ids(ours, t) for t in batch], name
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(length=st.integers(40, 520), seed=st.integers(0, 10**6))
+def test_long_words_get_the_exact_paths_ids_in_compiled_code_too(trained, length, seed):
+    """Words from 48 to 499 characters go to the compiled per-word loop (the heap merged them
+    before); one of 500 or more still takes the heap. Chinese, code-like and repetitive runs."""
+    rng = random.Random(seed)
+    zh = (SAMPLES / "05_zh_debian_installer.txt").read_text(encoding="utf-8").replace(" ", "").replace("\n", "")
+    start = rng.randrange(max(1, len(zh) - length))
+    for word in (zh[start:start + length], "".join(rng.choice("abcxyz0189+/=_") for _ in range(length)),
+                 "ab" * (length // 2), "中" * length):
+        for name, (sp, ours) in trained.items():
+            got = fresh(ours).encode_ordinary(word)
+            assert got == exact_ids(ours, word) == sp.encode(word), (name, length)

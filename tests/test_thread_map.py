@@ -51,3 +51,19 @@ def test_an_interrupt_in_this_thread_stops_the_other_shares():
     with pytest.raises(KeyboardInterrupt):
         thread_map(work, [0, 1])
     assert len(done) < STEPS
+
+
+def test_counting_a_share_gives_up_at_its_next_piece_once_stopped(tmp_path):
+    from tokworkbench.core.text.blocks import count_blocks, plan_blocks, text_files
+    from tokworkbench.core.text.corpus import Skipped
+    from tokworkbench.core.text.pretokenize import pre_tokenizer
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat\n" * 1000, encoding="utf-8")
+    blocks = plan_blocks(text_files([str(corpus)], None, Skipped()), "none", 1 << 18)
+    stop = threading.Event()
+    counts = count_blocks(blocks, "none", pre_tokenizer("gpt2"), stop=stop)[0]
+    assert (counts["the"], counts[" the"]) == (1000, 1000)
+    stop.set()
+    with pytest.raises(StoppedShare):
+        count_blocks(blocks, "none", pre_tokenizer("gpt2"), stop=stop)

@@ -119,3 +119,33 @@ def test_replay_refuses_a_bpe_model_on_a_unigram_session():
                            Settings(kind="unigram", split="metaspace", seed_size=600))
     with pytest.raises(TrainingError, match="like with like"):
         session.replay(bpe, "x")
+
+
+def test_replaying_an_em_model_keeps_its_ids_and_roles():
+    """em's model starts <unk> <s> </s>: a replay keeps them ahead of its pieces (it had <unk>
+    alone, and every id moved down by two), and a user-defined piece is not a trained one too."""
+    from tokworkbench.core.registry.kinds import _unigram_replay
+
+    text = (SAMPLES / "01_en_genesis_kjv.txt").read_text(encoding="utf-8")[:40000]
+    for users in ((), ("<usr>",)):
+        settings = Settings(kind="unigram", units="char", split="metaspace", algorithm="em", seed_size=1_000_000,
+                            normalizer="none", user_defined_symbols=users, target=400)
+        learner = settings.learner([text])
+        list(learner.run(vocab_size=learner.base_size + 100))
+        model = learner.model()
+        replayed = _unigram_replay(settings.learner([text]), model, settings).model()
+        line = "In the beginning God created <usr> the heaven"
+        assert replayed.encode_ordinary(line) == model.encode_ordinary(line), users
+        assert replayed.roles == model.roles and replayed.roles.bos == "<s>"
+        pieces = [p for p, _ in replayed.pieces]
+        assert len(pieces) == len(set(pieces)), users
+
+
+def test_the_fitted_target_holds_ems_meta_and_byte_pieces():
+    text = "".join(chr(0x4E00 + i) * 3 + " " for i in range(900))
+    settings = Settings(kind="unigram", units="char", split="metaspace", algorithm="em", seed_size=1_000_000,
+                        normalizer="none", byte_fallback=True, character_coverage=1.0, fit=("target",))
+    fitted = settings.fitted(len(set(text)))
+    learner = fitted.learner([text])
+    assert fitted.target > learner.base_size == 259 + 901
+    learner.steps_for_vocab(fitted.target)  # no "below the distinct characters"

@@ -30,6 +30,7 @@ SP_FIELDS = ("split_digits", "user_defined_symbols", "control_symbols", "require
 KIND_FIELDS = ("units", "tie_break", "algorithm", "seed_size", "prune_fraction", "shrinking_factor",
                "character_coverage", "byte_fallback", *SP_FIELDS)
 """The fields that only some kinds read (`Kind.options`): the others' are disabled."""
+COURSE_COVERAGE = Settings().character_coverage  # the default, which course reads as every character
 FOR_ALGORITHM = {"prune_fraction": "course", "shrinking_factor": "em",  # each algorithm's pruning option
                  # UnigramConfig refuses spm_train's options under course
                  **dict.fromkeys(("character_coverage", "byte_fallback", *SP_FIELDS), "em")}
@@ -264,8 +265,10 @@ class SettingsDialog(Dialog):
             except ValueError:
                 return "character coverage must be a number, e.g. 0.9995"
             changes["byte_fallback"] = self.query_one("#byte_fallback", Select).value == "yes"
-        elif "character_coverage" in kind.options:  # Unigram course keeps every character, spelt as it is
-            changes.update(character_coverage=1.0, byte_fallback=False)
+        elif "character_coverage" in kind.options:  # Unigram course keeps every character, spelt as it is:
+            kept = self.settings.character_coverage  # what course reads as that stays (no restart)
+            changes.update(character_coverage=kept if kept in (1.0, COURSE_COVERAGE) else COURSE_COVERAGE,
+                           byte_fallback=False)
         if editable("split_digits", kind, algorithm):
             changes.update(split_digits=self.query_one("#split_digits", Select).value == "yes",
                            user_defined_symbols=symbols_of(self.query_one("#user_defined_symbols", Input).value),

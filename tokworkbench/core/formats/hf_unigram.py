@@ -228,8 +228,9 @@ def _hf_byte_pieces(pieces: list[tuple[str, float]], specials: set[int]) -> tupl
 
 
 def _without_byte_decoder(decoder, byte_fallback: bool):
-    """The decoder without its ByteFallback step, which a byte-fallback model must have (before
-    any Fuse, which would leave no byte token to turn back into text) and no other may."""
+    """The decoder without its ByteFallback step, which a byte-fallback model must have (after
+    a Replace of the unknown piece at most: a Metaspace before it would leave the ▁ of byte runs
+    as it is, a Fuse no byte token to turn back into text) and no other may."""
     steps = decoder.get("decoders") if isinstance(decoder, dict) and decoder.get("type") == "Sequence" else None
     names = [s.get("type") if isinstance(s, dict) else None for s in steps] if isinstance(steps, list) else []
     if not byte_fallback:
@@ -237,9 +238,10 @@ def _without_byte_decoder(decoder, byte_fallback: bool):
             raise ForeignModelError("a ByteFallback decoder on a model without byte_fallback is not supported "
                                     "(it would turn <0xNN> pieces into bytes that encoding never makes)")
         return decoder
-    if names.count("ByteFallback") != 1 or "Fuse" in names[: names.index("ByteFallback")]:
+    if names.count("ByteFallback") != 1 or set(names[: names.index("ByteFallback")]) - {"Replace"}:
         raise ForeignModelError("a byte_fallback Unigram model needs one ByteFallback step in its decoder "
-                                "Sequence, before any Fuse; without it HF shows byte pieces as their <0xNN> text")
+                                "Sequence, before its Metaspace or Fuse; without it HF shows byte pieces as "
+                                "their <0xNN> text")
     rest = [s for s in steps if s.get("type") != "ByteFallback"]
     return rest[0] if len(rest) == 1 else {"type": "Sequence", "decoders": rest}
 

@@ -24,8 +24,9 @@ from tokworkbench.core.models.protocol import Learner, Model
 from tokworkbench.core.spbpe import modelfile as spbpe_file
 from tokworkbench.core.spbpe.learner import SpBpeConfig, SpBpeLearner
 from tokworkbench.core.unigram import modelfile as unigram_file
-from tokworkbench.core.unigram.config import UnigramConfig
+from tokworkbench.core.unigram.config import SP_META, UnigramConfig, meta_pieces, meta_pieces_of
 from tokworkbench.core.unigram.learner import UnigramLearner
+from tokworkbench.core.unigram.model import UNK
 from tokworkbench.core.wordpiece import modelfile as wordpiece_file
 
 if TYPE_CHECKING:
@@ -69,24 +70,27 @@ def _unigram_config(s: "Settings") -> UnigramConfig:
                          s.byte_fallback)
 
 
-def unigram_sizes(chars: int) -> tuple[int, int]:
+def unigram_sizes(chars: int, ahead: int = 1) -> tuple[int, int]:
     """A seed size and a target that a Unigram can train to on a corpus of `chars` distinct
     characters: it keeps every character, so the seed holds about twice as many pieces (room for
-    substrings beside them) and the target half as many again, each rounded up to hundreds."""
+    substrings beside them) and the target half as many again beside the `ahead` pieces before
+    them (<unk>; em's <s> </s>, symbols and byte pieces), each rounded up to hundreds."""
     def hundreds(n: int) -> int:
         return -(-n // 100) * 100
 
-    return hundreds(2 * chars), hundreds(3 * chars // 2)
+    return hundreds(2 * chars), hundreds(3 * chars // 2 + ahead)
 
 
 def _unigram_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
-    """Each of `names` too small for a corpus of `chars` distinct characters, raised."""
-    seed, target = unigram_sizes(chars)
+    """Each of `names` too small for a corpus of `chars` distinct characters, raised; the target
+    counts the pieces ahead of the trained ones, as the learner's vocabulary does."""
+    ahead = len(meta_pieces_of(s.algorithm, s.control_symbols, s.user_defined_symbols, s.byte_fallback))
+    seed, target = unigram_sizes(chars, ahead)
     changes = {}
     if "seed_size" in names and s.algorithm == "course" and s.seed_size < chars:
         changes["seed_size"] = seed
-    if "target" in names and s.target < chars:
-        changes["target"] = max(target, chars)
+    if "target" in names and s.target < chars + ahead:
+        changes["target"] = target
     return changes
 
 
@@ -107,10 +111,23 @@ def _unigram_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
     if (model.normalizer, model.pre_tokenizer) != (config.normalizer, config.pre_tokenizer):
         raise TrainingError(f"this Unigram model normalizes with {model.normalizer} and splits with "
                             f"{model.pre_tokenizer.name}; set the session to the same to replay it")
-    replayed = UnigramLearner([], config, keep_layout=True, counted=learner.chunk_table,
-                              vocabulary=[model.pieces[i] for i in model.matched_ids()])
+    metas = _replayed_metas(model, config)
+    ahead = set(metas)  # a user-defined piece is one of them: not a trained piece as well
+    replayed = UnigramLearner([], config, keep_layout=True, counted=learner.chunk_table, metas=metas,
+                              vocabulary=[model.pieces[i] for i in model.matched_ids() if model.pieces[i][0] not in ahead])
     replayed.steps_for_vocab(max(s.target, replayed.base_size))
     return replayed
+
+
+def _replayed_metas(model: Model, config: UnigramConfig) -> list[str]:
+    """The replayed model's own pieces ahead of its trained ones where they are a layout our
+    learner makes (the course's <unk>, em's <unk> <s> </s>), so its ids stay; with the session's
+    symbols or byte fallback, spm_train's layout of them; else <unk> alone."""
+    if config.control_symbols or config.user_defined_symbols or config.byte_fallback:
+        return meta_pieces(config)
+    own = [model.pieces[i][0] for i in model.specials]
+    layouts = ([UNK], list(SP_META))
+    return own if own in layouts and list(model.specials) == list(range(len(own))) else [UNK]
 
 
 def _unigram_check_export(model: Model, fmt: str) -> list[str]:

@@ -87,13 +87,17 @@ class UnigramConfig:
                 raise SettingError(name, clash, "holds ▁, which our Unigram chunks cut before")
 
 
-def meta_pieces(config: UnigramConfig, replay: bool = False) -> list[str]:
-    """The pieces before the trained ones: the course's <unk> alone (and a replay's, whose
-    model brings its own pieces); em's as spm_train lays them out, <unk> <s> </s>, the control
-    symbols, the user-defined ones, the byte pieces, so that a piece has spm_train's id and
-    --vocab-size counts as its vocab_size."""
-    symbols = config.control_symbols or config.user_defined_symbols or config.byte_fallback
-    if config.algorithm != "em" or (replay and not symbols):
+def meta_pieces(config: UnigramConfig) -> list[str]:
+    """The pieces before the trained ones (`meta_pieces_of`)."""
+    return meta_pieces_of(config.algorithm, config.control_symbols, config.user_defined_symbols, config.byte_fallback)
+
+
+def meta_pieces_of(algorithm: str, control_symbols: tuple[str, ...], user_defined_symbols: tuple[str, ...],
+                   byte_fallback: bool) -> list[str]:
+    """The pieces before the trained ones: the course's <unk> alone; em's as spm_train lays
+    them out, <unk> <s> </s>, the control symbols, the user-defined ones, the byte pieces, so
+    that a piece has spm_train's id and --vocab-size counts as its vocab_size."""
+    if algorithm != "em":
         return [UNK]
-    return (list(SP_META) + list(config.control_symbols) + list(config.user_defined_symbols)
-            + list(_BYTE_PIECES if config.byte_fallback else ()))
+    return (list(SP_META) + list(control_symbols) + list(user_defined_symbols)
+            + list(_BYTE_PIECES if byte_fallback else ()))

@@ -64,13 +64,14 @@ class UnigramLearner:
 
     def __init__(self, texts: Iterable[str], config: UnigramConfig = UnigramConfig(), keep_layout: bool = False,
                  progress=None, counted: ChunkCounts | None = None,
-                 vocabulary: list[tuple[str, float]] | None = None):
+                 vocabulary: list[tuple[str, float]] | None = None, metas: list[str] | None = None):
         """`vocabulary` replays another model on this corpus: round 0 is its pieces and scores
-        (plus any character it lacks), and the rounds after it prune by `em`."""
+        (plus any character it lacks), and the rounds after it prune by `em`; `metas`, the
+        pieces ahead of them (the replayed model's own, so that its ids stay), else the config's."""
         if vocabulary is not None and config.algorithm != "em":
             config = replace(config, algorithm="em")
         self.config = config
-        self.metas = meta_pieces(config, replay=vocabulary is not None)
+        self.metas = list(metas) if metas is not None else meta_pieces(config)
         ends: Counter[str] = Counter()  # em: the chunk each document ends with, which ends a line (spseed.py)
         if counted is None and config.algorithm == "em" and vocabulary is None:
             texts = _noting_last_chunks(texts, config, ends)

@@ -43,17 +43,21 @@ class SpConventions:
         ids other than `unk_id` are control pieces; `byte_of` maps byte pieces to their byte.
         `hf_bytes`: a run of them as HF's decoders show it (a model read from tokenizer.json):
         ByteFallback's text (`hf_bytes_text`), which Metaspace's decoder then reads as a token,
-        its ▁ a space (dropped in the first token where there is a dummy prefix)."""
+        its ▁ a space (every one dropped in the first token where there is a dummy prefix; a
+        piece after it is not the first token)."""
         out: list[str] = []
         pending = bytearray()
         byte_of = byte_of or {}
         at_start, lead_seen = self.dummy_prefix or self.collapse, False
         first_run = True  # the run is HF's first token
+        hf_token_seen = False  # HF's Metaspace decoder drops the ▁s of its first token only
 
         def flush() -> None:
+            nonlocal hf_token_seen
             if hf_bytes:
                 text = hf_bytes_text(bytes(pending))
                 out.append(text.replace(META, "" if first_run and self.dummy_prefix else " "))
+                hf_token_seen = True
             else:
                 out.append(bytes_text(bytes(pending)))
             pending.clear()
@@ -66,7 +70,7 @@ class SpConventions:
                 continue
             if pending:
                 flush()
-            if lead_seen or any(out):
+            if lead_seen or any(out) or hf_token_seen:
                 at_start = False
             lead_seen = False
             if tid == unk_id:
