@@ -175,3 +175,13 @@ def test_a_leading_byte_run_of_spaces_decodes_as_hf(tmp_path):
     word = tok.encode("and", add_special_tokens=False).ids
     for ids in (meta + meta + word, meta + word, meta, word + meta + word, meta + [again.unk_id] + word):
         assert again.decode(ids) == tok.decode(ids, skip_special_tokens=False), ids
+
+
+def test_a_metaspace_decoder_that_keeps_the_prepended_space_is_refused(tmp_path):
+    """HF decodes `hello world` to ` hello world` with it; ours would drop the space."""
+    tok = tokenizers.Tokenizer(models.Unigram([("<unk>", 0.0), ("▁hello", -1.0), ("▁world", -1.0)], unk_id=0))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace(prepend_scheme="never")
+    tok.save(str(tmp_path / "t.json"))
+    with pytest.raises(ForeignModelError, match="prepend_scheme 'never'"):
+        load_any(tmp_path / "t.json")

@@ -351,6 +351,12 @@ def _hf_pre_tokenizer(spec, decoder) -> PreTokenizer:
                 raise ForeignModelError("only Metaspace with replacement ▁, prepend_scheme always and split is supported")
             if not (isinstance(decoder, dict) and decoder.get("type") == "Metaspace"):
                 raise ForeignModelError("a Metaspace pre-tokenizer needs the Metaspace decoder")
+            decoded = decoder.get("prepend_scheme", "always" if decoder.get("add_prefix_space", True) else "never")
+            if decoded == "never" or decoder.get("replacement", META) != META:
+                # a decoder that keeps the first ▁ as a space: ours drops it, as the encoding put it there
+                raise ForeignModelError(f"a Metaspace decoder with prepend_scheme {short(decoded)} and replacement "
+                                        f"{short(decoder.get('replacement'))} under a pre-tokenizer that prepends ▁ is "
+                                        "not supported (HF's decode would keep the prepended space)")
             return pre_tokenizer(METASPACE)
         if step.get("type") == "Split" and step.get("behavior") == "Isolated" and not step.get("invert"):
             pat = step.get("pattern")
