@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from quiet import wait_for_quiet  # noqa: E402
+
 from tokworkbench.app import WorkbenchApp  # noqa: E402
 from tokworkbench.app.dialogs import HelpDialog  # noqa: E402
 from tokworkbench.core.session.settings import Settings  # noqa: E402
@@ -173,6 +175,8 @@ def main():
     parser.add_argument("--cancel-at", type=int, nargs="+", default=[5000], metavar="N")
     parser.add_argument("--cancel-only", action="store_true", help="skip the step and undo timings")
     parser.add_argument("--big-only", action="store_true", help="skip the first-1-MB corpus")
+    parser.add_argument("--max-load", type=float, default=0.5, help="the 1-minute load each size waits for")
+    parser.add_argument("--patience", type=float, default=600, help="seconds to wait for it")
     args = parser.parse_args()
     big = args.corpus
     if not big.is_file():
@@ -183,6 +187,9 @@ def main():
         small.write_bytes(data[: data.rfind(b"\n") + 1])
         for path in (big,) if args.big_only else (small, big):
             for size in SIZES:
+                before = wait_for_quiet(args.max_load, args.patience)
+                print(f"(load {before:.2f} before this process's measures; the run itself then loads the machine)",
+                      flush=True)
                 asyncio.run(measure(path, size, args.cancel_at, args.cancel_only))
 
 

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import sentencepiece as spm
+from quiet import wait_for_quiet
 
 from tokworkbench.core.formats.sentencepiece import from_sentencepiece
 
@@ -32,13 +33,6 @@ def timed(fn):
     wall, cpu = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.process_time() - cpu, time.perf_counter() - wall
-
-
-def wait_for_load(limit: float, seconds: float) -> float:
-    end = time.monotonic() + seconds
-    while os.getloadavg()[0] > limit and time.monotonic() < end:
-        time.sleep(5)
-    return os.getloadavg()[0]
 
 
 def load_text(load: tuple[float, ...]) -> str:
@@ -65,7 +59,7 @@ def main():
     _, cpu, _ = timed(lambda: from_sentencepiece(raw).encode_batch(lines[:2000]))
     print(f"loading the compiled kernels (once per process, as sentencepiece's library is loaded): {cpu:.3f} s CPU")
     for r in range(1, args.rounds + 1):
-        before = wait_for_load(args.max_load, args.wait)
+        before = wait_for_quiet(args.max_load, args.wait)
         if before > args.max_load:
             print(f"round {r}: load still {before:.2f} after waiting {args.wait:.0f} s")
         load0 = os.getloadavg()

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tiktoken  # noqa: E402
+from quiet import wait_for_quiet  # noqa: E402
 from tiktoken.load import load_tiktoken_bpe  # noqa: E402
 
 from tokworkbench.core.registry.load import load_any  # noqa: E402
@@ -55,15 +56,6 @@ def tiktoken_of(kind: str, path: Path) -> tuple[tiktoken.Encoding, int]:
     return tiktoken.Encoding(kind, pat_str=pattern, mergeable_ranks=load_tiktoken_bpe(str(path)), special_tokens={}), 0
 
 
-def wait_for_idle(limit: float, patience: float) -> float:
-    """The 1-minute load once it is at most `limit`, or after `patience` seconds, whichever first."""
-    waited = 0.0
-    while os.getloadavg()[0] > limit and waited < patience:
-        time.sleep(5)
-        waited += 5
-    return os.getloadavg()[0]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--text", default=str(ROOT / "bench-data" / "corpus" / "en-10M.txt"))
@@ -86,7 +78,7 @@ def main() -> int:
     times: dict[str, dict[str, list[float]]] = {k: {"tiktoken": [], "ours": [], "tables": []} for k, _ in cases}
     for r in range(args.rounds):
         for kind, path in cases:
-            before = wait_for_idle(args.max_load, args.patience)
+            before = wait_for_quiet(args.max_load, args.patience)
             enc, offset = peers[kind]
             t = time.process_time()
             theirs = enc.encode_ordinary(text)

@@ -36,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+from quiet import wait_for_quiet
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -295,17 +297,6 @@ class Runner:
 def load() -> str:
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-def wait_for_quiet(limit: float, patience: float) -> float:
-    """Wait until the 1-minute load average is at most `limit` (or `patience` seconds have
-    passed); the load then. A round that starts above the limit gets no ratio: the
-    multi-threaded peers lose more to a busy machine than our forked workers do, which once
-    made ours look 1.6x faster than it was."""
-    deadline = time.monotonic() + patience
-    while os.getloadavg()[0] > limit and time.monotonic() < deadline:
-        time.sleep(5)
-    return os.getloadavg()[0]
 
 
 def median_of(runs: list[dict]) -> dict:

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from train_compare import wait_for_quiet  # the same rule for a quiet round
+from quiet import wait_for_quiet  # the same rule for a quiet round
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "bench-data" / "corpus" / "en-10M.txt"
