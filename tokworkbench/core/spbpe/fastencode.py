@@ -18,7 +18,8 @@ lookaround regex split and a Python loop over its words; the two now cost about 
   piece (its stale entries are skipped), pops the highest score, the leftmost among equals,
   and re-scores the merged symbol with its two neighbours. A word of `_LIST_UP_TO` characters or
   more, and a model with a score that is not finite (the sentinel would be ambiguous), keep
-  the heap (O(n log n), where the lists are O(n²)). A word whose symbols all are pieces other
+  the heap (O(n log n), where the lists are O(n²)); where numba runs, words under
+  `_COMPILED_UP_TO` merge in compiled code instead (wordkernel.py). A word whose symbols all are pieces other
   than unk gets their ids; any other goes to model.py's `_resolve` (byte fallback, fused unks).
 """
 

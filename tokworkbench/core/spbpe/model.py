@@ -213,18 +213,24 @@ class SpBpeModel:
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
                                     lambda part, at: self._encode(part, at == 0))
 
+    @property
+    def from_hf(self) -> bool:
+        """Read from an HF tokenizer.json (its merges list, its Metaspace): encoded by the
+        reference path and decoded as HF's decoders do."""
+        return bool(self.merges) or self.metaspace is not None
+
     def encode_ordinary(self, text: str) -> list[int]:
         """`SentencePieceProcessor.encode(text)`'s ids (`display_chunks`'s, without the chunks):
         SentencePiece's own rule at sentencepiece's speed (fastencode.py); a model read from an HF
         tokenizer.json (its merges list, its Metaspace) by the reference path."""
-        if self.merges or self.metaspace is not None:
+        if self.from_hf:
             return self._encode(text, True)
         return self._fast.encode_ordinary(text)
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         """`encode_ordinary` of each text (models/protocol.py EncodesBatches): for a list of
         lines, as `sp.encode(lines)` is called, the new words of all are merged at once."""
-        if self.merges or self.metaspace is not None:
+        if self.from_hf:
             return [self._encode(t, True) for t in texts]
         return self._fast.encode_batch(list(texts))
 
@@ -383,7 +389,7 @@ class SpBpeModel:
         """SentencePiece's `Decode` of these ids; a run of byte pieces that is not UTF-8 as HF's
         ByteFallback shows it where the model is an HF file's (a U+FFFD a byte)."""
         pieces, types = self.pieces, self.types
-        bytes_text = hf_bytes_text if self.merges or self.metaspace is not None else sp_bytes_text
+        bytes_text = hf_bytes_text if self.from_hf else sp_bytes_text
         norm = self.text_normalizer
         strip_lead = self.add_dummy_prefix or norm.remove_extra_whitespaces
         text: list[str] = []

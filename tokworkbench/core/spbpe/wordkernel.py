@@ -6,8 +6,8 @@ words in 2 MB of English lines, where sentencepiece encodes all of it in 0.44 s.
 code the plain rule is quickest and needs no guard: while some adjacent pair makes a piece, the
 pair whose piece ranks best (rank 0: the highest score; equal scores share a rank) merges, the
 leftmost among equals, and the two pairs beside it are looked up again: bpe_model.cc's agenda,
-step for step, as fastencode.py's list loop does it. Words longer than that loop takes
-(`_LIST_UP_TO`) are not given here.
+step for step, as fastencode.py's list loop does it. Its loop is quadratic too: words of
+`_COMPILED_UP_TO` characters or more (fastencode.py) are not given here.
 Import this module only after `jit.available()`: it imports numba.
 """
 
