@@ -26,7 +26,7 @@ from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_co
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text import spnormalize
-from tokworkbench.core.text.bytepieces import BYTE_TEXT_NOTE, byte_piece
+from tokworkbench.core.text.bytepieces import BYTE_PIECES, BYTE_TEXT_NOTE
 from tokworkbench.core.text.patterns import METASPACE
 from tokworkbench.core.text.pretokenize import PreTokenizer, from_pattern, pre_tokenizer
 from tokworkbench.core.text.spnormalize import META
@@ -214,8 +214,8 @@ def _hf_byte_pieces(pieces: list[tuple[str, float]], specials: set[int]) -> tupl
     """The ids of `<0x00>` ... `<0xFF>`. HF spells an unknown run in them where each of its
     bytes has one (and as <unk> where one is missing, which this tool does not reproduce)."""
     index = {text: i for i, (text, _) in enumerate(pieces)}
-    ids = [index.get(byte_piece(b)) for b in range(256)]
-    missing = [byte_piece(b) for b, i in enumerate(ids) if i is None]
+    ids = [index.get(piece) for piece in BYTE_PIECES]
+    missing = [piece for piece, i in zip(BYTE_PIECES, ids) if i is None]
     if missing:
         raise ForeignModelError(f"byte_fallback with {len(missing)} of the 256 byte pieces missing ({missing[0]} "
                                 "first): HF then spells some unknown text as <unk> and some in bytes, which this "

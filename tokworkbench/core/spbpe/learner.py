@@ -26,16 +26,17 @@ from tokworkbench.core.inspection.segments import chunk_spans
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.models.rows import PairRow
 from tokworkbench.core.models.steps import steps_to_make
-from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, NORMAL, UNKNOWN, USER_DEFINED, SpBpeModel, byte_piece
+from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, NORMAL, UNKNOWN, USER_DEFINED, SpBpeModel
 from tokworkbench.core.spbpe.sentences import load_sentences
 from tokworkbench.core.spbpe.training import NONE, SpMergeLoop
+from tokworkbench.core.text.bytepieces import BYTE_PIECES
 from tokworkbench.core.text.spcoverage import check_coverage
 from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
 from tokworkbench.core.text.sprules import RULES, sp_rule
 from tokworkbench.core.units import Units
 
 META_PIECES = (("<unk>", UNKNOWN), ("<s>", CONTROL), ("</s>", CONTROL))  # spm_train's ids 0, 1, 2
-_BYTE_PIECES = frozenset(byte_piece(b) for b in range(256))
+_BYTE_PIECES = frozenset(BYTE_PIECES)
 ROLES = Roles.of({"unk": "<unk>", "bos": "<s>", "eos": "</s>"})
 
 
@@ -116,7 +117,7 @@ class SpBpeLearner:
             + [USER_DEFINED] * len(config.user_defined_symbols)
         self.byte_start = len(self.metas)
         if config.byte_fallback:
-            self.metas += [byte_piece(b) for b in range(256)]
+            self.metas += list(BYTE_PIECES)
             self.meta_types += [BYTE] * 256
         corpus = load_sentences(texts, self.normalizer, self.metas, config.character_coverage, config.required_chars)
         self.documents = len(texts)

@@ -17,6 +17,9 @@ def byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
 
 
+BYTE_PIECES = tuple(byte_piece(b) for b in range(256))  # <0x00> ... <0xFF>, in byte order
+
+
 def piece_byte(piece: str) -> int | None:
     """SentencePiece's `PieceToByte`: the byte a `<0xNN>` piece stands for, else None."""
     found = _BYTE_PIECE.fullmatch(piece)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from tokworkbench.core.errors import SettingError, TrainingError
 from tokworkbench.core.models.roles import Roles
-from tokworkbench.core.text.bytepieces import byte_piece
+from tokworkbench.core.text.bytepieces import BYTE_PIECES
 from tokworkbench.core.text.normalize import check_normalizer
 from tokworkbench.core.text.patterns import META
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
@@ -18,7 +18,6 @@ from tokworkbench.core.units import Units
 ALGORITHMS = ("course", "em")
 SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
 SP_ROLES = Roles.of(dict(zip(("unk", "bos", "eos"), SP_META)))  # and its unk_id, bos_id, eos_id
-_BYTE_PIECES = tuple(byte_piece(b) for b in range(256))  # spm_train's, after the symbols
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
 
 
@@ -68,7 +67,7 @@ class UnigramConfig:
         if self.byte_fallback and not (self.algorithm == "em" and self.pre_tokenizer.rewrites):
             raise SettingError("byte_fallback", self.byte_fallback, "is spm_train's: it needs algorithm em and the "
                                "metaspace split")
-        clash = next((p for p in self.control_symbols + self.user_defined_symbols if p in _BYTE_PIECES), None)
+        clash = next((p for p in self.control_symbols + self.user_defined_symbols if p in BYTE_PIECES), None)
         if self.byte_fallback and clash is not None:
             raise SettingError("byte_fallback", clash, "is a symbol and also one of the 256 byte pieces")
         check_required_chars(self.required_chars)
@@ -100,4 +99,4 @@ def meta_pieces_of(algorithm: str, control_symbols: tuple[str, ...], user_define
     if algorithm != "em":
         return [UNK]
     return (list(SP_META) + list(control_symbols) + list(user_defined_symbols)
-            + list(_BYTE_PIECES if byte_fallback else ()))
+            + list(BYTE_PIECES if byte_fallback else ()))
