@@ -6,8 +6,10 @@ Loads each public encoding whose ranks file is here (see `tokworkbench/core/form
 TOKWORKBENCH_DATA, ~/.cache/tokworkbench, tiktoken's cache, or the bpe-openai wheel), builds
 `tiktoken.Encoding` from the same ranks with tiktoken's own pattern, encodes the first --mb MB of
 each text with both on one thread (ours through the serial path, as tiktoken's
-`encode_ordinary` runs), checks the ids are identical, and prints MB/s and the ratio. The bar
-is 0.75x tiktoken's throughput.
+`encode_ordinary` runs), and with GitHub's `bpe-openai` (Rust; its backend called directly,
+since its Python wrapper asks tiktoken, which downloads, for the special tokens), checks the
+ids are identical, and prints MB/s and the ratios. Issue 26's bars: >= 1.0x tiktoken's
+throughput cold, and at most 1.5x bpe-openai's time.
 
 Times are CPU seconds of this process (`time.process_time`; both encoders run on one thread),
 so that other people's jobs on a shared machine do not count. The compiled kernels (where numba
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import regex  # noqa: E402
 import tiktoken  # noqa: E402
+from bpe_openai import _bindings as bpe_openai  # noqa: E402
 
 from tokworkbench.core.errors import ModelFileError  # noqa: E402
 from tokworkbench.core.formats.presets import PRESETS, load_preset, preset_ranks  # noqa: E402
@@ -90,10 +93,11 @@ def main():
         load_preset(name)
         print(f"{name} from {where}: loaded in {time.perf_counter() - t:.2f} s (wall clock)")
         enc = tiktoken_for(name, parse_ranks(raw))
+        rust = bpe_openai.tokenizer_for_encoding(name)
         load_preset(name).encode_normalized(texts[0][1][:100_000])  # loads numba's cached kernels, once a process
         for label, text in texts:
             mb = len(text.encode()) / 1e6
-            times = {"tiktoken": [], "tables": [], "cold": [], "warm": [], "split": [], "regex": []}
+            times = {"tiktoken": [], "bpe-openai": [], "tables": [], "cold": [], "warm": [], "split": [], "regex": []}
             same = True
             for _ in range(args.repeat):
                 waited = 0
@@ -105,6 +109,9 @@ def main():
                 t = time.process_time()
                 theirs = enc.encode_ordinary(text)
                 times["tiktoken"].append(time.process_time() - t)
+                t = time.process_time()
+                same = same and rust.encode(text) == theirs
+                times["bpe-openai"].append(time.process_time() - t)
                 fresh = load_preset(name)
                 t = time.process_time()
                 prepare_tables(fresh)
@@ -123,14 +130,15 @@ def main():
                 t = time.process_time()
                 regex.findall(fresh.pre_tokenizer.pattern, text)
                 times["regex"].append(time.process_time() - t)
-            tt, tables, cold, warm_t, split, rx = (statistics.median(times[k])
-                                                   for k in ("tiktoken", "tables", "cold", "warm", "split", "regex"))
+            tt, bo, tables, cold, warm_t, split, rx = (
+                statistics.median(times[k]) for k in ("tiktoken", "bpe-openai", "tables", "cold", "warm", "split", "regex"))
             load = " ".join(f"{x:.2f}" for x in os.getloadavg())
             print(f"  {label} ({mb:.1f} MB, {len(theirs):,} tokens, {len(chunks):,} chunks, "
                   f"{len(set(chunks)):,} distinct): ids identical: {same}; chunk store after it:"
                   f" {len(store):,} entries, {store.nbytes / 1e6:.1f} MB; load {load}")
             print(f"    tiktoken {mb / tt:6.2f} MB/s | ours cold {mb / cold:6.2f} MB/s = {tt / cold:.2f}x"
                   f" | warm {mb / warm_t:6.2f} MB/s = {tt / warm_t:.2f}x")
+            print(f"    bpe-openai {mb / bo:6.2f} MB/s | ours cold takes {cold / bo:.2f}x its time, warm {warm_t / bo:.2f}x")
             print(f"    pre-tokenizer alone: ours {split:.2f} s, regex.findall {rx:.2f} s, tiktoken's whole encode {tt:.2f} s;"
                   f" ours cold {cold:.2f} s, warm {warm_t:.2f} s; lookup tables (once per model) {tables:.2f} s")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -3,10 +3,12 @@
     python benchmarks/encode_spbpe.py MODEL [--text FILE] [--bytes 2000000] [--rounds 5] [--wait 120]
 
 MODEL is a SentencePiece BPE `.model` (e.g. mistral-common's tokenizer.model.v1). The first
---bytes of --text (default bench-data/corpus/en-10M.txt) are encoded two ways, each by both:
-line by line (`sp.encode(lines, num_threads=1)` against `[m.encode_ordinary(l) for l in lines]`, and
-against `m.encode_batch(lines)`, the list in one call)
-and as one text. Each round starts from a freshly read model (empty caches: every distinct
+--bytes of --text (default bench-data/corpus/en-10M.txt) are encoded by both in four ways:
+"calls", one call a line in a Python loop for each library (`[sp.encode(l) for l in lines]`
+against `[m.encode_ordinary(l) for l in lines]`: what a caller with one line at a time gets);
+"lines", ours one call a line against sentencepiece given the list (`sp.encode(lines,
+num_threads=1)`: its loop in C++, ours in Python); "batch", the list in one call to each
+(`m.encode_batch(lines)`); and "whole", the text as one string. Each round starts from a freshly read model (empty caches: every distinct
 word is new, as on first use), checks the ids are equal, and prints CPU seconds and wall
 seconds of each, and `os.getloadavg()` before and after. On a 2-core machine shared with other
 jobs a ratio means little: a round whose 1-minute load before it was above --max-load prints
@@ -64,10 +66,13 @@ def main():
             print(f"round {r}: load still {before:.2f} after waiting {args.wait:.0f} s")
         load0 = os.getloadavg()
         rows = []
-        for mode in ("lines", "batch", "whole"):
+        for mode in ("calls", "lines", "batch", "whole"):
             model = from_sentencepiece(raw)  # fresh caches
             _ = model._fast.pair_table  # built once per model, as sentencepiece builds its tables at load
-            if mode == "lines":
+            if mode == "calls":
+                ref, sp_cpu, sp_wall = timed(lambda: [sp.encode(line) for line in lines])
+                got, cpu, wall = timed(lambda: [model.encode_ordinary(line) for line in lines])  # noqa: B023
+            elif mode == "lines":
                 ref, sp_cpu, sp_wall = timed(lambda: sp.encode(lines, num_threads=1))
                 got, cpu, wall = timed(lambda: [model.encode_ordinary(line) for line in lines])  # noqa: B023
             elif mode == "batch":  # the list in one call, as sentencepiece is given it
