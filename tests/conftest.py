@@ -22,6 +22,11 @@ os.environ.pop("NO_COLOR", None)
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tokworkbench-test-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
+# Compiled code is loaded only once a process has enough work for it (core/jit.py); the tests'
+# texts are small, and they are to run the compiled paths all the same (test_jit_policy.py
+# checks the bar itself, in processes of its own).
+os.environ["TOKWORKBENCH_JIT_FROM"] = "0"
+
 # Hypothesis: no per-example deadline anywhere (the tests that set their own settings already say
 # deadline=None). On a loaded machine, or beside a second pytest worker, an example that takes
 # 200 ms once fails as DeadlineExceeded or Flaky though nothing is wrong; a test that really hangs

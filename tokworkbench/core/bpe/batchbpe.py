@@ -146,7 +146,7 @@ def bpe_flat(pieces: list[bytes], table: MergeTable, outside: np.ndarray | None 
         short_lengths[alone] = 0
         for i in alone:
             short[i] = b""
-    if jit.available():
+    if jit.available(int(short_lengths.sum())):
         flat, lens = _compiled(short, short_lengths, table)
         bounds = np.concatenate(([0], np.cumsum(lens)))
     else:

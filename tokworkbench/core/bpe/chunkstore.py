@@ -80,7 +80,7 @@ class ChunkStore:
         stand-ins (ascending): one chunk for each set of characters not stored. A chunk not
         stored has the entry -1 - j, j its stand-in's place among them. What a first encode
         needs: encode the stand-ins, store them, then `ids_of(entries, made)`."""
-        if jit.available():
+        if jit.available(len(cps)):
             from tokworkbench.core.bpe import chunkkernel
 
             return chunkkernel.find_tiling(cps, starts.astype(np.int64, copy=False), self.slot_hash,
@@ -105,7 +105,7 @@ class ChunkStore:
 
     def ids_of(self, entries: np.ndarray, made: np.ndarray | None = None) -> list[int]:
         """The ids of these entries, one after another; an entry -1 - j is `made[j]`."""
-        if jit.available():
+        if jit.available(len(entries)):
             from tokworkbench.core.bpe import chunkkernel
 
             none = np.zeros(0, dtype=np.int64)

@@ -44,13 +44,12 @@ class RankGuard:
         """The indexes, ascending, of the pieces that hold an odd token."""
         if not self._hashes:
             return []
-        if jit.available():
+        sizes = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        if jit.available(int(sizes.sum())):
             from tokworkbench.core.bpe import guardkernel
 
             data = np.frombuffer(b"".join(pieces), dtype=np.uint8)
-            bounds = np.concatenate(([0], np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64,
-                                                                count=len(pieces)))))
-            return guardkernel.unsafe(data, bounds, *self._flat).tolist()
+            return guardkernel.unsafe(data, np.concatenate(([0], np.cumsum(sizes))), *self._flat).tolist()
         found, first, size = [], 0, 0
         for i, piece in enumerate(pieces):  # about a megabyte at a time: the arrays are 8 bytes a byte
             size += len(piece)

@@ -131,7 +131,7 @@ class Trainer:
         # The compiled merge loop (bpe/mergekernel.py) holds the pair state as arrays where numba
         # runs and the tie key is a number; otherwise the numpy/Python path below holds it.
         self._kernel = None
-        if self._static is None and jit.available():
+        if self._static is None and jit.available(self._flat.size):
             from tokworkbench.core.bpe.kernelpairs import KernelPairs
 
             sign = next_order(config.tie_break, 1)

@@ -112,7 +112,7 @@ def merge_many(words: list[str], table: PairTable, unk: int, byte_ids: np.ndarra
     sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     units, cps = table.symbols(words)
     result: list[list[int] | None] = [None] * len(words)
-    if jit.available():
+    if jit.available(int(sizes.sum())):
         from tokworkbench.core.spbpe import wordkernel
 
         syms, cps, owner = wordkernel.merge_words(units, cps, sizes, table.count, *table.slots, table.made, table.rank)

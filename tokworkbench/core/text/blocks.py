@@ -167,7 +167,7 @@ def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer, errors
     for all the blocks, so no piece's counts are merged here in Python. `stop` (thread_map's):
     set, the next piece raises StoppedShare."""
     counter: Counter = Counter()
-    tally = ChunkTally(pre.name) if pre.counts_compiled else None
+    tally = ChunkTally(pre.name) if pre.counts_compiled(sum(b.stop - b.start for b in blocks)) else None
     chars = nbytes = 0
     for b in blocks:
         text = normalize(read_block(b, errors), normalizer)
@@ -208,7 +208,7 @@ def count_files(
         return count_chunks((d.text for d in iter_documents(paths, errors, skipped, report=report)), normalizer, pre)
     files = text_files(paths, skipped, report if report is not None else Skipped())
     total = sum(size for _, _, size in files)
-    threads = pre.counts_compiled  # the kernels let go of the GIL: threads share one copy of them
+    threads = pre.counts_compiled(total)  # the kernels let go of the GIL: threads share one copy of them
     parallel = total >= MIN_PARALLEL and (os.cpu_count() or 1) > 1 and (threads or can_fork())
     workers = worker_count(workers) if parallel else 1
     blocks = plan_blocks(files, normalizer, block or block_size(total, workers))

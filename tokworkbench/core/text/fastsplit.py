@@ -124,7 +124,7 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     and for gpt2 without numba. Lets an encoder find its chunks without making a str of each."""
     if not max(FAST_FROM, 1) <= len(text) < 1 << 31:  # offsets are int32 in places
         return None
-    if jit.available():
+    if jit.available(len(text)):
         from tokworkbench.core.text import splitkernel
 
         table, _ = _tables()
@@ -180,7 +180,7 @@ def chunk_counts(name: str, text: str) -> Counter | None:
     """`Counter(findall(text))` for the preset `name`, keys in order of first appearance, with
     a str made only for each distinct chunk; None where the compiled path cannot run, and the
     caller counts the split."""
-    if not jit.available():
+    if not jit.available(len(text)):
         return None
     tally = ChunkTally(name)
     tally.add(text)

@@ -56,11 +56,11 @@ class PreTokenizer:
         always start a chunk at a single space between two non-space characters."""
         return self.pattern is not None and self.name != METASPACE and PRESETS.get(self.name) == self.pattern
 
-    @property
-    def counts_compiled(self) -> bool:
-        """`counts` hashes the chunks in compiled code and makes a str per distinct chunk only:
-        counting may then take larger pieces, as there is no list of every chunk to bound."""
-        return self.is_preset_pattern and self.name in FAST_SPLITS and jit.available()
+    def counts_compiled(self, work: int) -> bool:
+        """Whether `counts` of `work` characters in all hashes the chunks in compiled code and
+        makes a str per distinct chunk only: counting may then take larger pieces, as there is
+        no list of every chunk to bound."""
+        return self.is_preset_pattern and self.name in FAST_SPLITS and jit.available(work)
 
     @property
     def rewrites(self) -> bool:
@@ -131,7 +131,7 @@ class PreTokenizer:
             found = Counter(parts)
             del found[None]
             return Counter({META + part: n for part, n in found.items()})
-        if self.counts_compiled and len(text) >= FAST_FROM:  # a short text: a tally's arrays cost more
+        if len(text) >= FAST_FROM and self.counts_compiled(len(text)):  # a short text: a tally's arrays cost more
             counted = chunk_counts(self.name, text)  # compiled: a str only for each distinct chunk
             if counted is not None:
                 return counted

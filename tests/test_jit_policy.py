@@ -1,0 +1,54 @@
+"""core/jit.py's bar: a process loads numba only once it has asked for enough work, and the
+result is the same either side of it. Each case runs in a process of its own, without the
+conftest's TOKWORKBENCH_JIT_FROM=0, since whether numba is loaded is a fact about a process."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tokworkbench.core import jit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(not jit._importable(), reason="numba is not installed here")
+
+PROGRAM = r"""
+import json, pathlib, sys
+from tokworkbench.core.text.pretokenize import pre_tokenizer
+
+texts = [p.read_text(encoding="utf-8") for p in sorted(pathlib.Path("sample_texts").glob("*.txt"))]
+pre = pre_tokenizer("gpt4")
+counts = pre.counts("\n".join(texts))
+loaded_after_counting = "numba" in sys.modules
+big = " ".join(texts) * int(sys.argv[1])
+chunks = len(pre.split(big))
+print(json.dumps({"counted_with_numba": loaded_after_counting, "numba_at_end": "numba" in sys.modules,
+                  "counts": sorted(counts.items())[:2000], "chunks": chunks}))
+"""
+
+
+def run(times: int, **env) -> dict:
+    environ = {k: v for k, v in os.environ.items() if k != jit.FROM_VARIABLE}
+    environ.update(env)
+    done = subprocess.run([sys.executable, "-c", PROGRAM, str(times)], cwd=ROOT, env=environ,
+                          capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(done.stdout)
+
+
+def test_small_work_takes_the_numpy_path_and_enough_loads_numba():
+    small = run(1)  # the sample texts once: well under the bar
+    assert not small["counted_with_numba"] and not small["numba_at_end"]
+    big = run(12)  # about 1.3 MB of text in one split: over it
+    assert not big["counted_with_numba"] and big["numba_at_end"]
+    forced = run(1, **{jit.FROM_VARIABLE: "0"})
+    assert forced["counted_with_numba"]
+    assert small["counts"] == big["counts"] == forced["counts"]
+
+
+def test_a_bad_bar_is_the_default():
+    env = {jit.FROM_VARIABLE: "lots"}
+    assert not run(1, **env)["numba_at_end"]
