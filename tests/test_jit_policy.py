@@ -52,3 +52,29 @@ def test_small_work_takes_the_numpy_path_and_enough_loads_numba():
 def test_a_bad_bar_is_the_default():
     env = {jit.FROM_VARIABLE: "lots"}
     assert not run(1, **env)["numba_at_end"]
+
+
+def test_the_bar_is_the_work_asked_for_in_all_and_counting_asks_once():
+    program = r"""
+import json, sys
+from tokworkbench.core import jit
+from tokworkbench.core.text.pretokenize import pre_tokenizer
+
+text = "Small calls, many of them: a corpus of short documents. " * 2000
+pre_tokenizer("gpt4").counts(text)
+charged = jit._Asked.total
+answers = [jit.available(200_000) for _ in range(5)]
+print(json.dumps({"chars": len(text), "charged": charged, "answers": answers, "numba": "numba" in sys.modules}))
+"""
+    environ = {k: v for k, v in os.environ.items() if k != jit.FROM_VARIABLE}
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=environ,
+                          capture_output=True, text=True, timeout=300, check=True)
+    got = json.loads(done.stdout)
+    assert got["charged"] == got["chars"]  # counted once, not by each decision on the way
+    total = got["chars"]
+    expected = []
+    for _ in range(5):
+        total += 200_000
+        expected.append(total >= jit.WORTH_FROM)
+    assert got["answers"] == expected and expected[-1] and not expected[0]
+    assert got["numba"]

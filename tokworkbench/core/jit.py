@@ -14,7 +14,9 @@ takes over the sample texts: the workbench's first screen on them took 3.2 s, 1.
 counting a corpus of 114 KB through compiled code. So a caller says how much work a call has
 (characters, bytes, units), and until the process has asked for WORTH_FROM of it in all, or
 has numba loaded anyway, the numpy path runs. The paths give the same results; which one runs
-is a matter of speed only. `TOKWORKBENCH_JIT_FROM=N` moves the bar (the tests set 0, so
+is a matter of speed only. A decision above another (whether to count a corpus compiled,
+then splitting each piece) counts the same work twice, so a corpus's counting reaches the bar
+at about half a million characters. `TOKWORKBENCH_JIT_FROM=N` moves the bar (the tests set 0, so
 that small inputs exercise the compiled code).
 """
 

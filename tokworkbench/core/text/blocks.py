@@ -160,14 +160,17 @@ def read_block(b: Block, errors: str = "strict") -> str:
 
 
 def count_blocks(blocks: list[Block], normalizer: str, pre: PreTokenizer, errors: str = "strict",
-                 stop: threading.Event | None = None) -> tuple[Counter, int, int]:
+                 stop: threading.Event | None = None, compiled: bool | None = None) -> tuple[Counter, int, int]:
     """Chunk counts of consecutive blocks in order of first appearance, with their characters
     and UTF-8 bytes after normalizing. Each block is split a COUNT_PIECE at a time, so only one
     piece's chunk list exists at once. Compiled counting makes no such list and keeps one tally
     for all the blocks, so no piece's counts are merged here in Python. `stop` (thread_map's):
-    set, the next piece raises StoppedShare."""
+    set, the next piece raises StoppedShare. `compiled`: count_files' choice, so that threads
+    count compiled and forks do not (None: chosen here by the blocks' size)."""
     counter: Counter = Counter()
-    tally = ChunkTally(pre.name) if pre.counts_compiled(sum(b.stop - b.start for b in blocks)) else None
+    if compiled is None:
+        compiled = pre.counts_compiled(sum(b.stop - b.start for b in blocks))
+    tally = ChunkTally(pre.name) if compiled else None
     chars = nbytes = 0
     for b in blocks:
         text = normalize(read_block(b, errors), normalizer)
@@ -212,7 +215,7 @@ def count_files(
     parallel = total >= MIN_PARALLEL and (os.cpu_count() or 1) > 1 and (threads or can_fork())
     workers = worker_count(workers) if parallel else 1
     blocks = plan_blocks(files, normalizer, block or block_size(total, workers))
-    count = partial(count_blocks, normalizer=normalizer, pre=pre, errors=errors)
+    count = partial(count_blocks, normalizer=normalizer, pre=pre, errors=errors, compiled=threads)
     if workers > 1:
         if threads:
             ChunkTally(pre.name).add("a " * FAST_FROM)  # loads the compiled code once, before the threads

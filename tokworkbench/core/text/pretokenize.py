@@ -131,7 +131,8 @@ class PreTokenizer:
             found = Counter(parts)
             del found[None]
             return Counter({META + part: n for part, n in found.items()})
-        if len(text) >= FAST_FROM and self.counts_compiled(len(text)):  # a short text: a tally's arrays cost more
+        # work 0: `split` below, or `chunk_counts`, counts this text's work once
+        if len(text) >= FAST_FROM and self.counts_compiled(0):  # a short text: a tally's arrays cost more
             counted = chunk_counts(self.name, text)  # compiled: a str only for each distinct chunk
             if counted is not None:
                 return counted
