@@ -110,8 +110,9 @@ def main():
                 theirs = enc.encode_ordinary(text)
                 times["tiktoken"].append(time.process_time() - t)
                 t = time.process_time()
-                same = same and rust.encode(text) == theirs
+                rusts = rust.encode(text)
                 times["bpe-openai"].append(time.process_time() - t)
+                same = same and rusts == theirs
                 fresh = load_preset(name)
                 t = time.process_time()
                 prepare_tables(fresh)
