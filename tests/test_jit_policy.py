@@ -24,17 +24,16 @@ texts = [p.read_text(encoding="utf-8") for p in sorted(pathlib.Path("sample_text
 pre = pre_tokenizer("gpt4")
 counts = pre.counts("\n".join(texts))
 loaded_after_counting = "numba" in sys.modules
-big = " ".join(texts) * int(sys.argv[1])
-chunks = len(pre.split(big))
+pre.split(" ".join(texts) * int(sys.argv[1]))
 print(json.dumps({"counted_with_numba": loaded_after_counting, "numba_at_end": "numba" in sys.modules,
-                  "counts": sorted(counts.items())[:2000], "chunks": chunks}))
+                  "counts": sorted(counts.items())[:2000]}))
 """
 
 
-def run(times: int, **env) -> dict:
+def run(times: int, program: str = PROGRAM, **env) -> dict:
     environ = {k: v for k, v in os.environ.items() if k != jit.FROM_VARIABLE}
     environ.update(env)
-    done = subprocess.run([sys.executable, "-c", PROGRAM, str(times)], cwd=ROOT, env=environ,
+    done = subprocess.run([sys.executable, "-c", program, str(times)], cwd=ROOT, env=environ,
                           capture_output=True, text=True, timeout=300, check=True)
     return json.loads(done.stdout)
 
@@ -66,10 +65,7 @@ charged = jit._Asked.total
 answers = [jit.available(200_000) for _ in range(5)]
 print(json.dumps({"chars": len(text), "charged": charged, "answers": answers, "numba": "numba" in sys.modules}))
 """
-    environ = {k: v for k, v in os.environ.items() if k != jit.FROM_VARIABLE}
-    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=environ,
-                          capture_output=True, text=True, timeout=300, check=True)
-    got = json.loads(done.stdout)
+    got = run(0, program)
     assert got["charged"] == got["chars"]  # counted once, not by each decision on the way
     total = got["chars"]
     expected = []
