@@ -261,7 +261,7 @@ def test_serve_lets_in_only_who_has_the_token_from_the_pages_own_origin(tmp_path
         assert status_of(f"{base}/static/js/textual.js") == 200  # textual-serve's own script: nothing of ours
         assert status_of_upgrade(port, "/ws", base) == 403
         assert status_of_upgrade(port, f"/ws/{token[:-1]}x", base) == 403
-        assert status_of_upgrade(port, f"/ws?width=80&height=24", None) == 403
+        assert status_of_upgrade(port, "/ws?width=80&height=24", None) == 403
         # a second local user's page, or any web page the user visits, knows no token; even one
         # that does is refused from another origin
         assert status_of_upgrade(port, f"/ws/{token}?width=80&height=24", "http://evil.example.com") == 403

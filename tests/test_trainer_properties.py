@@ -1,6 +1,5 @@
 """The incremental trainer against the recount-everything reference, and undo's exactness."""
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

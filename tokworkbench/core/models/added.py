@@ -23,7 +23,6 @@ import regex
 from tokworkbench.core.errors import EncodeError, SpecialTokenInTextError
 
 
-
 @lru_cache(maxsize=1)
 def _classes() -> tuple["regex.Pattern[str]", "regex.Pattern[str]"]:
     """The regex crate's \\w and \\s, measured from HF: built on first use (their tables cost a
