@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tokworkbench.core import jit
+from tokworkbench.core.text import fastsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,6 +58,7 @@ def test_the_bar_is_the_work_asked_for_in_all_and_counting_asks_once():
     program = r"""
 import json, sys
 from tokworkbench.core import jit
+from tokworkbench.core.text import fastsplit
 from tokworkbench.core.text.pretokenize import pre_tokenizer
 
 text = "Small calls, many of them: a corpus of short documents. " * 2000
@@ -74,3 +76,25 @@ print(json.dumps({"chars": len(text), "charged": charged, "answers": answers, "n
         expected.append(total >= jit.WORTH_FROM)
     assert got["answers"] == expected and expected[-1] and not expected[0]
     assert got["numba"]
+
+
+def test_the_split_tables_wait_for_the_same_bar():
+    """fastsplit's class tables (0.1-0.2 s to build) are built once a process has asked to split
+    about a megabyte; before that `regex` splits, chunk for chunk the same."""
+    program = r"""
+import json, pathlib, regex
+from tokworkbench.core.text import fastsplit
+from tokworkbench.core.text.patterns import PRESETS
+
+text = " ".join(p.read_text(encoding="utf-8") for p in sorted(pathlib.Path("sample_texts").glob("*.txt")))
+same = [fastsplit.split_llama3(text) == regex.findall(PRESETS["llama3"], text)]
+built = [fastsplit._tables.cache_info().currsize]
+big = text * 12
+same.append(fastsplit.split_llama3(big) == regex.findall(PRESETS["llama3"], big))
+built.append(fastsplit._tables.cache_info().currsize)
+print(json.dumps({"same": same, "built": built, "chars": [len(text), len(big)]}))
+"""
+    got = run(0, program, TOKWORKBENCH_NO_JIT="1")  # the numpy scan's own decision
+    assert got["chars"][0] > fastsplit.FAST_FROM and got["chars"][0] + got["chars"][1] > jit.WORTH_FROM
+    assert got["same"] == [True, True]
+    assert got["built"] == [0, 1]

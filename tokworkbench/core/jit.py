@@ -46,12 +46,14 @@ def available(work: int | None = None) -> bool:
         return False
     if work is not None and "numba" not in sys.modules:
         _Asked.total += work
-        if _Asked.total < _worth_from():
+        if _Asked.total < worth_from():
             return False
     return _importable()
 
 
-def _worth_from() -> int:
+def worth_from() -> int:
+    """The bar: work a process asks for before a fixed cost of about a second (or a few tenths)
+    pays. fastsplit's class tables are paid for by the same bar."""
     try:
         return int(os.environ.get(FROM_VARIABLE, WORTH_FROM))
     except ValueError:

@@ -12,10 +12,12 @@ boundaries.
 The contract is `regex.findall(pattern, text)`, chunk for chunk, on any text
 (tests/test_fastsplit.py checks it against `regex` on arbitrary Unicode). The class table is
 made by `regex` itself, from its own Unicode tables, so both always agree on what a letter
-is (the table costs about 0.2 s, once per process). The few shapes these rules do not cover
-(in o200k: marks right after punctuation, a `/` after the newlines a punctuation chunk takes,
-a contraction right after another one's letters) are handed back to `regex`, on a stretch of
-text cut where every rule agrees a chunk starts.
+is. The table costs 0.1-0.2 s, once per process, which is what `regex` takes over the scan
+on about a megabyte: until a process has asked to split that much, `regex` splits (see
+`_tables_pay`). The few shapes these rules do not cover (in o200k: marks right after
+punctuation, a `/` after the newlines a punctuation chunk takes, a contraction right after
+another one's letters) are handed back to `regex`, on a stretch of text cut where every rule
+agrees a chunk starts.
 
 Short texts go straight to `regex`: the numpy passes cost tens of microseconds before the
 first character.
@@ -132,7 +134,7 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         fold = _exact_fold_table() if name == "gpt2" else _fold_table()  # gpt2's contractions: case as written
         return cps, splitkernel.chunk_starts(cps, table, fold, _KERNEL_PRESETS[name])
-    if name not in _NUMPY_PRESETS:
+    if name not in _NUMPY_PRESETS or not _tables_pay(len(text)):
         return None
     scan = _Scan(text, _KIND_O200K if name in ("o200k", "tekken") else _KIND_GPT4)
     if name == "gpt4":
@@ -142,6 +144,23 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     if name == "tekken":
         return scan.cps, scan.o200k(PRESETS[name], contractions=False, digits=1)
     return scan.cps, scan.o200k(PRESETS[name])
+
+
+class _Split:
+    """Characters this process has asked the numpy scan to split while its tables were not
+    built: a fact about the process, as whether the tables are built is."""
+
+    total = 0
+
+
+def _tables_pay(work: int) -> bool:
+    """Whether to scan `work` more characters in numpy. Building the tables costs 0.1-0.2 s,
+    what `regex` takes over the scan on about 1 MB; a first screen splits a few KB (0.15 s of
+    Llama 3's 3.3 s went here). Same bar as numba's (`jit.worth_from`, which the tests set to 0)."""
+    if _tables.cache_info().currsize:
+        return True
+    _Split.total += work
+    return _Split.total >= jit.worth_from()
 
 
 class ChunkTally:
