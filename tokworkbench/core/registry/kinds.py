@@ -22,15 +22,14 @@ from tokworkbench.core.formats.bpe_export import check_bpe, write_bpe
 from tokworkbench.core.models.kind import Kind
 from tokworkbench.core.models.protocol import Learner, Model
 from tokworkbench.core.spbpe import modelfile as spbpe_file
-from tokworkbench.core.spbpe.learner import SpBpeConfig, SpBpeLearner
 from tokworkbench.core.unigram import modelfile as unigram_file
 from tokworkbench.core.unigram.config import SP_META, UnigramConfig, meta_pieces, meta_pieces_of
-from tokworkbench.core.unigram.learner import UnigramLearner
 from tokworkbench.core.unigram.model import UNK
 from tokworkbench.core.wordpiece import modelfile as wordpiece_file
 
 if TYPE_CHECKING:
     from tokworkbench.core.session.settings import Settings
+    from tokworkbench.core.spbpe.learner import SpBpeConfig
 
 
 # -- BPE ---------------------------------------------------------------------------------------
@@ -81,6 +80,14 @@ def unigram_sizes(chars: int, ahead: int = 1) -> tuple[int, int]:
     return hundreds(2 * chars), hundreds(3 * chars // 2 + ahead)
 
 
+def _unigram_learner(*args, **kwargs) -> Learner:
+    """The learner, imported when a session trains one: a start that reads or shows a model
+    does not pay for EM's modules."""
+    from tokworkbench.core.unigram.learner import UnigramLearner
+
+    return UnigramLearner(*args, **kwargs)
+
+
 def _unigram_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
     """Each of `names` too small for a corpus of `chars` distinct characters, raised; the target
     counts the pieces ahead of the trained ones, as the learner's vocabulary does."""
@@ -113,7 +120,7 @@ def _unigram_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
                             f"{model.pre_tokenizer.name}; set the session to the same to replay it")
     metas = _replayed_metas(model, config)
     ahead = set(metas)  # a user-defined piece is one of them: not a trained piece as well
-    replayed = UnigramLearner([], config, keep_layout=True, counted=learner.chunk_table, metas=metas,
+    replayed = _unigram_learner([], config, keep_layout=True, counted=learner.chunk_table, metas=metas,
                               vocabulary=[model.pieces[i] for i in model.matched_ids() if model.pieces[i][0] not in ahead])
     replayed.steps_for_vocab(max(s.target, replayed.base_size))
     return replayed
@@ -156,12 +163,20 @@ def _spbpe_write_export(model: Model, fmt: str, out: Path) -> list[str]:
     return spbpe_hf_export.write_hf(model, out)
 
 
-def _spbpe_config(s: "Settings") -> SpBpeConfig:
+def _spbpe_config(s: "Settings") -> "SpBpeConfig":
+    from tokworkbench.core.spbpe.learner import SpBpeConfig
+
     if s.special_tokens:
         raise TrainingError(f"a SentencePiece BPE model's special tokens are <unk>, <s> and </s>: special tokens "
                             f"such as {s.special_tokens[0]!r} need BPE")
     return SpBpeConfig(s.character_coverage, s.byte_fallback, s.max_piece_length, s.sp_normalization,
                        s.split_digits, s.user_defined_symbols, s.control_symbols, s.required_chars)
+
+
+def _spbpe_learner(*args, **kwargs) -> Learner:
+    from tokworkbench.core.spbpe.learner import SpBpeLearner  # as _unigram_learner
+
+    return SpBpeLearner(*args, **kwargs)
 
 
 def _spbpe_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
@@ -215,7 +230,7 @@ BPE = Kind("bpe", "BPE", "BPE model", "merge", bpe_file.to_json, bpe_file.from_j
 UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_json, unigram_file.from_json,
                exports=("hf", "sentencepiece"), export_refusal="a Unigram model has scored pieces and no merges",
                check_export=_unigram_check_export, write_export=_unigram_write_export,
-               config=_unigram_config, learner=UnigramLearner,
+               config=_unigram_config, learner=_unigram_learner,
                options=("algorithm", "seed_size", "prune_fraction", "shrinking_factor", "sub_iterations",
                         "max_piece_length", "character_coverage", "byte_fallback", *SP_OPTIONS),
                own_tokens=("<unk>",), takes_special_tokens=False, stops_at_target=True, fit=_unigram_fit,
@@ -227,7 +242,7 @@ SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", s
              spbpe_file.from_json, exports=("hf", "sentencepiece"),
              export_refusal="its pieces merge by score (SentencePiece's rule), not by a merge list in rank order",
              check_export=_spbpe_check_export, write_export=_spbpe_write_export,
-             config=_spbpe_config, learner=SpBpeLearner,
+             config=_spbpe_config, learner=_spbpe_learner,
              options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization", *SP_OPTIONS),
              own_tokens=("<unk>", "<s>", "</s>"), takes_special_tokens=False, trains_on_lines=True,
              default_roles=(("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>")),
