@@ -365,6 +365,38 @@ async def test_cl100k_in_the_app_shows_tiktokens_ids():
         assert row.text == EOT and row.special and row.step is None
 
 
+async def test_a_long_history_opens_on_its_newest_merges_without_asking_for_rows(monkeypatch):
+    """r50k's 50,000 merges: the snapshot carries the newest, and the table shows them from its
+    first frame (it drew rows 0… as `…` for three frames, and asked for a page it threw away)."""
+    from tokworkbench.app.widgets.rowsview import RowsView
+    from tokworkbench.core.session.session import Session
+
+    asked = []
+    page = Session.history_page
+    monkeypatch.setattr(Session, "history_page", lambda self, start, stop: asked.append(start) or page(self, start, stop))
+    drawn = []
+    render_line = RowsView.render_line
+
+    def recorded(view, y):
+        drawn.append((view.id, y - 1 + view.scroll_offset.y, view.row(y - 1 + view.scroll_offset.y) is not None))
+        return render_line(view, y)
+
+    monkeypatch.setattr(RowsView, "render_line", recorded)
+    app = RecordingApp(None, None, (load_preset("r50k_base"), "r50k_base"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        merges = app.query_one("#merges", RowsView)
+        assert merges.total == 50000 and merges.cursor == 49999
+        shown = [(row, held) for view, row, held in drawn if view == "merges" and row >= 0]
+        assert shown and all(held for _, held in shown)
+        assert merges.scroll_offset.y + merges._visible_rows() >= 50000  # the newest on screen
+        assert asked == []
+        merges.focus()
+        await pilot.press("home")  # rows not held are still asked for, and come
+        await wait_until(lambda: merges.row(0) is not None)
+        assert asked and asked[-1] == 0
+
+
 @pytest.mark.parametrize("width", [20, 37, 78])
 def test_ids_under_tokens_wrap_within_the_width_each_id_under_its_token(width):
     model = Trainer(samples(), TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"))).model()

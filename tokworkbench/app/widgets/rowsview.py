@@ -107,7 +107,7 @@ class RowsView(LineView, can_focus=True):
         self._natural = widths
         self._lay_out_columns()
         if follow:
-            self.scroll_to(y=max(0, self.total - self._visible_rows()), animate=False)
+            self._scroll_rows(max(0, self.total - self._visible_rows()))
         self._keep_cursor_visible()
         self.refresh()
 
@@ -196,9 +196,18 @@ class RowsView(LineView, can_focus=True):
         top = self.scroll_offset.y
         visible = self._visible_rows()
         if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False)
+            self._scroll_rows(self.cursor)
         elif self.cursor >= top + visible:
-            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+            self._scroll_rows(self.cursor - visible + 1)
+
+    def _scroll_rows(self, top: int) -> None:
+        """Textual's scroll waits for the next refresh, and refuses a pane with no size yet: a
+        history set before the first layout then drew rows 0… for its first frames, all `…`,
+        and asked for a page of them it threw away. So before the first layout, scroll now."""
+        if self.size.height:
+            self.scroll_to(y=top, animate=False)
+        else:
+            self.scroll_to(y=top, animate=False, immediate=True, force=True)
 
     def _visible_rows(self) -> int:
         """Rows that fit under the header, above a horizontal scrollbar if there is one."""
