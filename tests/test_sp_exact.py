@@ -5,8 +5,9 @@ SentencePiece solves the whole sentence in float32 (spviterbi.py), so exact ties
 segmentations (the same pieces in another order) come out by its roundings; HF solves each word
 in float64. The tie-heavy models below are written as protobufs by hand; the ported cases are
 unigram_model_test.cc's (EncodeTest, ModelNBestTest, EncodeWithUnusedTest, VerifyOutputsEquivalent
-pieces, positive scores) and python/test/sentencepiece_test.py's on its test_model.model, which
-runs where TOKWORKBENCH_SP_TEST_MODEL names that file (and TOKWORKBENCH_BOTCHAN its botchan.txt).
+pieces, positive scores) and python/test/sentencepiece_test.py's on its test_model.model and
+data/botchan.txt, both shipped in tests/data (TOKWORKBENCH_SP_TEST_MODEL and TOKWORKBENCH_BOTCHAN
+name other copies).
 """
 
 import json
@@ -28,6 +29,7 @@ spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_texts"
+DATA = Path(__file__).resolve().parent / "data"
 NORMAL, UNKNOWN, CONTROL, USER = 1, 2, 3, 4
 BASE = [("<unk>", 0.0, UNKNOWN), ("<s>", 0.0, CONTROL), ("</s>", 0.0, CONTROL)]  # MakeBaseModelProto
 
@@ -300,17 +302,15 @@ def test_nbest_of_positive_scores(tmp_path):
 
 
 # -- python/test/sentencepiece_test.py on its own test_model.model ------------------------------------
-def _named(variable: str) -> Path | None:
+def _named(variable: str, shipped: str) -> Path:
+    """The file `variable` names, else our copy of sentencepiece's (tests/data/README.md)."""
     value = os.environ.get(variable, "")
-    return Path(value) if value else None
+    return Path(value) if value else DATA / shipped
 
 
 @pytest.fixture(scope="module")
 def test_model():
-    path = _named("TOKWORKBENCH_SP_TEST_MODEL")
-    if path is None:
-        pytest.skip("sentencepiece's python/test/test_model.model is not on this machine "
-                    "(set TOKWORKBENCH_SP_TEST_MODEL)")
+    path = _named("TOKWORKBENCH_SP_TEST_MODEL", "sp_test_model.model")
     return load_any(path), spm.SentencePieceProcessor(model_file=str(path))
 
 
@@ -328,9 +328,7 @@ def test_sentencepiece_test_py_expectations(test_model):
 
 
 def test_every_botchan_line_on_test_model(test_model):
-    botchan = _named("TOKWORKBENCH_BOTCHAN")
-    if botchan is None:
-        pytest.skip("sentencepiece's data/botchan.txt is not on this machine (set TOKWORKBENCH_BOTCHAN)")
+    botchan = _named("TOKWORKBENCH_BOTCHAN", "botchan.txt")
     model, sp = test_model
     lines = botchan.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4288
@@ -342,9 +340,7 @@ def test_every_botchan_line_on_test_model(test_model):
 
 @pytest.mark.parametrize("vocab, collapse", [(1000, True), (5000, True), (2000, False)])
 def test_every_botchan_line_on_a_model_spm_trains_on_it(tmp_path, vocab, collapse):
-    botchan = _named("TOKWORKBENCH_BOTCHAN")
-    if botchan is None:
-        pytest.skip("sentencepiece's data/botchan.txt is not on this machine (set TOKWORKBENCH_BOTCHAN)")
+    botchan = _named("TOKWORKBENCH_BOTCHAN", "botchan.txt")
     prefix = tmp_path / "b"
     spm.SentencePieceTrainer.train(input=str(botchan), model_prefix=str(prefix), vocab_size=vocab,
                                    model_type="unigram", remove_extra_whitespaces=collapse, minloglevel=2)
