@@ -162,21 +162,22 @@ def test_a_required_character_the_corpus_lacks_warns_nothing():
     assert "☃" in {p for p, _ in learner.model().pieces}
 
 
-def test_the_stand_in_leaves_no_gap_in_the_ids_the_tables_show():
-    """▅ (the characters coverage drops) is no piece of the model: the pieces after it in the
-    training order have the model's ids in the piece table, the lattice and `token`, and ▅'s
-    row shows <unk>'s id, which the model gives those characters."""
+def test_the_characters_coverage_drops_are_no_pieces_and_the_tables_show_the_models_ids():
+    """The characters coverage drops are spm_train's unknown character while it trains and
+    <unk> in the model: no piece stands for them, and every row of the piece table, the lattice
+    and `token` has the model's id."""
     settings = Settings(kind="unigram", units="char", split="metaspace", algorithm="em", seed_size=1_000_000,
                         normalizer="none", character_coverage=0.99)
     learner = settings.learner(TRAIN)
-    assert "\u2585" in learner.state.pieces and learner.state.pieces[-1] != "\u2585"  # in the middle: the case
+    assert "\u2585" not in learner.state.pieces
     model = learner.model()
     rows, total = learner.next_rows(100_000)
     assert total == len(learner.state.pieces)
     for row in rows:
-        want = model.unk_id if row.piece == "\u2585" else row.id
-        assert row.id == want and (row.piece == "\u2585" or model.token(row.id) == row.piece), row
-        assert learner.token(row.id) == model.token(row.id), row
+        assert model.token(row.id) == row.piece == learner.token(row.id), row
+    dropped = _dropped(model)
+    assert dropped
     for word in learner.words[:200]:
         edges = learner.lattice(word).edges
         assert all(model.token(e.id) == e.piece for e in edges if e.id != model.unk_id), word
+        assert all(e.id == model.unk_id for e in edges if e.piece in dropped), word

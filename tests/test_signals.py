@@ -21,9 +21,7 @@ pytestmark = pytest.mark.skipif(not can_fork(), reason="workers are forked only 
 WRAPPER = """
 import os, sys, time
 from tokworkbench.core.text import parallel
-from tokworkbench.core.unigram import parallel_em
 parallel.MIN_PARALLEL = 1000
-parallel_em.MIN_EDGES = 1
 main = os.getpid()
 count = parallel._count
 def slow_count(*args):
@@ -31,12 +29,6 @@ def slow_count(*args):
         time.sleep(60)
     return count(*args)
 parallel._count = slow_count
-pool_init = parallel_em._Pool.__init__
-def announced_pool(self, *args):
-    pool_init(self, *args)
-    print("pool ready", file=sys.stderr, flush=True)
-    time.sleep(60)  # the workers wait for their first sweep
-parallel_em._Pool.__init__ = announced_pool
 from tokworkbench import cli
 sys.exit(cli.main(sys.argv[1:]))
 """
@@ -120,17 +112,3 @@ def test_sigterm_while_workers_count_exits_143_with_no_child_and_no_temp_file(tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train_forking.py"]  # no model, no temp file
 
 
-def test_sigkill_to_train_takes_its_em_workers_with_it(tmp_path):
-    proc = _start(tmp_path, "--model", "unigram", "--algorithm", "em", "--split", "metaspace",
-                  "-o", str(tmp_path / "u.json"), "--vocab-size", "300", str(SAMPLES / "01_en_genesis_kjv.txt"))
-    while proc.stderr.readline().strip() not in (b"pool ready", b""):
-        pass
-    children = _family(proc.pid)
-    assert children, f"no em worker (exit {proc.poll()})"
-    try:
-        proc.kill()  # no cleanup runs in the parent at all: the kernel must end them
-        proc.communicate(timeout=30)
-        left = _gone(children)
-    finally:
-        _kill_all(children)
-    assert left == []

@@ -307,15 +307,25 @@ def test_the_course_seed_takes_substrings_of_at_most_max_piece_length():
     assert max(map(len, pieces)) == 4
 
 
-@pytest.mark.parametrize("algorithm", ["course", "em"])
-def test_a_chunk_longer_than_sentencepiece_trains_on_is_refused_in_one_line(algorithm, tmp_path, capsys):
+def test_a_chunk_longer_than_sentencepiece_trains_on_is_refused_in_one_line(tmp_path, capsys):
     word = "ab" * 2_500  # with its ▁: 5,003 bytes, past SentencePiece's max_sentence_length
     with pytest.raises(TrainingError, match=r"chunk of 5,003 bytes .*\(4,192 bytes"):
-        UnigramLearner([word], UnigramConfig(algorithm=algorithm))
+        UnigramLearner([word], UnigramConfig(algorithm="course"))
     corpus = tmp_path / "long.txt"
     corpus.write_text("é" * 60_000, encoding="utf-8")
-    assert main(["train", "--model", "unigram", "--algorithm", algorithm, "-o", str(tmp_path / "m.json"),
+    assert main(["train", "--model", "unigram", "--algorithm", "course", "-o", str(tmp_path / "m.json"),
                  "--vocab-size", "20", str(corpus)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "max_sentence_length" in err[0]
-    UnigramLearner(["ab" * 2_000 + " cd"], UnigramConfig(algorithm=algorithm, seed_size=50))  # 4,003: trains
+
+
+def test_em_skips_a_line_longer_than_sentencepiece_trains_on_as_spm_train_does(tmp_path, capsys):
+    long_line = "ab" * 2_500
+    learner = UnigramLearner(["the cat sat\n" * 5 + long_line + "\nthe mat\n"], UnigramConfig(algorithm="em"))
+    assert learner.base_size == 3 + len(set("▁thecatsam"))  # <unk> <s> </s> and the short lines' characters: no b
+    corpus = tmp_path / "long.txt"
+    corpus.write_text("é" * 60_000, encoding="utf-8")
+    assert main(["train", "--model", "unigram", "--algorithm", "em", "-o", str(tmp_path / "m.json"),
+                 "--vocab-size", "20", str(corpus)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "max_sentence_length" in err[0] and "no line spm_train would train on" in err[0]

@@ -1,93 +1,90 @@
-"""Unigram EM's seed as SentencePiece makes it (unigram/spseed.py), judged by spm_train itself."""
+"""Unigram em's seed as sentencepiece 0.2.3 makes it (spseed.spm_seed), judged by the seed size
+spm_train's log reports, and the lines it reads (spmcorpus.py)."""
 
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tokworkbench.core.text.chunks import count_chunks
-from tokworkbench.core.text.pretokenize import pre_tokenizer
-from tokworkbench.core.unigram.config import EM_SEED_SIZE, UnigramConfig
+from tokworkbench.core.unigram.config import EM_SEED_SIZE, SP_META, UnigramConfig
 from tokworkbench.core.unigram.learner import UnigramLearner
-from tokworkbench.core.unigram.spseed import sentencepiece_words, sp_seed_pieces
+from tokworkbench.core.unigram.spmcorpus import SpmReader, _last
+from tokworkbench.core.unigram.spseed import spm_seed
 
 spm = pytest.importorskip("sentencepiece")
-BOTCHAN = Path(__file__).parent / "data" / "botchan.txt"
+BOTCHAN = (Path(__file__).parent / "data" / "botchan.txt").read_bytes().decode("utf-8")
 
 
-def _spm_unigram(tmp_path, capfd, vocab: int, **flags) -> tuple[set[str], int]:
-    """spm_train's pieces, and the seed size its log reports."""
-    prefix = tmp_path / "u"
-    spm.SentencePieceTrainer.train(input=str(BOTCHAN), model_prefix=str(prefix), vocab_size=vocab,
-                                   model_type="unigram", minloglevel=0, **flags)
-    log = capfd.readouterr().err
-    seeds = int(re.search(r"Initialized (\d+) seed (?:sentence)?pieces", log).group(1))
-    sp = spm.SentencePieceProcessor(model_file=f"{prefix}.model")
-    return {sp.id_to_piece(i) for i in range(3, sp.get_piece_size())}, seeds
+def _seed_size_spm_reports(tmp_path, capfd, text: str, rule: str = "nfkc", **flags) -> int:
+    src = tmp_path / "in.txt"
+    src.write_bytes(text.encode("utf-8"))
+    spm.SentencePieceTrainer.train(input=str(src), model_prefix=str(tmp_path / "u"), vocab_size=200,
+                                   hard_vocab_limit=False, model_type="unigram", character_coverage=1.0,
+                                   normalization_rule_name=rule, minloglevel=0, **flags)
+    return int(re.search(r"Initialized (\d+) seed (?:sentence)?pieces", capfd.readouterr().err).group(1))
 
 
-def test_the_seed_substrings_are_spm_trains_and_the_pieces_nearly_all(tmp_path, capfd):
-    theirs, seeds = _spm_unigram(tmp_path, capfd, 1000, character_coverage=1.0)
-    table = count_chunks([BOTCHAN.read_text(encoding="utf-8")], "nfkc", pre_tokenizer("metaspace"))
-    words, freqs, ends = sentencepiece_words(table.chunks, table.counts.tolist())
-    pieces, scores = sp_seed_pieces(words, np.array(freqs), EM_SEED_SIZE, 16, line_ends=np.array(ends))
-    longer = [p for p in pieces if len(p) > 1]
-    chars = {p for p in pieces if len(p) == 1} - {"\n"}  # our line breaks stay: SentencePiece reads lines
-    assert len(longer) + len(chars) - ("\ufeff" in chars) == seeds  # nmt_nfkc drops the BOM; nfkc keeps it
-    assert np.all(scores > 0)
-    learner = UnigramLearner([BOTCHAN.read_text(encoding="utf-8")],
-                             UnigramConfig(normalizer="nfkc", algorithm="em", seed_size=EM_SEED_SIZE))
-    # the line break and the BOM (nmt_nfkc drops it) are ours only: they take places of their own
-    list(learner.run(vocab_size=1000 + len({"\n", "\ufeff"} & set(pieces))))
-    ours = set(learner.state.pieces)
-    assert len(ours & theirs) >= 0.994 * len(theirs)  # 992 of 997; 976 before em.py dropped what spm_train drops
+def _our_seed(text: str, normalizer: str = "nfkc") -> list[str]:
+    reader = SpmReader(normalizer, SP_META)
+    reader.add(text)
+    pieces, scores = spm_seed(reader.finish(1.0), EM_SEED_SIZE, 16)
+    assert (scores < 0).all()
+    return pieces
+
+
+def test_botchans_seed_is_spm_trains(tmp_path, capfd):
+    assert len(_our_seed(BOTCHAN)) == _seed_size_spm_reports(tmp_path, capfd, BOTCHAN)
 
 
 def test_a_substring_branches_by_the_first_utf8_byte_of_what_follows_as_in_spm_train(tmp_path, capfd):
-    """SentencePiece 0.2.3's suffix array is over UTF-8 bytes: "▁dog" followed only by ’, — and
-    the next word's ▁ (all starting 0xE2) is no internal node, and so no seed piece; followed
-    also by "s" it is. Judged by the seed size spm_train reports."""
+    """0.2.3's suffix array is over UTF-8 bytes: "▁dog" followed only by ’, — and the next
+    word's ▁ (all starting 0xE2) is no internal node, and so no seed piece; followed also by "s"
+    it is."""
     words = ["dog", "cat", "bird", "fish", "horse", "mouse", "goat", "sheep"]
     lines = []
     for k, w in enumerate(words):
         lines += [f"the {w}\u2019s toy", f"my {w} ran off", f"a {w}\u2014no", f"one {w}\u201d he said"]
         if k % 2:
             lines.append(f"two {w}s here")
-    # (the last line's substrings occur once: spm_train 0.2.3 gives the corpus's very end a branch
-    # of its own, which ours does not follow)
-    text = "\n".join(lines * 3) + "\nzq vwkx\n"
-    src = tmp_path / "in.txt"
-    src.write_text(text, encoding="utf-8")
-    spm.SentencePieceTrainer.train(input=str(src), model_prefix=str(tmp_path / "u"), vocab_size=200,
-                                   hard_vocab_limit=False, model_type="unigram", character_coverage=1.0,
-                                   normalization_rule_name="nfkc", minloglevel=0)
-    seeds = int(re.search(r"Initialized (\d+) seed (?:sentence)?pieces", capfd.readouterr().err).group(1))
-    table = count_chunks([text], "nfkc", pre_tokenizer("metaspace"))
-    words_, freqs, ends = sentencepiece_words(table.chunks, table.counts.tolist())
-    pieces, _ = sp_seed_pieces(words_, np.array(freqs), EM_SEED_SIZE, 16, line_ends=np.array(ends))
-    assert len([p for p in pieces if "\n" not in p]) == seeds
+    text = "\n".join(lines * 3) + "\n"
+    pieces = _our_seed(text)
+    assert len(pieces) == _seed_size_spm_reports(tmp_path, capfd, text)
     assert "▁dog" not in pieces and "▁cat" in pieces  # cat is also followed by s
 
 
-def test_held_out_tokens_are_spm_trains(tmp_path):
-    """The model, not only the pieces: botchan's last lines, held out, take as many tokens with
-    ours as with spm_train's model of the lines before them (+0.10 %: 19,047 against 19,028),
-    every other one indented, which spm_train's remove_extra_whitespaces trims (counted, the
-    ▁s of indentation made it +3.3 %). Spaces are collapsed in the held-out lines, as
-    spm_train's model would collapse them while ours spells them."""
-    lines = BOTCHAN.read_text(encoding="utf-8").split("\n")
+def test_the_sentence_that_ends_the_corpus_gets_a_branch_of_its_own(tmp_path, capfd):
+    """Every sentence ends with a NUL in 0.2.3's suffix array, and one found with its NUL is kept
+    with it trimmed: nothing follows the last sentence's NUL, so a suffix of it that ends other
+    sentences too ("ran off", "an off") is a node, whose sentence ends count once more."""
+    text = "the dog ran off\nmy cat ran off\nthe bird ran off\nwe ran off\n"
+    pieces = _our_seed(text)
+    assert len(pieces) == _seed_size_spm_reports(tmp_path, capfd, text)
+    assert "off" in pieces and "ff" in pieces
+
+
+def test_the_last_sentence_is_the_one_spm_train_ends_with():
+    """An empty line is skipped; one that normalizes to nothing takes the last sentence into its
+    place (spm_train removes it so), which changes which sentence ends the corpus."""
+    assert _last(["a", "b", "c"], 0) == "c"
+    assert _last([None, "c"], 1) == "c"
+    assert _last(["b", None, "c"], 1) == "c"
+    assert _last(["b", "c", None], 1) == "c"
+    assert _last(["b", "c"], 1) == "b"  # an empty line before them took "c"
+
+
+def test_held_out_ids_are_spm_trains(tmp_path):
+    """The model, not only the pieces: botchan's last lines, held out, encode to spm_train's ids
+    on the lines before them, every other one indented (its whitespace rule trims them)."""
+    lines = BOTCHAN.split("\n")
     text = "\n".join(("    " if k % 2 else "") + line for k, line in enumerate(lines[:3500])) + "\n"
     held = [re.sub(" +", " ", line).strip() for line in lines[3500:] if line.strip()]
     src = tmp_path / "train.txt"
-    src.write_text(text, encoding="utf-8")
+    src.write_bytes(text.encode("utf-8"))
     spm.SentencePieceTrainer.train(input=str(src), model_prefix=str(tmp_path / "u"), vocab_size=1000,
                                    model_type="unigram", character_coverage=1.0,
                                    normalization_rule_name="identity", minloglevel=2)
     sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "u.model"))
-    theirs = {sp.id_to_piece(i) for i in range(sp.get_piece_size())}
     learner = UnigramLearner([text], UnigramConfig(algorithm="em", seed_size=EM_SEED_SIZE))
-    list(learner.run(vocab_size=sp.get_piece_size() + len(set(text) - theirs - {" "})))  # + the line break
+    list(learner.run(vocab_size=1000))
     model = learner.model()
-    ours, spms = sum(len(model.encode(line)) for line in held), sum(map(len, sp.encode(held)))
-    assert abs(ours / spms - 1) < 0.005
+    assert [model.encode(line) for line in held] == sp.encode(held)

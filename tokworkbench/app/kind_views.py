@@ -68,6 +68,7 @@ def _unigram_command(s: Settings) -> list[str]:
     if s.algorithm == "course":
         return words + ["--prune-fraction", f"{s.prune_fraction:g}"]
     return words + ["--shrinking-factor", f"{s.shrinking_factor:g}", "--sub-iterations", str(s.sub_iterations),
+                    *(["--num-threads", str(s.num_threads)] if s.num_threads != Settings.num_threads else []),
                     "--max-piece-length", str(s.max_piece_length), "--character-coverage", f"{s.character_coverage:g}",
                     *(["--byte-fallback"] if s.byte_fallback else []), *_sp_words(s)]
 

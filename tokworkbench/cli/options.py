@@ -49,7 +49,7 @@ SETTING_FLAGS = {
     "units": "--units", "normalizer": "--normalize", "split": "--split", "tie_break": "--tie-break",
     "target": "--target", "special_tokens": "--special", "kind": "--kind", "algorithm": "--algorithm",
     "seed_size": "--seed-size", "prune_fraction": "--prune-fraction", "shrinking_factor": "--shrinking-factor",
-    "sub_iterations": "--sub-iterations", "max_piece_length": "--max-piece-length",
+    "sub_iterations": "--sub-iterations", "num_threads": "--num-threads", "max_piece_length": "--max-piece-length",
     "character_coverage": "--character-coverage", "byte_fallback": "--byte-fallback",
     "sp_normalization": "--sp-normalization", "split_digits": "--split-digits",
     "user_defined_symbols": "--user-defined-symbols", "control_symbols": "--control-symbols",
@@ -89,6 +89,9 @@ def training_options(parser: argparse.ArgumentParser) -> None:
                      help=f"em: share of the vocabulary one round keeps (default: {DEFAULTS['shrinking_factor']})")
     uni.add_argument("--sub-iterations", type=int, default=DEFAULTS["sub_iterations"], metavar="N",
                      help=f"em: EM iterations a round (default: {DEFAULTS['sub_iterations']})")
+    uni.add_argument("--num-threads", type=int, default=DEFAULTS["num_threads"], metavar="N",
+                     help="em: spm_train's num_threads; its E-step sums counts thread by thread, so the model "
+                          f"depends on it (default: {DEFAULTS['num_threads']}, spm_train's)")
     uni.add_argument("--max-piece-length", type=int, default=DEFAULTS["max_piece_length"], metavar="N",
                      help=f"longest seed piece; spbpe: longest merged piece (default: {DEFAULTS['max_piece_length']})")
     sp = parser.add_argument_group("SentencePiece BPE", "with --kind spbpe: spm_train --model_type=bpe, its "
@@ -193,7 +196,8 @@ def settings_from(args, target: int | None = None, fit: tuple[str, ...] = (), de
                         pattern=pattern, tie_break=args.tie_break, special_tokens=specials, roles=roles,
                         kind=kind.name, algorithm=args.algorithm, seed_size=seed_size(args),
                         prune_fraction=args.prune_fraction, shrinking_factor=args.shrinking_factor,
-                        sub_iterations=args.sub_iterations, max_piece_length=args.max_piece_length,
+                        sub_iterations=args.sub_iterations, num_threads=args.num_threads,
+                        max_piece_length=args.max_piece_length,
                         character_coverage=args.character_coverage, byte_fallback=args.byte_fallback,
                         sp_normalization=args.sp_normalization, split_digits=args.split_digits,
                         user_defined_symbols=args.user_defined_symbols, control_symbols=args.control_symbols,

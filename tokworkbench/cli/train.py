@@ -102,15 +102,15 @@ def _corpus(args, kind, settings, paths, report: Skipped):
     them (Unigram's course seed to the distinct characters, as the workbench fits it); else the
     files read and counted a block at a time on every core (a whole file as one str was most of
     the peak memory)."""
-    if args.from_counts and kind.trains_on_lines:
-        raise TrainingError(f"a {kind.noun} trains on the text's lines (SentencePiece's sentences); a count file "
+    if args.from_counts and kind.trains_on_lines(settings_from(args)):
+        raise TrainingError(f"this {kind.noun} trains on the text's lines, as spm_train does; a count file "
                             "holds chunks: give the PATHs instead")
     if args.from_counts:
         counted, normalizer, pre = read_counts(args.from_counts)
         fixed = _counted_settings(args, normalizer, pre)
         return settings_from(args).with_(**fixed), [], counted
     errors = "replace" if args.replace_invalid else "strict"
-    if kind.trains_on_lines:
+    if kind.trains_on_lines(settings):
         return settings, [d.text for d in iter_documents(paths, errors, [], report=report)], None
     if kind.fit is not None and args.seed_size is None and args.algorithm == "course":
         texts = [d.text for d in iter_documents(paths, errors, [], report=report)]

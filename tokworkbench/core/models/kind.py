@@ -37,7 +37,8 @@ class Kind:
     takes_special_tokens: bool = True  # whether training may add special tokens of the user's
     stops_at_target: bool = False  # steps only shrink the vocabulary: none past the target
     default_roles: tuple[tuple[str, str], ...] = ()  # (role, own token) a trained model has unless told otherwise
-    trains_on_lines: bool = False  # its learner reads the documents' lines itself (SentencePiece's sentences)
+    # whether its learner, so set up, reads the documents' lines itself (SentencePiece's sentences)
+    trains_on_lines: "Callable[[Settings], bool]" = field(default=lambda settings: False)
     fit: "Callable[[Settings, int, Iterable[str]], dict] | None" = None  # settings a corpus needs
     history_csv: Callable[[Learner, Path], Path] | None = None
     replay: "Callable[[Learner, Model, Settings], Learner] | None" = None

@@ -66,7 +66,7 @@ def _unigram_config(s: "Settings") -> UnigramConfig:
                          s.shrinking_factor, s.sub_iterations, s.max_piece_length, s.split_digits,
                          s.user_defined_symbols, s.control_symbols, s.required_chars,
                          s.character_coverage if s.algorithm == "em" or s.character_coverage != _SP_COVERAGE else 1.0,
-                         s.byte_fallback)
+                         s.byte_fallback, s.num_threads)
 
 
 def unigram_sizes(chars: int, ahead: int = 1) -> tuple[int, int]:
@@ -232,8 +232,9 @@ UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_j
                check_export=_unigram_check_export, write_export=_unigram_write_export,
                config=_unigram_config, learner=_unigram_learner,
                options=("algorithm", "seed_size", "prune_fraction", "shrinking_factor", "sub_iterations",
-                        "max_piece_length", "character_coverage", "byte_fallback", *SP_OPTIONS),
+                        "num_threads", "max_piece_length", "character_coverage", "byte_fallback", *SP_OPTIONS),
                own_tokens=("<unk>",), takes_special_tokens=False, stops_at_target=True, fit=_unigram_fit,
+               trains_on_lines=lambda s: s.algorithm == "em",  # spm_train's: em.py
                history_csv=_unigram_history_csv, replay=_unigram_replay,
                default_units="char", default_split="metaspace")
 FIXED = Kind("fixed", "fixed vocabulary", "fixed vocabulary", "", fixed_file.to_json, fixed_file.from_json,
@@ -244,7 +245,7 @@ SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", s
              check_export=_spbpe_check_export, write_export=_spbpe_write_export,
              config=_spbpe_config, learner=_spbpe_learner,
              options=("character_coverage", "byte_fallback", "max_piece_length", "sp_normalization", *SP_OPTIONS),
-             own_tokens=("<unk>", "<s>", "</s>"), takes_special_tokens=False, trains_on_lines=True,
+             own_tokens=("<unk>", "<s>", "</s>"), takes_special_tokens=False, trains_on_lines=lambda s: True,
              default_roles=(("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>")),
              fit=_spbpe_fit, history_csv=_bpe_history_csv, replay=_spbpe_replay, default_units="char",
              default_split="metaspace", describe=_spbpe_describe)

@@ -189,12 +189,12 @@ class Session:
         with self.lock:
             learner, target = self.learner, self.settings.target
             shrinks = kind_of(learner).stops_at_target
-            if shrinks and learner.vocab_size <= target:
+            if shrinks and _at_target(learner, target):
                 return 0
             done = 0
             for _ in learner.run(merges=n):
                 done += 1
-                if shrinks and learner.vocab_size <= target:
+                if shrinks and _at_target(learner, target):
                     break
             return done
 
@@ -323,3 +323,12 @@ def _counted_stats(counts: ChunkCounts) -> CorpusStats:
     for chunk in counts.chunks:
         distinct.update(chunk)
     return CorpusStats(counts.documents, counts.chars, counts.bytes, len(distinct))
+
+
+def _at_target(learner, target: int) -> bool:
+    """Whether a kind whose steps shrink the vocabulary has no step left towards `target` (em's
+    last round finalizes whatever the size); a loaded tokenizer makes none."""
+    try:
+        return learner.steps_for_vocab(target) == 0
+    except TrainingError:
+        return True

@@ -30,6 +30,7 @@ class Settings:
     prune_fraction: float = 0.1  # course: the share one round removes
     shrinking_factor: float = 0.75  # em: the share one round keeps
     sub_iterations: int = 2  # em: EM iterations per round
+    num_threads: int = 16  # em: spm_train's num_threads, which its E-step's float32 sums follow
     max_piece_length: int = 16  # the longest seed piece (SentencePiece BPE: the longest merge)
     # SentencePiece BPE only (spm_train's flags of the same names)
     character_coverage: float = 0.9995

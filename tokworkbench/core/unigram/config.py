@@ -19,6 +19,7 @@ ALGORITHMS = ("course", "em")
 SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
 SP_ROLES = Roles.of(dict(zip(("unk", "bos", "eos"), SP_META)))  # and its unk_id, bos_id, eos_id
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
+MAX_THREADS = 1024  # spm_train's num_threads range is 1..1024
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class UnigramConfig:
     # em: spm_train's byte_fallback: 256 byte pieces after the symbols; a character outside the
     # coverage is then spelled in its UTF-8 bytes instead of <unk>
     byte_fallback: bool = False
+    # em: spm_train's num_threads: its E-step sums float32 counts thread by thread, so which
+    # pieces it keeps depends on it; 16 is its default
+    num_threads: int = 16
 
     units = Units.CHAR
 
@@ -70,6 +74,8 @@ class UnigramConfig:
         clash = next((p for p in self.control_symbols + self.user_defined_symbols if p in BYTE_PIECES), None)
         if self.byte_fallback and clash is not None:
             raise SettingError("byte_fallback", clash, "is a symbol and also one of the 256 byte pieces")
+        if not (isinstance(self.num_threads, int) and 1 <= self.num_threads <= MAX_THREADS):
+            raise SettingError("num_threads", self.num_threads, f"must be 1 to {MAX_THREADS}, as spm_train's")
         check_required_chars(self.required_chars)
         check_coverage(self.character_coverage)
         symbols = (("user_defined_symbols", self.user_defined_symbols), ("control_symbols", self.control_symbols))

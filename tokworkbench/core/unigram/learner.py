@@ -32,7 +32,6 @@ Every round's vocabulary (pieces with frequencies and scores) is kept, so undo i
 """
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
@@ -44,15 +43,13 @@ from tokworkbench.core.models.roles import NO_ROLES
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import require_text
-from tokworkbench.core.text.normalize import normalize
-from tokworkbench.core.text.spcoverage import UNK_CHAR
 from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.config import SP_META, SP_ROLES, UnigramConfig, meta_pieces
-from tokworkbench.core.unigram.em import FINAL_MARGIN, Target
-from tokworkbench.core.unigram.model import UNK, UnigramModel, build_lattice
+from tokworkbench.core.unigram.em import FINAL_MARGIN, FINAL_STAGE, Target
+from tokworkbench.core.unigram.model import UnigramModel, build_lattice
 from tokworkbench.core.unigram.rows import Lattice, PieceRow, RoundRow
 from tokworkbench.core.unigram.spconventions import SpConventions
-from tokworkbench.core.unigram.spseed import cut_at_symbols, last_chunk
+from tokworkbench.core.unigram.spmcorpus import SpmReader, from_chunks
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
 
@@ -72,10 +69,14 @@ class UnigramLearner:
             config = replace(config, algorithm="em")
         self.config = config
         self.metas = list(metas) if metas is not None else meta_pieces(config)
-        ends: Counter[str] = Counter()  # em: the chunk each document ends with, which ends a line (spseed.py)
-        if counted is None and config.algorithm == "em" and vocabulary is None:
-            texts = _noting_last_chunks(texts, config, ends)
+        reader = None  # em: spm_train's sentences, read in the same pass as the chunks
+        if config.algorithm == "em":
+            reader = SpmReader(config.normalizer, self.metas)
+            texts = reader.feeding(texts)
         table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
+        if counted is not None and reader is not None:
+            for _ in texts:  # the chunks were counted before; the lines come from the texts, if any
+                pass
         self.chunk_table = table
         self.layouts = table.layouts or []
         self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
@@ -84,31 +85,29 @@ class UnigramLearner:
         self.freqs = [int(f) for f in table.counts.tolist()]
         self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
         require_text(self.initial_tokens)  # both algorithms need a character to build on
-        check_chunk_lengths(self.words)
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
-        if config.algorithm == "course" and vocabulary is None:
+        if config.algorithm == "course":
+            check_chunk_lengths(self.words)
             pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size, config.max_piece_length)
             state = RoundState(pieces, [float(f) for f in freqs], _course_scores(freqs))
             self._engine = None
+            self._chars = sum(1 for p in state.pieces if len(p) == 1)
         else:
             from tokworkbench.core.unigram.em import EmEngine
-            words, freqs = self.words, self.freqs
-            symbols = config.user_defined_symbols + config.control_symbols
-            if symbols:  # spm_train cuts its sentences at every meta piece: no piece crosses or holds one
-                words, freqs, ends = cut_at_symbols(words, freqs, ends, symbols)
-            self._engine = EmEngine(words, freqs, config, vocabulary, document_ends=ends)
+            corpus = (reader.finish(config.character_coverage, config.required_chars) if reader.texts
+                      else from_chunks(self.words, self.freqs, config.character_coverage, config.required_chars))
+            # the tokens em counts are over what spm_train trains on: its characters are the start
+            self.initial_tokens = int(sum(len(w) * n for w, n in zip(corpus.words, corpus.counts.tolist())))
+            self._engine = EmEngine(corpus, config, vocabulary)
             state = self._engine.seed()
+            self._chars = len(self._engine.required)
         self._seed_edges: course.SeedLattices | None = None
-        # em: ▅, the stand-in of the characters character_coverage drops, is no piece of the model
-        self._stand_in = UNK_CHAR if self._engine is not None and self._engine.stand_in >= 0 else None
-        self._chars = sum(1 for p in state.pieces if len(p) == 1 and p != self._stand_in)
         self.base_size = len(self.metas) + self._chars  # the smallest vocabulary: no character goes
         self._states: list[RoundState] = [state]
         self._analyses: list[RoundAnalysis | None] = [None]
         self.history: list[RoundRow] = []
         self._encoder_key: tuple | None = None  # which state `_encoder_model` was made from
         self._encoder_model: UnigramModel | None = None
-        self._model_pieces_of: tuple[RoundState, list[str]] | None = None
         loss, tokens = self._totals()
         self._seed_row = RoundRow(0, self._whole(state), loss, (), tokens)
 
@@ -122,10 +121,8 @@ class UnigramLearner:
         return self._whole(self.state)
 
     def _whole(self, state: RoundState) -> int:
-        """The vocabulary a model of `state` has: the pieces ahead of the trained ones, and
-        those but em's ▅ (the characters coverage drops are <unk> in the model)."""
-        stand_in = self._stand_in is not None and self._stand_in in state.pieces
-        return len(self.metas) + len(state.pieces) - stand_in
+        """The vocabulary a model of `state` has: the pieces ahead of the trained ones, and those."""
+        return len(self.metas) + len(state.pieces)
 
     @property
     def total_tokens(self) -> int:
@@ -145,24 +142,11 @@ class UnigramLearner:
 
     def token(self, tid: int) -> str:
         metas = len(self.metas)
-        return self.metas[tid] if tid < metas else self._model_pieces()[tid - metas]
-
-    def _model_pieces(self) -> list[str]:
-        """The current state's pieces as its model has them: em's ▅ left out, so that piece k
-        is id len(metas) + k."""
-        state = self.state
-        if self._model_pieces_of is None or self._model_pieces_of[0] is not state:
-            pieces = state.pieces if self._stand_in is None else [p for p in state.pieces if p != self._stand_in]
-            self._model_pieces_of = (state, pieces)
-        return self._model_pieces_of[1]
+        return self.metas[tid] if tid < metas else self.state.pieces[tid - metas]
 
     def _piece_ids(self) -> dict[str, int]:
-        """Each current piece's id in the model; ▅ has <unk>'s: the characters it stands for are
-        <unk> in the model (or their byte pieces)."""
-        ids = {p: i + len(self.metas) for i, p in enumerate(self._model_pieces())}
-        if self._stand_in is not None:
-            ids[self._stand_in] = self.metas.index(UNK)
-        return ids
+        """Each current piece's id in the model: piece k is id len(metas) + k."""
+        return {p: i + len(self.metas) for i, p in enumerate(self.state.pieces)}
 
     def token_text(self, tid: int) -> str:
         return self.token(tid)
@@ -205,16 +189,18 @@ class UnigramLearner:
 
     # -- the learner protocol --------------------------------------------------------------
     def next_step(self) -> tuple[str, ...] | None:
-        """The pieces the next round removes, or None when no piece can go."""
-        removed = self._analysis().to_remove
-        return tuple(removed) if removed else None
+        """The pieces the next round removes, or None when no round is left: none can go (em:
+        the model is final; its finalization is a round, which may remove none)."""
+        found = self._analysis()
+        return tuple(found.to_remove) if found.to_remove or found.finishes else None
 
     def step_text(self, next_step) -> str:
         return " ".join(next_step)
 
     def steps_for_vocab(self, vocab_size: int) -> int:
         """Rounds still needed to bring the vocabulary to `vocab_size` or below (course rounds
-        may go below: each removes its share whatever the target)."""
+        may go below: each removes its share whatever the target); em's, to its finalization,
+        which spm_train's loop always ends with."""
         chars, metas = self._chars, len(self.metas)
         if vocab_size < self.base_size:
             ahead = f"{metas} pieces ahead of the trained ones" if metas > 1 else "<unk>"
@@ -225,13 +211,15 @@ class UnigramLearner:
         self.target = vocab_size
         goal = self._target()
         n, rounds = self._whole(self.state) - metas, 0
-        while n > goal.pieces:
-            if self.config.algorithm == "course":
-                n -= min(max(1, int(n * self.config.prune_fraction)), n - chars)
-            elif n > goal.desired:  # em: EM's M-step may drop more, never fewer
+        if self._engine is not None:
+            if self.state.stage == FINAL_STAGE:
+                return 0
+            while n > goal.desired:  # EM's M-step may drop more, never fewer
                 n = max(goal.desired, chars, min(n - 1, int(n * self.config.shrinking_factor)))
-            else:
-                n = max(goal.pieces, chars)
+                rounds += 1
+            return max(rounds, 1)  # the round that reaches the goal also finalizes
+        while n > goal.pieces:
+            n -= min(max(1, int(n * self.config.prune_fraction)), n - chars)
             rounds += 1
             if n <= chars:
                 break
@@ -270,8 +258,7 @@ class UnigramLearner:
 
     def model(self, with_history: bool = True) -> UnigramModel:
         state = self.state
-        trained = ((p, s) for p, s in zip(state.pieces, state.scores) if p != self._stand_in)
-        pieces = tuple((m, 0.0) for m in self.metas) + tuple(trained)
+        pieces = tuple((m, 0.0) for m in self.metas) + tuple(zip(state.pieces, state.scores))
         users = len(self.config.user_defined_symbols)
         special = len(self.metas) - users - 256 * self.config.byte_fallback  # <unk> <s> </s>, the controls
         history = tuple(self.history_rows(len(self.history) + 1)) if with_history else ()
@@ -355,7 +342,7 @@ class UnigramLearner:
     def run(self, vocab_size: int | None = None, merges: int | None = None) -> Iterator[RoundRow]:
         """Rounds until the vocabulary is at most `vocab_size`, or `merges` rounds."""
         for _ in range(steps_to_make(self, vocab_size, merges, "rounds")):
-            if vocab_size is not None and self.vocab_size <= vocab_size:
+            if vocab_size is not None and self.steps_for_vocab(vocab_size) == 0:
                 return
             row = self.step()
             if row is None:
@@ -368,20 +355,11 @@ class UnigramLearner:
                         "_seed_edges"})
 
     def training_state(self) -> dict:
-        return {k: v for k, v in vars(self).items() if k not in self._FIXED and not k.startswith(("_encoder", "_model_pieces"))}
+        return {k: v for k, v in vars(self).items() if k not in self._FIXED and not k.startswith("_encoder")}
 
     def restore_state(self, state: dict) -> None:
         vars(self).update(state)
         self._encoder_key = None  # the encoder was made from the state before
-
-
-def _noting_last_chunks(texts: Iterable[str], config: UnigramConfig, ends: Counter):
-    """The texts as they are, counting in `ends` the chunk each one ends with."""
-    for text in texts:
-        last = last_chunk(config.pre_tokenizer, normalize(text, config.normalizer))
-        if last is not None:
-            ends[last] += 1
-        yield text
 
 
 def check_chunk_lengths(words: list[str]) -> None:

@@ -5,6 +5,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+@dataclass(frozen=True)
+class Model:
+    """em: spm_train's trainer model (spmtrain.py): seed indices and float32 scores, in its order."""
+
+    seeds: np.ndarray
+    scores: np.ndarray
+
+
 @dataclass
 class RoundState:
     """One round's vocabulary, in vocabulary order."""
@@ -13,9 +21,10 @@ class RoundState:
     freqs: list[float]  # course: seed frequency; em: expected count
     scores: list[float]  # log probabilities
     ids: np.ndarray | None = None  # em: each piece's index among the seed pieces
-    # em: the characters SentencePiece's model has dropped (expected under 0.5 times, or on no
-    # best path), per piece; ours keeps them, scored as its unknown then (see em.py)
-    absent: np.ndarray | None = None
+    # em: the trainer's model (its pieces in its own order), and where the round stands in
+    # spm_train's loop ("em": EM done, "final": finalized; em.py)
+    model: Model | None = None
+    stage: str = ""
 
 
 @dataclass
@@ -27,3 +36,4 @@ class RoundAnalysis:
     to_remove: list[str]
     tokens: int  # total tokens over the corpus under the training segmentation
     use: dict[str, float] = field(default_factory=dict)  # piece -> frequency shown in the table
+    finishes: bool = False  # em: the next round is spm_train's finalization (it may remove nothing)

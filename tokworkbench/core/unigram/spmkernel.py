@@ -1,0 +1,33 @@
+"""spmlattice.py compiled with numba: the same functions, the same bits, about a hundred times
+faster. Imported only once jit.available() says so (core/jit.py); spmlattice.py itself is the
+path where numba is missing, and the tests hold the two equal.
+
+Each function is rebuilt over a namespace of its own in which every name of spmlattice.py is
+the compiled function, so a compiled function calls compiled ones."""
+
+import types
+
+import numba
+
+from tokworkbench.core.unigram import spmlattice as _source
+
+_NAMES = ("log_sum_exp", "string_edges", "_longest", "_e_thread", "_best_thread", "_by_end", "_viterbi",
+          "alternatives", "unreachable", "_two_best", "_push", "_pop", "losses", "walk", "_table", "_slot", "_grown")
+_PARALLEL = ("e_step", "best_paths")  # their virtual threads run on numba's threads (prange)
+_namespace = dict(vars(_source))
+_namespace["prange"] = numba.prange
+for _name in _NAMES + _PARALLEL:
+    _function = getattr(_source, _name)
+    _rebuilt = types.FunctionType(_function.__code__, _namespace, _name, _function.__defaults__)
+    _namespace[_name] = numba.njit(cache=True, nogil=True, parallel=_name in _PARALLEL)(_rebuilt)
+
+e_step = _namespace["e_step"]
+best_paths = _namespace["best_paths"]
+alternatives = _namespace["alternatives"]
+unreachable = _namespace["unreachable"]
+losses = _namespace["losses"]
+walk = _namespace["walk"]
+
+
+def width() -> int:
+    return numba.get_num_threads()
