@@ -11,7 +11,8 @@ lookaround regex split and a Python loop over its words; the two now cost about 
   int64 bytes) joined. Anything else (user-defined pieces, pieces with an inner ▁, a ▁ in the
   text, an unknown that might fuse with the next word's) takes the word-by-word path, which
   cuts with the model's own `_chunks`. Where the normalizer returns the text as it is, the
-  steps are one function chosen once per model (`_plain_lines`).
+  steps are one function chosen once per model (`_plain_lines`): where numba runs, a text is
+  one compiled call with its own cache of word ids (lines.py, linekernel.py).
 - **A line's new words** go to compiled code in one call where numba runs and every score is
   finite (wordkernel.words_ids: the agenda's rule, best rank then leftmost; one dispatch a line,
   not one a word, each about a microsecond).
@@ -47,6 +48,7 @@ _LIST_UP_TO = 48  # characters: longer words are merged by the heap
 # heap won on base64 (1.2 ms against 1.5), and 100k characters took 8.8 s compiled
 _COMPILED_UP_TO = 500
 _BATCH_FROM = 256  # new words in one call: from this many they are merged in numpy rounds
+_LINE_UP_TO = 1 << 14  # characters: a longer text is not given to the compiled line in one call
 _CACHE_LIMIT = 1 << 18  # words kept per cache before it is emptied
 _NONE = float("-inf")
 # a word of the normalized text, spaces for ▁, without its first: what follows the space before it
@@ -108,8 +110,21 @@ class FastEncoder:
 
     def _plain_lines(self) -> Callable[[str], list[int]]:
         """`_any_text` for a model whose normalizer returns the text as it is (Mistral's,
-        Llama 2's): the same steps with nothing looked up twice, chosen once per model, since a
-        caller with one line at a time pays them at every call."""
+        Llama 2's), chosen once per model, since a caller with one line at a time pays its
+        steps at every call: in one compiled call where numba runs and every score is finite
+        (lines.py; a text of over `_LINE_UP_TO` characters takes the dicts), else the same steps
+        with nothing looked up twice (`_plain_lines_by_dicts`)."""
+        by_dicts = self._plain_lines_by_dicts()
+        if not (self.finite and jit.available()):
+            return by_dicts
+        from tokworkbench.core.spbpe.lines import CompiledLines
+
+        return CompiledLines(self.pair_table.packed, self.unk, not self.byte_fallback, _COMPILED_UP_TO, _CACHE_LIMIT,
+                             self.exact_ids, lambda text: self._by_words(self.normalize(text))
+                             ).encoder(by_dicts, _LINE_UP_TO)
+
+    def _plain_lines_by_dicts(self) -> Callable[[str], list[int]]:
+        """`_any_text`'s steps for such a model, with nothing looked up twice."""
         tails, findall, fill_tails, join = self.tails, _SPACED_WORD.findall, self._fill_tails, b"".join
         get = tails.get
         unk, fuses = self.unk, not self.byte_fallback

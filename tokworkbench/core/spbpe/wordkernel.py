@@ -28,7 +28,7 @@ _META = 0x2581  # ▁
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _parts(table):
+def unpack(table):
     """(count, bits, char_symbol, out_id, slots) of a packed table: views, nothing copied."""
     chars, outs = table[2], table[3]
     return (table[0], table[1], table[HEAD:HEAD + chars], table[HEAD + chars:HEAD + chars + outs],
@@ -51,7 +51,7 @@ def _pair(a, b, count, slots, bits):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _merge(sym, cp, pr, m, count, slots, bits):
+def merge_word(sym, cp, pr, m, count, slots, bits):
     """The agenda's rule over the word's first m symbols (and their code points) in place;
     returns how many symbols are left."""
     for j in range(m - 1):
@@ -89,7 +89,7 @@ def words_ids(buf, k, lead, limit, table):
     of the result's own bytes (int64), nothing (start = end) where the exact path must do the
     word: a surrogate, a final symbol that is no piece (-1) or left to it (-2), `limit`
     characters or more. Empty when the separators are not k - 1 (one was inside a word)."""
-    count, bits, char_symbol, out_id, slots = _parts(table)
+    count, bits, char_symbol, out_id, slots = unpack(table)
     n = len(buf) // 4
     cps = np.empty(n, dtype=np.int64)
     seps = 0
@@ -137,7 +137,7 @@ def words_ids(buf, k, lead, limit, table):
                 sym[m] = char_symbol[c] if c < size else count - 1
                 m += 1
         if not exact:
-            m = _merge(sym, cp, pr, m, count, slots, bits)
+            m = merge_word(sym, cp, pr, m, count, slots, bits)
             for j in range(m):
                 tid = out_id[sym[j]]
                 if tid < 0:
@@ -158,7 +158,7 @@ def words_ids(buf, k, lead, limit, table):
 def merge_words(units, cps, sizes, table):
     """Final symbols of each word (its units `units[...]`, `sizes` of them), the first code
     point of each, and the word it is in, word after word."""
-    count, bits, _, _, slots = _parts(table)
+    count, bits, _, _, slots = unpack(table)
     total = len(units)
     out_sym = np.empty(total, dtype=np.int32)
     out_cp = np.empty(total, dtype=np.int32)
@@ -177,7 +177,7 @@ def merge_words(units, cps, sizes, table):
             sym[j] = units[start + j]
             cp[j] = cps[start + j]
         start += m
-        m = _merge(sym, cp, pr, m, count, slots, bits)
+        m = merge_word(sym, cp, pr, m, count, slots, bits)
         for j in range(m):
             out_sym[w] = sym[j]
             out_cp[w] = cp[j]
