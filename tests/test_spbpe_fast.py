@@ -32,6 +32,11 @@ CONFIGS = {
                                    "allow_whitespace_only_pieces": True},
     "across_words": {"byte_fallback": True, "vocab_size": 800, "split_by_whitespace": False},  # ▁ inside pieces
     "user_pieces": {"byte_fallback": True, "vocab_size": 600, "user_defined_symbols": ["foo", "▁bar"]},
+    # Mistral's and Llama 2's normalizer: the text as it is (fastencode's per-model line function)
+    "identity_bytes": {"byte_fallback": True, "vocab_size": 1000, "normalization_rule_name": "identity",
+                       "remove_extra_whitespaces": False},
+    "identity_unk": {"byte_fallback": False, "vocab_size": 800, "normalization_rule_name": "identity",
+                     "remove_extra_whitespaces": False},
 }
 WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "a", "bc", "▁", "中", "é", "ab cd"]),
                       max_size=30).map("".join)
@@ -71,6 +76,60 @@ def test_any_line_gets_the_exact_paths_and_sentencepieces_ids(trained, text):
         got = ours.encode_ordinary(text)
         assert got == exact_ids(ours, text), name
         assert got == sp.encode(text), name
+
+
+LINE_WORD = st.one_of(st.text(alphabet="abé中😀\uffff\t▁", max_size=6),
+                     st.sampled_from(["", " ", "the", "\uffff"]),
+                     st.integers(40, 520).map(lambda n: ("ab中z9+" * n)[:n]))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(LINE_WORD, min_size=1, max_size=12))
+def test_a_lines_new_words_merged_in_one_compiled_call_get_the_same_ids(trained, words):
+    """A line's new words go to compiled code in one call, U+FFFF between two: a word holding
+    U+FFFF itself, one of 500 characters or more, one with a character no piece holds take the
+    exact path; so do runs of spaces and a ▁ in the text."""
+    line = " ".join(words)
+    for name, (sp, ours) in trained.items():
+        got = fresh(ours).encode_ordinary(line)
+        assert got == sp.encode(line), name
+        assert got == exact_ids(ours, line), name
+
+
+def test_the_compiled_line_cache_grows_and_empties_without_changing_an_id(trained, monkeypatch):
+    """lines.py: a cache that fills up grows (its words kept) and, past the limit, is emptied;
+    a word the exact path makes (an unknown character) is stored, one of over 4,096 characters
+    is not (the line goes word by word)."""
+    from tokworkbench.core.spbpe import fastencode, lines
+
+    monkeypatch.setattr(lines, "_FIRST", 16)
+    monkeypatch.setattr(fastencode, "_CACHE_LIMIT", 300)
+    sample = _sample_lines()
+    texts = sample[:800] + ["x" * 5000 + " y", "a " + "中" * 4100 + "  b", "\u2581x y", " ".join(sample[900:1150])]
+    assert len(texts[-1]) < fastencode._LINE_UP_TO  # one call, restarted at each growth
+    for name in ("identity_bytes", "identity_unk"):
+        sp, ours = trained[name]
+        model = fresh(ours)
+        for _ in range(2):  # the second time from the cache
+            assert [model.encode_ordinary(t) for t in texts] == sp.encode(texts), name
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet="abc \u2581", max_size=30))
+def test_unknowns_fuse_across_words_where_no_piece_holds_the_meta_symbol(text):
+    """Without ▁ among the pieces a word may start with an unknown, which fuses with an unknown
+    that ends the word before (sentencepiece_processor.cc): on every path."""
+    pieces, kinds = ["<unk>", "<s>", "</s>", "a", "b", "ab"], [UNKNOWN, CONTROL, CONTROL, NORMAL, NORMAL, NORMAL]
+    model = SpBpeModel(tuple(pieces), (0.0, 0.0, 0.0, -2.0, -2.0, -1.0), tuple(kinds),
+                       SpNormalizer(None, remove_extra_whitespaces=False))
+    assert model.encode_ordinary(text) == exact_ids(model, text) == model.encode_batch([text])[0]
+
+
+def test_the_identity_models_take_the_per_model_line_function(trained):
+    for name in ("identity_bytes", "identity_unk"):
+        fast = trained[name][1]._fast
+        assert fast.identity and fast.plain_words and fast.encode_ordinary.__name__ == "encode_ordinary"
+    assert trained["bytes_520"][1]._fast.encode_ordinary.__name__ == "_any_text"
 
 
 def _sample_lines() -> list[str]:

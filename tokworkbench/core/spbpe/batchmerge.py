@@ -88,6 +88,20 @@ class PairTable:
         slot_index[where] = np.arange(len(self.keys))
         return slot_keys, slot_index, bits
 
+    @cached_property
+    def packed(self) -> np.ndarray:
+        """The tables in one int64 array for the compiled kernels (wordkernel.py): count, bits,
+        the lengths of char_symbol and out_id, those two, then two int64 a slot: its key (-1:
+        empty) and what the pair makes, made << 32 | rank."""
+        slot_keys, slot_index, bits = self.slots
+        record = np.empty((len(slot_keys), 2), dtype=np.int64)
+        record[:, 0] = slot_keys
+        record[:, 1] = -1
+        hit = slot_index >= 0
+        record[hit, 1] = (self.made[slot_index[hit]].astype(np.int64) << 32) | self.rank[slot_index[hit]]
+        head = np.array([self.count, bits, len(self.char_symbol), len(self.out_id)], dtype=np.int64)
+        return np.concatenate((head, self.char_symbol, self.out_id, record.ravel()))
+
     def lookup(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(made, rank) of each pair; rank `_NEVER` where it makes no piece."""
         key = left.astype(np.int64) * self.count + right
@@ -115,7 +129,7 @@ def merge_many(words: list[str], table: PairTable, unk: int, byte_ids: np.ndarra
     if jit.available(int(sizes.sum())):
         from tokworkbench.core.spbpe import wordkernel
 
-        syms, cps, owner = wordkernel.merge_words(units, cps, sizes, table.count, *table.slots, table.made, table.rank)
+        syms, cps, owner = wordkernel.merge_words(units, cps, sizes, table.packed)
     else:
         syms, cps, owner = _rounds(units, cps, sizes, table)
         order = np.argsort(owner, kind="stable")

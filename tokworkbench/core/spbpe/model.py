@@ -223,9 +223,13 @@ class SpBpeModel:
         """`SentencePieceProcessor.encode(text)`'s ids (`display_chunks`'s, without the chunks):
         SentencePiece's own rule at sentencepiece's speed (fastencode.py); a model read from an HF
         tokenizer.json (its merges list, its Metaspace) by the reference path."""
-        if self.from_hf:
-            return self._encode(text, True)
-        return self._fast.encode_ordinary(text)
+        return self._ordinary(text)
+
+    @cached_property
+    def _ordinary(self):
+        """What `encode_ordinary` calls, chosen once (a caller with one line at a time pays
+        every lookup at every call)."""
+        return (lambda text: self._encode(text, True)) if self.from_hf else self._fast.encode_ordinary
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         """`encode_ordinary` of each text (models/protocol.py EncodesBatches): for a list of
