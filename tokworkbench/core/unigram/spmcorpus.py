@@ -99,10 +99,8 @@ class SpmReader:
     def sentence(self, line: str) -> str:
         """One line as spm_train normalizes it (meta pieces still U+001F)."""
         text = " ".join(part for part in normalize(line, self.normalizer).split(" ") if part)
-        if not text:
-            return ""
-        text = META + text.replace(" ", META)
-        return self._metas.sub(BOUNDARY, text) if self._metas is not None else text
+        text = (META + text.replace(" ", META)).rstrip(META)  # its trailing ▁s go, a ▁ of the text's too
+        return self._metas.sub(BOUNDARY, text) if self._metas is not None and text else text
 
     def finish(self, character_coverage: float, required_chars: str = "") -> SpmCorpus:
         if not self._words:

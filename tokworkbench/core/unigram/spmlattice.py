@@ -328,10 +328,10 @@ def walk(codes, lens, offs, max_len, base, prefix, p_hash):
     end to end; `prefix` the hashes of every piece's prefixes, `p_hash` each piece's): by string,
     start and length, with each string's offsets."""
     keys, values, bits = _table(prefix, p_hash)
-    cap = len(codes) * 2 + 16
-    start = np.empty(cap, np.int64)
-    size = np.empty(cap, np.int64)
-    which = np.empty(cap, np.int64)
+    cap = len(codes) + 16  # about one edge a character in text; more grows the arrays
+    start = np.empty(cap, np.int32)
+    size = np.empty(cap, np.int32)
+    which = np.empty(cap, np.int32)
     off = np.zeros(len(lens) + 1, np.int64)
     n = 0
     for s in range(len(lens)):
