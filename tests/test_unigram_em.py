@@ -297,3 +297,24 @@ def test_runs_of_line_breaks_change_nothing():
         return learner.model().pieces
 
     assert model("\n") == model("\n" * 30)
+
+
+def test_the_session_runs_em_in_its_training_child_as_in_itself(tmp_path):
+    """The app trains in a forked child after the seed's EM ran here: the child's kernels and
+    threads must work there, and its model is the one stepping here makes (spm_train's)."""
+    from tokworkbench.core.session.childrun import run_in_child
+    from tokworkbench.core.session.session import FinishReason, Session
+    from tokworkbench.core.session.settings import Settings
+    from tokworkbench.core.session.snapshot import View
+
+    settings = Settings(kind="unigram", algorithm="em", split="metaspace", normalizer="none", units="char",
+                        seed_size=EM_SEED_SIZE, character_coverage=1.0, target=1000)
+    here = Session.open([str(DATA / "botchan.txt")], settings)
+    while here.step_many(1):
+        pass
+    there = Session.open([str(DATA / "botchan.txt")], settings)
+    finished = run_in_child(there, View(), lambda: False, lambda progress: None)
+    assert finished.reason is FinishReason.TARGET
+    assert there.learner.model() == here.learner.model()
+    assert_same([(p, float(np.float32(s))) for p, s in there.learner.model().pieces],
+                spm_trained(tmp_path, [BOTCHAN], 1000, character_coverage=1.0))

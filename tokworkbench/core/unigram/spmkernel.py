@@ -11,23 +11,20 @@ import numba
 
 from tokworkbench.core.unigram import spmlattice as _source
 
-_NAMES = ("log_sum_exp", "string_edges", "_longest", "_e_thread", "_best_thread", "_by_end", "_viterbi",
-          "alternatives", "unreachable", "_two_best", "_push", "_pop", "losses", "walk", "_table", "_slot", "_grown")
-_PARALLEL = ("e_step", "best_paths")  # their virtual threads run on numba's threads (prange)
+_NAMES = ("log_sum_exp", "string_edges", "_longest", "e_thread", "best_thread", "e_step", "best_paths", "_by_end",
+          "_viterbi", "alternatives", "unreachable", "_two_best", "_push", "_pop", "losses", "walk", "_table", "_slot",
+          "_grown")
 _namespace = dict(vars(_source))
-_namespace["prange"] = numba.prange
-for _name in _NAMES + _PARALLEL:
+for _name in _NAMES:
     _function = getattr(_source, _name)
     _rebuilt = types.FunctionType(_function.__code__, _namespace, _name, _function.__defaults__)
-    _namespace[_name] = numba.njit(cache=True, nogil=True, parallel=_name in _PARALLEL)(_rebuilt)
+    _namespace[_name] = numba.njit(cache=True, nogil=True)(_rebuilt)
 
+e_thread = _namespace["e_thread"]
+best_thread = _namespace["best_thread"]
 e_step = _namespace["e_step"]
 best_paths = _namespace["best_paths"]
 alternatives = _namespace["alternatives"]
 unreachable = _namespace["unreachable"]
 losses = _namespace["losses"]
 walk = _namespace["walk"]
-
-
-def width() -> int:
-    return numba.get_num_threads()

@@ -63,35 +63,30 @@ def _longest(lengths):
     return longest
 
 
-def e_step(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, threads, size, width=1):
+def e_step(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, threads, size):
     """`RunEStep`: each piece's expected count (float32) and the objective, -sum of weight x
-    log Z over the total weight. Compiled, `width` virtual threads run at once."""
+    log Z over the total weight. The virtual threads one after the other (spmtrain.py runs them
+    on threads of its own where compiled)."""
     expected = np.zeros(size, np.float32)
+    mine = np.zeros(size, np.float32)
     objective = np.float32(0.0)
     total = 0
     for w in weights:
         total += w
-    used = min(threads, len(lengths))
-    width = max(1, min(width, used))
-    for first in range(0, used, width):
-        block = min(width, used - first)
-        mine = np.zeros((block, size), np.float32)
-        objs = np.zeros(block, np.float32)
-        for b in prange(block):
-            objs[b] = _e_thread(first + b, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores,
-                                unk, total, mine[b])
-        for b in range(block):
-            if first + b == 0:
-                expected[:] = mine[b]
-                objective = objs[b]
-            else:
-                objective = np.float32(objective + objs[b])
-                for i in range(size):
-                    expected[i] = np.float32(expected[i] + mine[b, i])
+    for t in range(min(threads, len(lengths))):
+        mine[:] = 0.0
+        obj = e_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, total, mine)
+        if t == 0:
+            expected[:] = mine
+            objective = obj
+        else:
+            objective = np.float32(objective + obj)
+            for i in range(size):
+                expected[i] = np.float32(expected[i] + mine[i])
     return expected, objective
 
 
-def _e_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, total, mine):
+def e_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, total, mine):
     """Virtual thread t's share of the E-step into `mine`; its objective."""
     cap = (_longest(lengths) + 1) * 18
     st = np.empty(cap, np.int64)
@@ -140,32 +135,26 @@ def _e_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, 
     return obj
 
 
-def best_paths(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, threads, size, width=1):
+def best_paths(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, threads, size):
     """`Lattice::Viterbi` over every string: each piece's count on the best paths (float32, by
     thread, as `PruneSentencePieces` counts), the loss (-sum of weight x best score, in double)
     and the tokens (sum of weight x path length)."""
     counts = np.zeros(size, np.float32)
+    mine = np.zeros(size, np.float32)
     loss = 0.0
     tokens = 0
-    used = min(threads, len(lengths))
-    width = max(1, min(width, used))
-    for first in range(0, used, width):
-        block = min(width, used - first)
-        mine = np.zeros((block, size), np.float32)
-        losses = np.zeros(block, np.float64)
-        made = np.zeros(block, np.int64)
-        for b in prange(block):
-            losses[b], made[b] = _best_thread(first + b, threads, lengths, weights, e_off, e_start, e_len, e_seed,
-                                              cur, scores, unk, mine[b])
-        for b in range(block):
-            loss += losses[b]
-            tokens += made[b]
-            for i in range(size):
-                counts[i] = np.float32(counts[i] + mine[b, i])
+    for t in range(min(threads, len(lengths))):
+        mine[:] = 0.0
+        part, made = best_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, mine)
+        loss += part
+        tokens += made
+        for i in range(size):
+            counts[i] = np.float32(counts[i] + mine[i])
     return counts, loss, tokens
 
 
-def _best_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, mine):
+def best_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, mine):
+    """Virtual thread t's share of `best_paths` into `mine`; its loss and tokens."""
     cap = (_longest(lengths) + 1) * 18
     st = np.empty(cap, np.int64)
     ln = np.empty(cap, np.int64)
@@ -190,14 +179,6 @@ def _best_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cu
             node = prev[node]
         loss -= np.float64(weights[k]) * np.float64(score)
     return loss, tokens
-
-
-def width():
-    """How many virtual threads run at once: one here; compiled, numba's threads (spmkernel.py)."""
-    return 1
-
-
-prange = range  # compiled: numba.prange (spmkernel.py)
 
 
 def _by_end(n, st, ln, length, by_end, end_off):

@@ -19,11 +19,13 @@ and scores, in its order, which its sums follow.
 `desired` (1.1 x the vocabulary); then unreachable, then finalize (em.py lays the rounds out).
 """
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from tokworkbench.core import jit
+from tokworkbench.core.text.parallel import thread_map
 from tokworkbench.core.unigram import spmlattice
 from tokworkbench.core.unigram.hashing import _BASE, _codes
 from tokworkbench.core.unigram.spseed import spm_seed
@@ -34,6 +36,7 @@ UNKNOWN_PENALTY = np.float32(10.0)  # kUnkPenalty
 FINAL_PENALTY_STEP = np.float32(0.0001)  # kMinScorePenaltyDelta
 THREADS = 16  # spm_train's num_threads default: its E-step's sums go by thread, so its pieces depend on it
 GOES, STAYS, WEIGHED = 0, 1, 2  # spmlattice.losses: what pruning does with a piece
+MAX_WORKERS = 8  # threads running virtual threads at once
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,9 @@ class SpmTrainer:
         # each string's lattice is swept a few dozen times in a training: plain Python takes about
         # a microsecond a step, so all but a toy corpus pays for loading numba
         self._kernels = _kernels(50 * (sum(map(len, corpus.words)) + sum(map(len, self.strings))))
-        self._width = self._kernels.width()
+        # compiled, the virtual threads run a few at a time on threads of ours (their kernels let go
+        # of the GIL); numba's own threads would not survive the app's forked training child
+        self._workers = min(os.cpu_count() or 1, MAX_WORKERS) if self._kernels is not spmlattice else 1
         self.words = edges(corpus.words, self.strings, max_len, self._kernels)
         self.pieces = edges(self.strings, self.strings, max_len, self._kernels)
         self.weights = np.ascontiguousarray(corpus.counts, dtype=np.int64)
@@ -85,11 +90,7 @@ class SpmTrainer:
 
     def expected(self, model: Model) -> np.ndarray:
         """The E-step's expected counts alone (a replayed model's table), by position."""
-        cur, unk = self._position(model)
-        lengths, off, start, size, seed = self.words
-        expected, _ = self._kernels.e_step(lengths, self.weights, off, start, size, seed, cur, model.scores, unk,
-                                           self.threads, len(model.seeds), self._width)
-        return expected
+        return self._e_step(model)[0]
 
     def _position(self, model: Model) -> tuple[np.ndarray, np.float32]:
         cur = np.full(len(self.strings), -1, dtype=np.int64)
@@ -98,10 +99,7 @@ class SpmTrainer:
 
     def em(self, model: Model) -> tuple[Model, np.ndarray, float]:
         """One EM iteration: the new model, the expected counts of its pieces, the objective."""
-        cur, unk = self._position(model)
-        lengths, off, start, size, seed = self.words
-        expected, objective = self._kernels.e_step(lengths, self.weights, off, start, size, seed, cur,
-                                                   model.scores, unk, self.threads, len(model.seeds), self._width)
+        expected, objective = self._e_step(model)
         keep = expected >= EXPECTED_MIN
         counts = expected[keep]
         total = np.cumsum(counts, dtype=np.float32)[-1] if len(counts) else np.float32(0.0)
@@ -109,14 +107,47 @@ class SpmTrainer:
         scores = (digamma(counts.astype(np.float64)) - np.float64(logsum)).astype(np.float32)
         return Model(model.seeds[keep], scores), counts, float(objective)
 
+    def _e_step(self, model: Model) -> tuple[np.ndarray, np.float32]:
+        cur, unk = self._position(model)
+        lengths, off, start, size, seed = self.words
+        if self._workers == 1:
+            return self._kernels.e_step(lengths, self.weights, off, start, size, seed, cur, model.scores, unk,
+                                        self.threads, len(model.seeds))
+        total = int(self.weights.sum())
+        expected, objective = np.zeros(len(model.seeds), np.float32), np.float32(0.0)
+        for mine, obj in self._by_thread(lambda t, mine: self._kernels.e_thread(
+                t, self.threads, lengths, self.weights, off, start, size, seed, cur, model.scores, unk, total, mine),
+                len(model.seeds)):
+            expected += mine  # float32, one thread's after the other's, as its merge adds them
+            objective = np.float32(objective + obj)
+        return expected, objective
+
     def best(self, model: Model) -> tuple[np.ndarray, float, int]:
         """Each piece's count on the best paths, the loss and the tokens."""
         cur, unk = self._position(model)
         lengths, off, start, size, seed = self.words
-        counts, loss, tokens = self._kernels.best_paths(lengths, self.weights, off, start, size, seed, cur,
-                                                        model.scores, unk, self.threads, len(model.seeds),
-                                                        self._width)
+        if self._workers == 1:
+            counts, loss, tokens = self._kernels.best_paths(lengths, self.weights, off, start, size, seed, cur,
+                                                            model.scores, unk, self.threads, len(model.seeds))
+            return counts, float(loss), int(tokens)
+        counts, loss, tokens = np.zeros(len(model.seeds), np.float32), 0.0, 0
+        for mine, (part, made) in self._by_thread(lambda t, mine: self._kernels.best_thread(
+                t, self.threads, lengths, self.weights, off, start, size, seed, cur, model.scores, unk, mine),
+                len(model.seeds)):
+            counts += mine
+            loss += part
+            tokens += made
         return counts, float(loss), int(tokens)
+
+    def _by_thread(self, run, size: int):
+        """(array, result) of each virtual thread in order, `run(t, array)` filling its array:
+        `self._workers` of them at a time on threads of their own."""
+        used = min(self.threads, len(self.weights))
+        for first in range(0, used, self._workers):
+            share = list(range(first, min(used, first + self._workers)))
+            arrays = [np.zeros(size, np.float32) for _ in share]
+            results = thread_map(lambda t, stop: run(t, arrays[t - first]), share)
+            yield from zip(arrays, results)
 
     def prune(self, model: Model, desired: int) -> Pruning:
         cur, unk = self._position(model)
