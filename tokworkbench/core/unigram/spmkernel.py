@@ -12,8 +12,8 @@ import numba
 from tokworkbench.core.unigram import spmlattice as _source
 
 _NAMES = ("log_sum_exp", "string_edges", "_longest", "e_thread", "best_thread", "e_step", "best_paths", "_by_end",
-          "_viterbi", "alternatives", "unreachable", "_two_best", "_push", "_pop", "losses", "walk", "_table", "_slot",
-          "_grown")
+          "_viterbi", "_viterbi_arrays", "alternatives", "unreachable", "_two_best", "_push", "_pop", "losses", "walk",
+          "_table", "_slot", "_grown")
 _namespace = dict(vars(_source))
 for _name in _NAMES:
     _function = getattr(_source, _name)

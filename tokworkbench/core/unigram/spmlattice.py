@@ -156,14 +156,7 @@ def best_paths(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk
 def best_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, mine):
     """Virtual thread t's share of `best_paths` into `mine`; its loss and tokens."""
     cap = (_longest(lengths) + 1) * 18
-    st = np.empty(cap, np.int64)
-    ln = np.empty(cap, np.int64)
-    sc = np.empty(cap, np.float32)
-    pid = np.empty(cap, np.int64)
-    back = np.empty(cap, np.float32)
-    prev = np.empty(cap, np.int64)
-    by_end = np.empty(cap, np.int64)
-    end_off = np.empty(cap, np.int64)
+    st, ln, sc, pid, back, prev, by_end, end_off = _viterbi_arrays(cap)
     loss = 0.0
     tokens = 0
     for k in range(t, len(lengths), threads):
@@ -179,6 +172,13 @@ def best_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur
             node = prev[node]
         loss -= np.float64(weights[k]) * np.float64(score)
     return loss, tokens
+
+
+def _viterbi_arrays(cap):
+    """A string's nodes (start, length, score, piece) and what Viterbi keeps of them (best
+    score, previous node, the nodes by end and each end's offset), room for `cap` nodes."""
+    return (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.float32), np.empty(cap, np.int64),
+            np.empty(cap, np.float32), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
 
 
 def _by_end(n, st, ln, length, by_end, end_off):
@@ -235,14 +235,7 @@ def alternatives(order, lengths, p_off, p_start, p_len, p_seed, cur, scores, unk
     alt_off = np.zeros(size + 1, np.int64)
     alt_ids = np.empty(size * (_longest(lengths) + 1), np.int64)
     cap = (_longest(lengths) + 1) * 18
-    st = np.empty(cap, np.int64)
-    ln = np.empty(cap, np.int64)
-    sc = np.empty(cap, np.float32)
-    pid = np.empty(cap, np.int64)
-    back = np.empty(cap, np.float32)
-    prev = np.empty(cap, np.int64)
-    by_end = np.empty(cap, np.int64)
-    end_off = np.empty(cap, np.int64)
+    st, ln, sc, pid, back, prev, by_end, end_off = _viterbi_arrays(cap)
     path = np.empty(cap, np.int64)
     hyps = _HYPS
     h_node = np.empty(hyps, np.int64)
@@ -276,14 +269,7 @@ def unreachable(order, lengths, p_off, p_start, p_len, p_seed, cur, scores, unk)
     size = len(order)
     out = np.zeros(size, np.int8)
     cap = (_longest(lengths) + 1) * 18
-    st = np.empty(cap, np.int64)
-    ln = np.empty(cap, np.int64)
-    sc = np.empty(cap, np.float32)
-    pid = np.empty(cap, np.int64)
-    back = np.empty(cap, np.float32)
-    prev = np.empty(cap, np.int64)
-    by_end = np.empty(cap, np.int64)
-    end_off = np.empty(cap, np.int64)
+    st, ln, sc, pid, back, prev, by_end, end_off = _viterbi_arrays(cap)
     for i in range(size):
         k = order[i]
         length = lengths[k]
