@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tokworkbench.core.errors import CorpusError, TrainingError
 from tokworkbench.core.text.pretokenize import pre_tokenizer
-from tokworkbench.core.unigram import UnigramConfig, UnigramLearner, spmlattice
+from tokworkbench.core.unigram import UnigramConfig, UnigramLearner, spmlattice, spmpieces
 from tokworkbench.core.unigram.config import EM_SEED_SIZE
 from tokworkbench.core.unigram.spmcorpus import SpmReader
 from tokworkbench.core.unigram.spmtrain import digamma, edges
@@ -195,10 +195,10 @@ def test_the_compiled_kernels_give_the_pythons_bits(monkeypatch):
             assert np.array_equal(np.asarray(a), np.asarray(b)), name
     lengths, off, start, size, seed = trainer.pieces
     args = (model.seeds, lengths, off, start, size, seed, cur, model.scores, unk)
-    keep, alt_off, alt_ids = spmlattice.alternatives(*args)
+    keep, alt_off, alt_ids = spmpieces.alternatives(*args)
     assert all(np.array_equal(a, b) for a, b in zip((keep, alt_off, alt_ids), spmkernel.alternatives(*args)))
     assert keep.min() == 0 and len(alt_ids)  # both kinds of piece were met
-    assert np.array_equal(spmlattice.unreachable(*args), spmkernel.unreachable(*args))
+    assert np.array_equal(spmpieces.unreachable(*args), spmkernel.unreachable(*args))
 
 
 # -- the learner's rounds -----------------------------------------------------------------------

@@ -21,12 +21,13 @@ and scores, in its order, which its sums follow.
 
 import os
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from tokworkbench.core import jit
 from tokworkbench.core.text.parallel import thread_map
-from tokworkbench.core.unigram import spmlattice
+from tokworkbench.core.unigram import spmlattice, spmpieces
 from tokworkbench.core.unigram.hashing import _BASE, _codes
 from tokworkbench.core.unigram.spseed import spm_seed
 from tokworkbench.core.unigram.state import Model
@@ -35,7 +36,7 @@ EXPECTED_MIN = np.float32(0.5)  # kExpectedFrequencyThreshold
 UNKNOWN_PENALTY = np.float32(10.0)  # kUnkPenalty
 FINAL_PENALTY_STEP = np.float32(0.0001)  # kMinScorePenaltyDelta
 THREADS = 16  # spm_train's num_threads default: its E-step's sums go by thread, so its pieces depend on it
-GOES, STAYS, WEIGHED = 0, 1, 2  # spmlattice.losses: what pruning does with a piece
+GOES, STAYS, WEIGHED = 0, 1, 2  # spmpieces.losses: what pruning does with a piece
 MAX_WORKERS = 8  # threads running virtual threads at once
 
 
@@ -80,7 +81,7 @@ class SpmTrainer:
         self._kernels = _kernels(50 * (sum(map(len, corpus.words)) + sum(map(len, self.strings))))
         # compiled, the virtual threads run a few at a time on threads of ours (their kernels let go
         # of the GIL); numba's own threads would not survive the app's forked training child
-        self._workers = min(os.cpu_count() or 1, MAX_WORKERS) if self._kernels is not spmlattice else 1
+        self._workers = min(os.cpu_count() or 1, MAX_WORKERS) if self._kernels.compiled else 1
         self.words = edges(corpus.words, self.strings, max_len, self._kernels)
         self.pieces = edges(self.strings, self.strings, max_len, self._kernels)
         self.weights = np.ascontiguousarray(corpus.counts, dtype=np.int64)
@@ -214,11 +215,11 @@ def digamma(x: np.ndarray) -> np.ndarray:
                      - (127.0 / 30720.0) * xx4 * xx4)
 
 
-def edges(strings: list[str], pieces: list[str], max_len: int, kernels=spmlattice):
+def edges(strings: list[str], pieces: list[str], max_len: int, kernels=None):
     """Every occurrence of a piece in the strings, by string, start and length: (string lengths,
     offsets into the edges by string, starts, lengths, piece indices). Substrings are matched by
     a 64-bit polynomial hash of their code points (hashing.py), prefix by prefix: compiled, a
-    string at a time (`spmlattice.walk`), else a length at a time over all of them in numpy."""
+    string at a time (`spmwalk.walk`), else a length at a time over all of them in numpy."""
     codes, lens, offs = _codes(strings)
     p_codes, p_lens, p_offs = _codes(pieces)
     p_hash = np.zeros(len(pieces), dtype=np.uint64)
@@ -229,7 +230,7 @@ def edges(strings: list[str], pieces: list[str], max_len: int, kernels=spmlattic
         p_hash[alive] = p_hash[alive] * _BASE + p_codes[p_offs[alive] + length - 1]
         prefixes.append(p_hash[alive])
     prefix = np.unique(np.concatenate(prefixes)) if prefixes else np.zeros(0, np.uint64)
-    if kernels is not spmlattice:
+    if kernels is not None and kernels.compiled:
         off, start, size, which = kernels.walk(codes, lens, offs, max_len, _BASE, prefix, p_hash)
         return lens.astype(np.int64), off, start, size, which
     order = np.argsort(p_hash)
@@ -264,9 +265,16 @@ def edges(strings: list[str], pieces: list[str], max_len: int, kernels=spmlattic
             np.ascontiguousarray(size[order], dtype=np.int64), np.ascontiguousarray(which[order], dtype=np.int64))
 
 
+# the kernels as plain Python, where numba is missing or the work would not pay for loading it
+PLAIN = SimpleNamespace(compiled=False, e_step=spmlattice.e_step, best_paths=spmlattice.best_paths,
+                        e_thread=spmlattice.e_thread, best_thread=spmlattice.best_thread,
+                        alternatives=spmpieces.alternatives, unreachable=spmpieces.unreachable,
+                        losses=spmpieces.losses)
+
+
 def _kernels(work: int):
-    """spmkernel (compiled) where numba runs and the work pays for loading it, else spmlattice."""
+    """spmkernel (compiled) where numba runs and the work pays for loading it, else `PLAIN`."""
     if jit.available(work):
         from tokworkbench.core.unigram import spmkernel
         return spmkernel
-    return spmlattice
+    return PLAIN
