@@ -2,16 +2,18 @@
 
     python benchmarks/unigram_process.py [CORPUS] [--sizes 2,10] [--vocab-size 8000] [--repeat 3]
 
-`unigram_compare.py` times training inside one process and compares the models; this times what a
+`unigram_share.py` compares the models inside one process; this times what a
 user runs, interpreter start and imports included:
-- ours: `tokworkbench train FILE --model unigram --algorithm em --split metaspace --vocab-size N -o M`
-- SentencePiece: `SentencePieceTrainer.train(input=FILE, ...)` in a fresh `python -c`, with the
-  settings `unigram_compare.py` uses (unigram, identity normalization, no whitespace clean-up);
+- ours: `tokworkbench train FILE --kind unigram --algorithm em --split metaspace --vocab-size N -o M`
+  (its defaults: normalizer none, character coverage 0.9995, 16 virtual threads);
+- SentencePiece: `SentencePieceTrainer.train(input=FILE, model_type="unigram",
+  normalization_rule_name="identity", vocab_size=N)` in a fresh `python -c`, its other settings
+  its defaults (16 threads). The two models are the same, id for id and score for score: the
+  script checks it after each size;
 - HF: `Tokenizer(Unigram()).train([FILE], UnigramTrainer(...))`, Metaspace pre-tokenizer, in a fresh
   `python -c`: train(files), as HF's docs run it.
-The file is the corpus's first N MB with one leading space per line (as `unigram_compare.py` feeds
-the trainers, so metaspace's ▁ is SentencePiece's dummy prefix). Each round waits for a quiet machine
-(1-minute load ≤ --max-load; a round that starts above it gets no ratio). Runs are interleaved so load
+The file is the corpus's first N MB, cut at a line. Each round waits for a quiet machine (1-minute
+load <= --max-load; a round that starts above it gets no ratio). Runs are interleaved so load
 changes hit every trainer alike; medians of each run's own ratio to SentencePiece are printed.
 Wall time, CPU time (the process and the workers it waited for) and peak RSS come from `wait4`.
 Bytecode is compiled before the clock starts, as it is on an installed copy.
@@ -34,8 +36,7 @@ DEFAULT = ROOT / "bench-data" / "corpus" / "en-10M.txt"
 SENTENCEPIECE = """
 import sys, sentencepiece as spm
 spm.SentencePieceTrainer.train(input=sys.argv[1], model_prefix=sys.argv[2], vocab_size=int(sys.argv[3]),
-    model_type="unigram", normalization_rule_name="identity", remove_extra_whitespaces=False,
-    bos_id=-1, eos_id=-1, unk_id=0, minloglevel=2, max_sentence_length=1 << 20)
+    model_type="unigram", normalization_rule_name="identity", minloglevel=2)
 """
 
 HF = """
@@ -55,8 +56,22 @@ def training_file(corpus: Path, mb: float, folder: Path) -> Path:
     data = corpus.read_bytes()[: int(mb * 1e6)]
     lines = data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines()
     path = folder / f"train-{mb:g}MB.txt"
-    path.write_text("".join(f" {line}\n" for line in lines), encoding="utf-8")
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return path
+
+
+def same_models(ours: Path, theirs: Path) -> bool:
+    """Whether our model file holds spm_train's pieces, scores and order."""
+    import numpy as np
+    import sentencepiece as spm
+
+    sys.path.insert(0, str(ROOT))
+    from tokworkbench.core.registry.load import load_any
+
+    model = load_any(ours)
+    sp = spm.SentencePieceProcessor(model_file=str(theirs))
+    want = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    return [(p, float(np.float32(s))) for p, s in model.pieces] == want
 
 
 def timed(argv: list[str]) -> tuple[float, float, float]:
@@ -118,6 +133,8 @@ def main():
                           f"{peak:8.0f} {peak / sp[2]:6.2f}  {load[0]:.2f} {load[1]:.2f}", flush=True)
                 if before <= args.max_load:
                     runs.append(rows)
+            print(f"  the two models the same, every id and score: "
+                  f"{same_models(folder / 'ours.json', folder / 'sp.model')}")
             if not runs:
                 print(f"  no ratios: every round started above load {args.max_load}")
                 continue
