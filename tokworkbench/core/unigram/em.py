@@ -49,7 +49,6 @@ class EmEngine:
 
     def __init__(self, corpus, config, vocabulary: list[tuple[str, float]] | None = None):
         self.config = config
-        self.corpus = corpus
         self.trainer = SpmTrainer(corpus, config.seed_size, config.max_piece_length, config.split_digits,
                                   config.shrinking_factor, config.num_threads, vocabulary)
         self.required = [ch for ch, _ in corpus.required]

@@ -61,7 +61,6 @@ class SpmTrainer:
     def __init__(self, corpus, seed_size: int, max_len: int, split_digits: bool = False,
                  shrinking_factor: float = 0.75, threads: int = THREADS,
                  vocabulary: list[tuple[str, float]] | None = None):
-        self.corpus = corpus
         self.shrinking = np.float32(shrinking_factor)
         self.threads = threads
         self.replayed = vocabulary is not None
