@@ -101,3 +101,16 @@ def test_train_unigram_on_the_embedded_corpus_fits_its_seed(tmp_path, capsys):
     assert main(["train", "--model", "unigram", "--split", "metaspace", "--vocab-size", "2000",
                  "--seed-size", "300", "-o", str(out)]) == 1  # given, it is kept, and refused
     assert "--seed-size 300 is below" in capsys.readouterr().err
+
+
+def test_the_workbench_without_a_terminal_is_one_line_not_a_spinning_process():
+    """Started with its input or output not a terminal (a script, a pipe, cron), Textual read
+    end-of-file in a loop at full CPU for ever; it says why and stops."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "tokworkbench"], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("tokworkbench: error: the workbench needs a terminal, and its input or output "
+                                   "is not one; for scripts there are the commands (tokworkbench --help)")

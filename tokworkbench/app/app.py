@@ -1,6 +1,7 @@
 """The Textual app: a thin shell that opens the main screen and routes quitting through it."""
 
 import os
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,6 +15,7 @@ from tokworkbench.app.escapeburst import escape_then_key
 from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
 from tokworkbench.app.loading import ModelLoader
 from tokworkbench.app.main_screen import MainScreen
+from tokworkbench.core.errors import OutputError
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.session.settings import Settings
 
@@ -101,6 +103,9 @@ class WorkbenchApp(App):
 
 def run_app(paths: list[str] | None = None, settings: Settings | None = None,
             inspect: tuple[Model | ModelLoader, str] | None = None) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # else Textual spins on a closed input
+        raise OutputError("the workbench needs a terminal, and its input or output is not one; for scripts there "
+                          "are the commands (tokworkbench --help)")
     app = WorkbenchApp(paths or None, settings, inspect)
     app.run()
     return app.return_code or 0  # 1 after an unhandled error: a script must not read a crash as success
