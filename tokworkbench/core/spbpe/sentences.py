@@ -26,8 +26,8 @@ from tokworkbench.core.errors import CorpusError
 from tokworkbench.core.spbpe.model import sp_normalized
 from tokworkbench.core.text.spcoverage import UNK_CHAR, kept_characters
 from tokworkbench.core.text.spnormalize import META, SpNormalizer
+from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
 
-MAX_SENTENCE_BYTES = 4192  # max_sentence_length's default
 _WORD = regex.compile(f"[^{META}]+|{META}[^{META}]*")
 
 

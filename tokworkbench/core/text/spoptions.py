@@ -10,6 +10,8 @@ symbols, the user-defined ones, then (BPE with byte fallback) the byte pieces.
 from tokworkbench.core.errors import SettingError
 from tokworkbench.core.text.spcoverage import UNK_CHAR  # the trainer's kUNKChar: no piece may hold it
 
+MAX_SENTENCE_BYTES = 4192  # spm_train's max_sentence_length default: a longer line is skipped
+
 
 def is_digit(c: str) -> bool:
     """`is_unicode_decimal_number`: ASCII and full-width digits only, not every Nd character."""

@@ -43,6 +43,7 @@ from tokworkbench.core.models.roles import NO_ROLES
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import require_text
+from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
 from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.config import SP_META, SP_ROLES, UnigramConfig, meta_pieces
 from tokworkbench.core.unigram.em import FINAL_MARGIN, FINAL_STAGE, Target
@@ -52,8 +53,6 @@ from tokworkbench.core.unigram.spconventions import SpConventions
 from tokworkbench.core.unigram.spmcorpus import SpmReader, from_chunks
 from tokworkbench.core.unigram.state import RoundAnalysis, RoundState
 from tokworkbench.core.unigram.viterbi import UNK_PENALTY, Vocab
-
-MAX_CHUNK_BYTES = 4192  # SentencePiece's max_sentence_length: the longest chunk training takes
 
 
 class UnigramLearner:
@@ -367,9 +366,9 @@ def check_chunk_lengths(words: list[str]) -> None:
     spm_train skips: training's sweeps go position by position, so one 100,000-character
     chunk took minutes a round (course: every substring of it, 22 GB at 5,000 characters)."""
     for word in words:
-        if len(word) * 4 > MAX_CHUNK_BYTES and len(data := word.encode("utf-8")) > MAX_CHUNK_BYTES:
+        if len(word) * 4 > MAX_SENTENCE_BYTES and len(data := word.encode("utf-8")) > MAX_SENTENCE_BYTES:
             raise TrainingError(f"a chunk of {len(data):,} bytes ({quote(word[:24])}…) is longer than Unigram trains "
-                                f"on ({MAX_CHUNK_BYTES:,} bytes, SentencePiece's max_sentence_length); split the "
+                                f"on ({MAX_SENTENCE_BYTES:,} bytes, SentencePiece's max_sentence_length); split the "
                                 "text (metaspace cuts only at spaces; --split regex:PATTERN cuts where you choose)")
 
 

@@ -30,8 +30,8 @@ from tokworkbench.core.errors import CorpusError
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.spcoverage import UNK_CHAR, kept_characters
 from tokworkbench.core.text.spnormalize import META
+from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
 
-MAX_SENTENCE_BYTES = 4192  # max_sentence_length's default
 BOUNDARY = "\x1f"  # TrainerInterface::kPretokenizationBoundaryChar: what a meta piece becomes
 _WORD = regex.compile(f"{META}[^{META}]*|[^{META}]+")
 
