@@ -101,6 +101,15 @@ def test_spm_trains_piece_options(tmp_path, option, value):
                 spm_trained(tmp_path, [text], 900, character_coverage=1.0, **{option: spm_value}))
 
 
+def test_pieces_longer_than_the_default_are_spm_trains_model(tmp_path):
+    """Runs of one letter put a piece of every length at each position: with 40-character
+    pieces a lattice has 41 nodes a character, more than the default's lattices hold."""
+    rnd = __import__("random").Random(1)
+    text = "\n".join(" ".join("a" * rnd.randint(1, 60) + rnd.choice("bc") for _ in range(6)) for _ in range(400))
+    assert_same(ours([text], 40, character_coverage=1.0, max_piece_length=40),
+                spm_trained(tmp_path, [text], 40, character_coverage=1.0, max_sentencepiece_length=40))
+
+
 def test_a_small_corpus_whose_model_is_already_small_still_finalizes(tmp_path):
     """spm_train's loop always prunes once and finalizes, which puts a required character the
     corpus lacks back even when nothing is removed."""

@@ -63,6 +63,18 @@ def _longest(lengths):
     return longest
 
 
+def _room(lengths, e_off):
+    """Room for any one string's lattice: its edges, an unknown edge a position, and the two
+    positions past its end that `_by_end` counts in (pieces may be up to 512 characters long,
+    so a fixed share of the string's length will not do)."""
+    room = 1
+    for k in range(len(lengths)):
+        n = e_off[k + 1] - e_off[k] + lengths[k]
+        if n > room:
+            room = n
+    return room + 2
+
+
 def e_step(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, threads, size):
     """`RunEStep`: each piece's expected count (float32) and the objective, -sum of weight x
     log Z over the total weight. The virtual threads one after the other (spmtrain.py runs them
@@ -88,7 +100,7 @@ def e_step(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, th
 
 def e_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, total, mine):
     """Virtual thread t's share of the E-step into `mine`; its objective."""
-    cap = (_longest(lengths) + 1) * 18
+    cap = _room(lengths, e_off)
     st = np.empty(cap, np.int64)
     ln = np.empty(cap, np.int64)
     sc = np.empty(cap, np.float32)
@@ -155,7 +167,7 @@ def best_paths(lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk
 
 def best_thread(t, threads, lengths, weights, e_off, e_start, e_len, e_seed, cur, scores, unk, mine):
     """Virtual thread t's share of `best_paths` into `mine`; its loss and tokens."""
-    cap = (_longest(lengths) + 1) * 18
+    cap = _room(lengths, e_off)
     st, ln, sc, pid, back, prev, by_end, end_off = _viterbi_arrays(cap)
     loss = 0.0
     tokens = 0

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from tokworkbench.core.unigram.spmlattice import _by_end, _longest, _viterbi, _viterbi_arrays, string_edges
+from tokworkbench.core.unigram.spmlattice import _by_end, _longest, _room, _viterbi, _viterbi_arrays, string_edges
 
 
 def alternatives(order, lengths, p_off, p_start, p_len, p_seed, cur, scores, unk):
@@ -18,7 +18,7 @@ def alternatives(order, lengths, p_off, p_start, p_len, p_seed, cur, scores, unk
     keep = np.ones(size, np.int8)
     alt_off = np.zeros(size + 1, np.int64)
     alt_ids = np.empty(size * (_longest(lengths) + 1), np.int64)
-    cap = (_longest(lengths) + 1) * 18
+    cap = _room(lengths, p_off)
     st, ln, sc, pid, back, prev, by_end, end_off = _viterbi_arrays(cap)
     path = np.empty(cap, np.int64)
     hyps = _HYPS
@@ -52,7 +52,7 @@ def unreachable(order, lengths, p_off, p_start, p_len, p_seed, cur, scores, unk)
     piece itself scores strictly higher than the piece (Viterbi can never choose it)."""
     size = len(order)
     out = np.zeros(size, np.int8)
-    cap = (_longest(lengths) + 1) * 18
+    cap = _room(lengths, p_off)
     st, ln, sc, pid, back, prev, by_end, end_off = _viterbi_arrays(cap)
     for i in range(size):
         k = order[i]
@@ -103,7 +103,7 @@ def losses(counts, keep, alt_off, alt_ids, total):
     return kind, loss
 
 
-_HYPS = 1 << 16  # NBest(2) over a piece of at most 16 characters makes far fewer hypotheses
+_HYPS = 1 << 16  # room for NBest(2)'s hypotheses over one piece (200 of one letter fit); more: an error
 
 
 def _two_best(n, st, sc, length, by_end, end_off, back, best, pid, h_node, h_next, h_fx, h_gx, heap, path):
