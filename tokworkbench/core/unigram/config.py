@@ -19,6 +19,7 @@ ALGORITHMS = ("course", "em")
 SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
 SP_ROLES = Roles.of(dict(zip(("unk", "bos", "eos"), SP_META)))  # and its unk_id, bos_id, eos_id
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size
+SPM_THREADS = 16  # spm_train's num_threads default
 MAX_THREADS = 1024  # spm_train's num_threads range is 1..1024
 
 
@@ -43,8 +44,8 @@ class UnigramConfig:
     # coverage is then spelled in its UTF-8 bytes instead of <unk>
     byte_fallback: bool = False
     # em: spm_train's num_threads: its E-step sums float32 counts thread by thread, so which
-    # pieces it keeps depends on it; 16 is its default
-    num_threads: int = 16
+    # pieces it keeps depends on it
+    num_threads: int = SPM_THREADS
 
     units = Units.CHAR
 

@@ -129,8 +129,8 @@ class EmEngine:
     def _final(self, model: Model, target: Target, use: dict) -> RoundState:
         """The unreachable pieces gone, then `FinalizeSentencePieces` to the room the target
         leaves (every piece there is, without one)."""
-        gone = set(self.trainer.unreachable(model).tolist())
-        keep = np.array([i for i in range(len(model.seeds)) if i not in gone], dtype=np.int64)
+        keep = np.ones(len(model.seeds), dtype=bool)
+        keep[self.trainer.unreachable(model)] = False
         reachable = Model(model.seeds[keep], model.scores[keep])
         room = target.pieces if target.pieces > 0 else len(reachable.seeds) + len(self.required)
         pieces, scores = self.trainer.finalize(reachable, room, self.required)

@@ -68,14 +68,13 @@ class UnigramLearner:
             config = replace(config, algorithm="em")
         self.config = config
         self.metas = list(metas) if metas is not None else meta_pieces(config)
-        reader = None  # em: spm_train's sentences, read in the same pass as the chunks
-        if config.algorithm == "em":
-            reader = SpmReader(config.normalizer, self.metas)
+        reader = SpmReader(config.normalizer, self.metas) if config.algorithm == "em" else None
+        if reader is not None and counted is None:  # em: spm_train's sentences, in the pass that counts the chunks
             texts = reader.feeding(texts)
+        elif reader is not None:  # the chunks were counted before; the lines come from the texts, if any
+            for text in texts:
+                reader.add(text)
         table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
-        if counted is not None and reader is not None:
-            for _ in texts:  # the chunks were counted before; the lines come from the texts, if any
-                pass
         self.chunk_table = table
         self.layouts = table.layouts or []
         self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes

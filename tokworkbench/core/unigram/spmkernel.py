@@ -11,9 +11,9 @@ import numba
 
 from tokworkbench.core.unigram import spmlattice, spmpieces, spmwalk
 
-_NAMES = ("log_sum_exp", "string_edges", "_longest", "_room", "e_thread", "best_thread", "e_step", "best_paths", "_by_end",
-          "_viterbi", "_viterbi_arrays", "alternatives", "unreachable", "_two_best", "_push", "_pop", "losses", "walk",
-          "_table", "_slot", "_grown")
+_NAMES = ("log_sum_exp", "string_edges", "_longest", "_room", "e_thread", "best_thread", "e_step", "best_paths",
+          "_by_end", "_viterbi", "_viterbi_arrays", "alternatives", "unreachable", "_two_best", "_push", "_sift_up",
+          "_pop", "losses", "walk", "_table", "_slot", "_grown")
 _SOURCES = (spmlattice, spmpieces, spmwalk)
 _namespace = {k: v for module in _SOURCES for k, v in vars(module).items()}
 for _name in _NAMES:

@@ -158,14 +158,18 @@ def _two_best(n, st, sc, length, by_end, end_off, back, best, pid, h_node, h_nex
 
 def _push(heap, size, item, key):
     """std::push_heap on a max-heap by `key`."""
-    hole = size
+    _sift_up(heap, size, item, key)
+    return size + 1
+
+
+def _sift_up(heap, hole, item, key):
+    """libstdc++'s __push_heap: `item` rises from `hole` past every parent keyed below it."""
     parent = (hole - 1) // 2
     while hole > 0 and key[heap[parent]] < key[item]:
         heap[hole] = heap[parent]
         hole = parent
         parent = (hole - 1) // 2
     heap[hole] = item
-    return size + 1
 
 
 def _pop(heap, size, key):
@@ -186,10 +190,5 @@ def _pop(heap, size, key):
             child = 2 * (child + 1)
             heap[hole] = heap[child - 1]
             hole = child - 1
-        parent = (hole - 1) // 2
-        while hole > 0 and key[heap[parent]] < key[value]:
-            heap[hole] = heap[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        heap[hole] = value
+        _sift_up(heap, hole, value, key)
     return size - 1

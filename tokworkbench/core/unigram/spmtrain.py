@@ -28,6 +28,7 @@ import numpy as np
 from tokworkbench.core import jit
 from tokworkbench.core.text.parallel import thread_map
 from tokworkbench.core.unigram import spmlattice, spmpieces
+from tokworkbench.core.unigram.config import SPM_THREADS
 from tokworkbench.core.unigram.hashing import _BASE, _codes
 from tokworkbench.core.unigram.spseed import spm_seed
 from tokworkbench.core.unigram.state import Model
@@ -35,7 +36,6 @@ from tokworkbench.core.unigram.state import Model
 EXPECTED_MIN = np.float32(0.5)  # kExpectedFrequencyThreshold
 UNKNOWN_PENALTY = np.float32(10.0)  # kUnkPenalty
 FINAL_PENALTY_STEP = np.float32(0.0001)  # kMinScorePenaltyDelta
-THREADS = 16  # spm_train's num_threads default: its E-step's sums go by thread, so its pieces depend on it
 GOES, STAYS, WEIGHED = 0, 1, 2  # spmpieces.losses: what pruning does with a piece
 MAX_WORKERS = 8  # threads running virtual threads at once
 
@@ -59,7 +59,7 @@ class SpmTrainer:
     names it in every `Model`."""
 
     def __init__(self, corpus, seed_size: int, max_len: int, split_digits: bool = False,
-                 shrinking_factor: float = 0.75, threads: int = THREADS,
+                 shrinking_factor: float = 0.75, threads: int = SPM_THREADS,
                  vocabulary: list[tuple[str, float]] | None = None):
         self.shrinking = np.float32(shrinking_factor)
         self.threads = threads
