@@ -30,7 +30,7 @@ Import this module only after `jit.available()`: it imports numba.
 import numba
 import numpy as np
 
-from tokworkbench.core.spbpe.wordkernel import merge_word, unpack
+from tokworkbench.core.spbpe.wordkernel import merged_ids, unpack
 
 # the header of a cache
 ENTRIES, USED, BITS, CAP_ENTRIES, CAP_ARENA, UNK, FUSE = range(7)
@@ -170,13 +170,8 @@ def encode_line(buf, table, limit, cache):
                 sym[j] = char_symbol[c] if c < size else count - 1
             r = 0
             if not exact:
-                r = merge_word(sym, cp, pr, m, count, pairs, bits)
-                for j in range(r):
-                    tid = out_id[sym[j]]
-                    if tid < 0:
-                        exact = True
-                        break
-                    ids[j] = tid
+                r = merged_ids(sym, cp, pr, m, count, pairs, bits, out_id, ids, 0)
+                exact = r < 0
             if exact:  # the others are still looked up and stored: one answer names all
                 bad[1 + 2 * exacts], bad[2 + 2 * exacts] = a, b
                 exacts += 1

@@ -80,6 +80,19 @@ def merge_word(sym, cp, pr, m, count, slots, bits):
     return m
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def merged_ids(sym, cp, pr, m, count, slots, bits, out_id, dest, at):
+    """`merge_word`, then each symbol's id into dest[at:]: how many, or -1 where a symbol has
+    none (the caller takes the exact path)."""
+    m = merge_word(sym, cp, pr, m, count, slots, bits)
+    for j in range(m):
+        tid = out_id[sym[j]]
+        if tid < 0:
+            return -1
+        dest[at + j] = tid
+    return m
+
+
 @numba.njit(cache=True, nogil=True)
 def words_ids(buf, k, lead, limit, table):
     """The ids of k words in one call (a line's new words: one dispatch, not one a word): `buf`
@@ -137,13 +150,8 @@ def words_ids(buf, k, lead, limit, table):
                 sym[m] = char_symbol[c] if c < size else count - 1
                 m += 1
         if not exact:
-            m = merge_word(sym, cp, pr, m, count, slots, bits)
-            for j in range(m):
-                tid = out_id[sym[j]]
-                if tid < 0:
-                    exact = True
-                    break
-                out[w + j] = tid
+            m = merged_ids(sym, cp, pr, m, count, slots, bits, out_id, out, w)
+            exact = m < 0
         if exact:
             out[word] = out[k + word] = 0
         else:
