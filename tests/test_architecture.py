@@ -12,7 +12,9 @@ import tokworkbench
 from tokworkbench.core.models.protocol import Learner, Model
 
 PACKAGE = Path(tokworkbench.__file__).parent
-ALLOWED_PRIVATE = {("os", "_exit")}  # the forked child must leave without running the parent's cleanup
+# The forked child must leave without running the parent's cleanup; the command line runs the
+# exit handlers itself, then leaves without the interpreter's teardown (cli.entry).
+ALLOWED_PRIVATE = {("os", "_exit"), ("atexit", "_run_exitfuncs")}
 
 
 def core_modules() -> list[str]:

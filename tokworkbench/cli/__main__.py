@@ -1,5 +1,3 @@
-import sys
+from tokworkbench.cli import entry
 
-from tokworkbench.cli import main
-
-sys.exit(main())
+entry()

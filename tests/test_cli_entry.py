@@ -1,0 +1,51 @@
+"""The installed command leaves without the interpreter's teardown (cli.entry): what it must keep
+is its output, its exit status and the exit handlers, which run before it goes."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
+from tokworkbench.core.registry import modelfile
+from tokworkbench.core.registry.load import load_any
+
+TEXT = "the cat sat on the mat with the hat " * 30
+
+
+@pytest.fixture
+def model(tmp_path):
+    t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
+    list(t.run(merges=10))
+    path = tmp_path / "m.json"
+    modelfile.save(t.model(), path)
+    return path
+
+
+def entry(*argv: str) -> subprocess.CompletedProcess:
+    """`tokworkbench ARGV` as the console script runs it, with an exit handler registered first."""
+    code = ("import atexit, sys; atexit.register(print, 'handler ran', file=sys.stderr); "
+            "from tokworkbench.cli import entry; sys.argv = ['tokworkbench', *sys.argv[1:]]; entry()")
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+
+
+def test_output_status_and_exit_handlers_survive_the_quick_exit(model):
+    proc = entry("encode", "-m", str(model), "the cat sat")
+    assert proc.returncode == 0
+    assert [int(t) for t in proc.stdout.split()] == load_any(model).encode("the cat sat")
+    assert proc.stderr == "handler ran\n"
+
+
+def test_a_failing_command_keeps_its_status_and_its_line(tmp_path):
+    proc = entry("encode", "-m", str(tmp_path / "absent.json"), "hi")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("tokworkbench: error: cannot read") and proc.stderr.endswith("handler ran\n")
+
+
+def test_a_large_output_is_written_whole(model, tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("the mat\n" * 50_000, encoding="utf-8")
+    proc = entry("encode", "-m", str(model), "-f", str(text))
+    assert proc.returncode == 0
+    assert len(proc.stdout.split()) == len(load_any(model).encode("the mat\n")) * 50_000
+
