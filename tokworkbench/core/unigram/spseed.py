@@ -123,10 +123,16 @@ def spm_seed(corpus, seed_size: int, max_len: int, split_digits: bool = False) -
     found = suffix_nodes(corpus.words, corpus.counts, max_len, corpus.line_ends, split_digits)
     for piece, ends in _corpus_end(corpus, max_len, split_digits).items():
         found[piece] = found.get(piece, 0) + ends
-    score = {p: np.float32(np.float32(n) * np.float32(len(p))) for p, n in found.items()}
-    ranked = sorted(found, key=lambda p: (-score[p], -len(p.encode("utf-8")), p.encode("utf-8")))[:seed_size]
-    seed = [ch for ch, _ in chars] + ranked
-    raw = np.array([np.float32(n) for _, n in chars] + [score[p] for p in ranked], dtype=np.float32)
+    pieces = list(found)
+    score = (np.fromiter(found.values(), dtype=np.int64, count=len(pieces)).astype(np.float32)
+             * np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)).astype(np.float32))
+    encoded = [p.encode("utf-8") for p in pieces]
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(pieces))
+    # best first, then the longer in bytes, then by bytes: as bytes of one length, NUL padding
+    # cannot reorder them
+    order = np.lexsort((np.array(encoded, dtype=bytes), -lengths, -score))[:seed_size] if pieces else []
+    seed = [ch for ch, _ in chars] + [pieces[i] for i in order]
+    raw = np.concatenate([np.array([n for _, n in chars], dtype=np.float32), score[order]])
     logsum = np.log(raw.astype(np.float64).sum())
     return seed, (np.log(raw.astype(np.float64)) - logsum).astype(np.float32)
 
