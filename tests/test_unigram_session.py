@@ -149,3 +149,29 @@ def test_the_fitted_target_holds_ems_meta_and_byte_pieces():
     learner = fitted.learner([text])
     assert fitted.target > learner.base_size == 259 + 901
     learner.steps_for_vocab(fitted.target)  # no "below the distinct characters"
+
+
+def test_em_without_a_layout_counts_the_sessions_chunks_only_when_asked(monkeypatch):
+    """The command line's em reads the lines alone; the chunk table other kinds reuse comes when
+    asked for, the same as the one counted with the lines."""
+    from tokworkbench.core.unigram import learner as learner_module
+
+    texts = [SAMPLE_TEXT_FOR_LAZY, "naïve café\nnaïve cafés, again " * 20]
+    config = UnigramConfig(algorithm="em", num_threads=2)
+    counted = []
+    real = learner_module.count_chunks
+    monkeypatch.setattr(learner_module, "count_chunks", lambda *a, **k: counted.append(1) or real(*a, **k))
+    lazy = UnigramLearner(texts, config)
+    assert counted == []
+    eager = UnigramLearner(texts, config, keep_layout=True)
+    assert counted == [1]
+    assert (lazy.documents, lazy.chars, lazy.bytes) == (eager.documents, eager.chars, eager.bytes)
+    assert lazy.model().pieces == eager.model().pieces and lazy.initial_tokens == eager.initial_tokens
+    table = lazy.chunk_table
+    assert counted == [1, 1]
+    assert table.chunks == eager.chunk_table.chunks and table.counts.tolist() == eager.chunk_table.counts.tolist()
+    assert lazy.words == eager.words and lazy.freqs == eager.freqs
+    assert "_texts" not in lazy.training_state()
+
+
+SAMPLE_TEXT_FOR_LAZY = "the quick brown fox jumps over the lazy dog\n" * 30 + "pack my box with five dozen jugs\n" * 20

@@ -112,6 +112,16 @@ def count_chunks(
     return ChunkCounts(chunks, counts, docs, chars, nbytes, layouts)
 
 
+def text_sizes(texts: list[str], normalizer: str) -> tuple[int, int, int]:
+    """Documents, characters and UTF-8 bytes after normalizing, as `count_chunks` counts them."""
+    chars = nbytes = 0
+    for doc, text in enumerate(texts, 1):
+        text = normalize(text, normalizer)
+        chars += len(text)
+        nbytes += utf8_length(text, doc)
+    return len(texts), chars, nbytes
+
+
 def utf8_length(text: str, doc: int, block: int = 1 << 20) -> int:
     """Bytes of `text` in UTF-8, encoded a block at a time (a whole 100 MB document encoded at
     once was 100 MB more at the peak); a lone surrogate is an error naming where it is."""

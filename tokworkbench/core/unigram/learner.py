@@ -31,6 +31,7 @@ API (the contract with the app; see models/protocol.py for the `Learner` half):
 Every round's vocabulary (pieces with frequencies and scores) is kept, so undo is a pop.
 """
 
+import functools
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -41,7 +42,7 @@ from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.models.roles import NO_ROLES
 from tokworkbench.core.models.steps import steps_to_make
-from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
+from tokworkbench.core.text.chunks import ChunkCounts, count_chunks, text_sizes
 from tokworkbench.core.text.corpus import require_text
 from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
 from tokworkbench.core.unigram import course
@@ -69,20 +70,27 @@ class UnigramLearner:
         self.config = config
         self.metas = list(metas) if metas is not None else meta_pieces(config)
         reader = SpmReader(config.normalizer, self.metas) if config.algorithm == "em" else None
-        if reader is not None and counted is None:  # em: spm_train's sentences, in the pass that counts the chunks
-            texts = reader.feeding(texts)
-        elif reader is not None:  # the chunks were counted before; the lines come from the texts, if any
-            for text in texts:
+        if reader is not None and counted is None and not keep_layout:
+            # em trains on the lines alone: the session's chunks are counted only if asked for
+            # (a kind switch, a replay), not on every command-line run (a sixth of one)
+            self._texts = list(texts)
+            for text in self._texts:
                 reader.add(text)
-        table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
-        self.chunk_table = table
-        self.layouts = table.layouts or []
-        self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
-        self.chunk_strings = table.chunks
-        self.words = list(table.chunks)
-        self.freqs = [int(f) for f in table.counts.tolist()]
-        self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
-        require_text(self.initial_tokens)  # both algorithms need a character to build on
+            self.documents, self.chars, self.bytes = text_sizes(self._texts, config.normalizer)
+            require_text(self.chars)
+            self.layouts = []
+        else:
+            if reader is not None and counted is None:  # em: spm_train's sentences, in the pass that counts the chunks
+                texts = reader.feeding(texts)
+            elif reader is not None:  # the chunks were counted before; the lines come from the texts, if any
+                for text in texts:
+                    reader.add(text)
+            table = counted or count_chunks(texts, config.normalizer, config.pre_tokenizer, keep_layout, progress)
+            self.chunk_table = table
+            self.layouts = table.layouts or []
+            self.documents, self.chars, self.bytes = table.documents, table.chars, table.bytes
+            self.initial_tokens = sum(len(w) * f for w, f in zip(self.words, self.freqs))
+            require_text(self.initial_tokens)  # both algorithms need a character to build on
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
         if config.algorithm == "course":
             check_chunk_lengths(self.words)
@@ -108,6 +116,25 @@ class UnigramLearner:
         self._encoder_model: UnigramModel | None = None
         loss, tokens = self._totals()
         self._seed_row = RoundRow(0, self._whole(state), loss, (), tokens)
+
+    # -- the session's chunks ------------------------------------------------------------------
+    @functools.cached_property
+    def chunk_table(self) -> ChunkCounts:
+        """Counted on first use where em read its lines alone (the constructor sets it otherwise)."""
+        config = self.config
+        return count_chunks(self._texts, config.normalizer, config.pre_tokenizer)
+
+    @functools.cached_property
+    def chunk_strings(self) -> list[str]:
+        return self.chunk_table.chunks
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        return list(self.chunk_table.chunks)
+
+    @functools.cached_property
+    def freqs(self) -> list[int]:
+        return [int(f) for f in self.chunk_table.counts.tolist()]
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -348,7 +375,7 @@ class UnigramLearner:
             yield row
 
     # -- moving training to another process -------------------------------------------------
-    _FIXED = frozenset({"config", "chunk_table", "layouts", "documents", "chars", "bytes", "chunk_strings",
+    _FIXED = frozenset({"config", "_texts", "chunk_table", "layouts", "documents", "chars", "bytes", "chunk_strings",
                         "words", "freqs", "initial_tokens", "base_size", "_chars", "_engine", "_seed_row",
                         "_seed_edges"})
 
