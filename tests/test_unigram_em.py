@@ -3,6 +3,7 @@ the judge is sentencepiece itself, trained on the same text with the same option
 The lattice arithmetic is also held to plain enumeration, and the compiled kernels to the Python
 they are compiled from."""
 
+import importlib.util
 import math
 from pathlib import Path
 
@@ -327,3 +328,37 @@ def test_the_session_runs_em_in_its_training_child_as_in_itself(tmp_path):
     assert there.learner.model() == here.learner.model()
     assert_same([(p, float(np.float32(s))) for p, s in there.learner.model().pieces],
                 spm_trained(tmp_path, [BOTCHAN], 1000, character_coverage=1.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=300))
+def test_grouping_hashes_compiled_plain_and_by_sort_agree(small):
+    """group_hashes numbers groups as they first appear, where the sort numbers them by value:
+    the partition and each group's first index are what the seed reads, and those agree."""
+    from tokworkbench.core.unigram import hashing
+
+    values = np.array(small, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)  # spread, some collide in the low bits
+    with np.errstate(over="ignore"):  # the table's hash wraps at 2**64, as compiled
+        first, inverse = hashing.group_hashes(values)
+    assert np.array_equal(values[first[inverse]], values)
+    assert list(first) == sorted({v: i for i, v in reversed(list(enumerate(small)))}.values())
+    by_sort_first, by_sort_inverse = hashing.first_and_inverse(values)
+    assert np.array_equal(values[by_sort_first[by_sort_inverse]], values) and len(by_sort_first) == len(first)
+    if importlib.util.find_spec("numba") is not None:
+        from tokworkbench.core.unigram import spmkernel
+
+        compiled = spmkernel.group_hashes(values)
+        assert np.array_equal(compiled[0], first) and np.array_equal(compiled[1], inverse)
+
+
+def test_the_seed_is_the_same_grouped_compiled_or_by_sort():
+    pytest.importorskip("numba")
+    from tokworkbench.core.unigram import hashing, spmkernel
+    from tokworkbench.core.unigram.spseed import spm_seed
+
+    reader = SpmReader("none", ["<unk>", "<s>", "</s>"])
+    reader.add(BOTCHAN)
+    corpus = reader.finish(0.9995)
+    pieces, scores = spm_seed(corpus, 1_000_000, 16, group=spmkernel.group_hashes)
+    sorted_pieces, sorted_scores = spm_seed(corpus, 1_000_000, 16, group=hashing.first_and_inverse)
+    assert pieces == sorted_pieces and scores.tobytes() == sorted_scores.tobytes() and len(pieces) > 5000

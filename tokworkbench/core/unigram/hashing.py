@@ -1,7 +1,10 @@
 """The substring hashing both Unigram EM seeds share (em.py's, spseed.py's): code points end to
-end, a 64-bit polynomial hash per position (arithmetic wraps at 2^64), and grouping by one sort."""
+end, a 64-bit polynomial hash per position (arithmetic wraps at 2^64), and grouping them: by one
+sort in numpy, or compiled (spmkernel.py) by one pass through a hash table."""
 
 import numpy as np
+
+from tokworkbench.core.unigram.spmwalk import _slot
 
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash
 
@@ -36,3 +39,48 @@ def _run_starts(values: np.ndarray) -> np.ndarray:
         out[0] = True
         np.not_equal(values[1:], values[:-1], out=out[1:])
     return out
+
+
+def first_and_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where a group of equal values is found (any one of its indices) and each value's group."""
+    _, first, inverse = _group(values)
+    return first, inverse
+
+
+def group_hashes(values):
+    """`first_and_inverse` compiled (spmkernel.py): groups numbered as they first appear, each
+    found at its first index. A level of the seed has many positions and few distinct substrings,
+    so a table that grows with the groups stays in cache where a sort of every position did not."""
+    n = len(values)
+    bits = 10
+    keys = np.zeros(1 << bits, np.uint64)
+    ids = np.full(1 << bits, -1, np.int64)
+    first = np.empty(n, np.int64)
+    inverse = np.empty(n, np.int64)
+    groups = 0
+    for i in range(n):
+        h = values[i]
+        s = _slot(keys, ids, bits, h)
+        if ids[s] == -1:
+            if 2 * (groups + 1) > (1 << bits):
+                bits += 1
+                keys, ids = _rehashed(keys, ids, bits)
+                s = _slot(keys, ids, bits, h)
+            keys[s] = h
+            ids[s] = groups
+            first[groups] = i
+            groups += 1
+        inverse[i] = ids[s]
+    return first[:groups].copy(), inverse
+
+
+def _rehashed(keys, ids, bits):
+    """The table's entries in one of 2**bits slots."""
+    new_keys = np.zeros(1 << bits, np.uint64)
+    new_ids = np.full(1 << bits, -1, np.int64)
+    for s in range(len(keys)):
+        if ids[s] != -1:
+            t = _slot(new_keys, new_ids, bits, keys[s])
+            new_keys[t] = keys[s]
+            new_ids[t] = ids[s]
+    return new_keys, new_ids

@@ -29,7 +29,7 @@ from tokworkbench.core import jit
 from tokworkbench.core.text.parallel import thread_map
 from tokworkbench.core.unigram import spmlattice, spmpieces
 from tokworkbench.core.unigram.config import SPM_THREADS
-from tokworkbench.core.unigram.hashing import _BASE, _codes
+from tokworkbench.core.unigram.hashing import _BASE, _codes, first_and_inverse
 from tokworkbench.core.unigram.spseed import spm_seed
 from tokworkbench.core.unigram.state import Model
 
@@ -64,8 +64,12 @@ class SpmTrainer:
         self.shrinking = np.float32(shrinking_factor)
         self.threads = threads
         self.replayed = vocabulary is not None
+        # each string's lattice is swept a few dozen times in a training: plain Python takes about
+        # a microsecond a step, so all but a toy corpus pays for loading numba (the seed's strings
+        # count about as many characters as the words)
+        self._kernels = _kernels(100 * sum(map(len, corpus.words)))
         if vocabulary is None:
-            seed, self.seed_scores = spm_seed(corpus, seed_size, max_len, split_digits)
+            seed, self.seed_scores = spm_seed(corpus, seed_size, max_len, split_digits, self._kernels.group_hashes)
         else:
             given = dict(vocabulary)
             low = np.float32(min(given.values(), default=0.0)) - UNKNOWN_PENALTY
@@ -75,9 +79,6 @@ class SpmTrainer:
         seeded = set(seed)
         self.strings = seed + [ch for ch, _ in corpus.required if ch not in seeded]
         self.index = {p: i for i, p in enumerate(self.strings)}
-        # each string's lattice is swept a few dozen times in a training: plain Python takes about
-        # a microsecond a step, so all but a toy corpus pays for loading numba
-        self._kernels = _kernels(50 * (sum(map(len, corpus.words)) + sum(map(len, self.strings))))
         # compiled, the virtual threads run a few at a time on threads of ours (their kernels let go
         # of the GIL); numba's own threads would not survive the app's forked training child
         self._workers = min(os.cpu_count() or 1, MAX_WORKERS) if self._kernels.compiled else 1
@@ -268,7 +269,7 @@ def edges(strings: list[str], pieces: list[str], max_len: int, kernels=None):
 PLAIN = SimpleNamespace(compiled=False, e_step=spmlattice.e_step, best_paths=spmlattice.best_paths,
                         e_thread=spmlattice.e_thread, best_thread=spmlattice.best_thread,
                         alternatives=spmpieces.alternatives, unreachable=spmpieces.unreachable,
-                        losses=spmpieces.losses)
+                        losses=spmpieces.losses, group_hashes=first_and_inverse)
 
 
 def _kernels(work: int):

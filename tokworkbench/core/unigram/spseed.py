@@ -24,9 +24,10 @@ from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.text.spoptions import is_digit
 from tokworkbench.core.unigram import validpiece
 from tokworkbench.core.unigram.course import check_seed_size
-from tokworkbench.core.unigram.hashing import _BASE, _codes, _group
+from tokworkbench.core.unigram.hashing import _BASE, _codes, first_and_inverse
 
 _META_LEAD = META.encode("utf-8")[0]
+_LINE_END = 256  # a class no first byte is
 
 
 def _lead_byte(codes: np.ndarray) -> np.ndarray:
@@ -36,13 +37,27 @@ def _lead_byte(codes: np.ndarray) -> np.ndarray:
                                           np.where(c < 0x10000, 0xE0 | (c >> 12), 0xF0 | (c >> 18))))
 
 
+def _classes_differ(group: np.ndarray, lead: np.ndarray, word_end: np.ndarray, line_end: np.ndarray) -> np.ndarray:
+    """For each group, whether its extensions fall in two or more classes: `lead` for each
+    extension (by its group), a word's end in ▁'s class, a line's end in a class of its own."""
+    lo = np.full(len(word_end), _LINE_END, dtype=np.int64)
+    hi = np.full(len(word_end), -1, dtype=np.int64)
+    np.minimum.at(lo, group, lead)
+    np.maximum.at(hi, group, lead)
+    lo[word_end] = np.minimum(lo[word_end], _META_LEAD)
+    hi[word_end] = np.maximum(hi[word_end], _META_LEAD)
+    hi[line_end] = _LINE_END
+    return lo < hi
+
+
 def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: np.ndarray | None = None,
-                 split_digits: bool = False) -> dict[str, int]:
+                 split_digits: bool = False, group=first_and_inverse) -> dict[str, int]:
     """Every substring of 2..max_len characters of the words that is an internal node of the
     sentences' byte-level suffix array (see the module docstring) and a valid piece, with its
     occurrences (word counts weighted). `line_ends[w]`: how many of word w's occurrences end a
     sentence (the others are followed by the next word's ▁); default none. With `split_digits`
-    no such piece holds a digit; none holds ▅, the trainer's unknown character."""
+    no such piece holds a digit; none holds ▅, the trainer's unknown character. `group` numbers
+    equal hashes (hashing.first_and_inverse, or compiled group_hashes): the result is the same."""
     codes, lens, offs = _codes(words)
     ends = np.repeat(offs + lens, lens)
     weight = np.repeat(freqs.astype(np.float64), lens)
@@ -59,9 +74,9 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
     for length in range(1, max_len + 2):
         ok = pos + length <= ends[pos]
         if parent is not None and levels:  # a word's end: the next word's ▁ follows, or the line ends
-            done, group = pos[~ok], parent[~ok]
-            end_line = np.bincount(group, weights=at_line_end[done], minlength=len(occ_before))
-            end_word = np.bincount(group, weights=weight[done] - at_line_end[done], minlength=len(occ_before))
+            done, ended = pos[~ok], parent[~ok]
+            end_line = np.bincount(ended, weights=at_line_end[done], minlength=len(occ_before))
+            end_word = np.bincount(ended, weights=weight[done] - at_line_end[done], minlength=len(occ_before))
         pos, h = pos[ok], h[ok]
         at = pos + length - 1
         h = h * _BASE + codes[at]
@@ -69,20 +84,15 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
             parent = parent[ok]
         if not len(pos):
             if parent is not None and levels:
-                levels[-1][4] &= np.maximum(end_line, end_word) < occ_before
+                levels[-1][4] &= (end_line > 0) & (end_word > 0)
             break
-        _, first_at, inv = _group(h)
+        first_at, inv = group(h)
         occ = np.bincount(inv, weights=weight[pos])
         if parent is not None and levels:
             # the extensions of each group before, by the next character's first UTF-8 byte (a word's
-            # end: the next word's ▁, or the line's end): does one of them hold all of it?
-            key = parent * 256 + _lead_byte(codes[at])
-            keys, key_inv = np.unique(np.concatenate([key, np.flatnonzero(end_word) * 256 + _META_LEAD]),
-                                      return_inverse=True)
-            by_lead = np.bincount(key_inv, weights=np.concatenate([weight[pos], end_word[end_word > 0]]))
-            most = np.zeros(len(occ_before))
-            np.maximum.at(most, keys // 256, by_lead)
-            levels[-1][4] &= np.maximum(most, end_line) < occ_before
+            # end: the next word's ▁, or the line's end, a class of its own): a node has two or more
+            # (every occurrence weighs more than 0, so one alone would hold all of it)
+            levels[-1][4] &= _classes_differ(parent, _lead_byte(codes[at]), end_word > 0, end_line > 0)
         if length > max_len:
             break
         new = cls[at]
@@ -109,7 +119,8 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
     return found
 
 
-def spm_seed(corpus, seed_size: int, max_len: int, split_digits: bool = False) -> tuple[list[str], np.ndarray]:
+def spm_seed(corpus, seed_size: int, max_len: int, split_digits: bool = False,
+             group=first_and_inverse) -> tuple[list[str], np.ndarray]:
     """sentencepiece 0.2.3's seed of an `SpmCorpus` (spmcorpus.py) and its scores, as
     `MakeSeedSentencePiecesFromCorpus` and `ToLogProb` make them: the characters, most frequent
     first (then by UTF-8 bytes); then the best `seed_size` substrings of `suffix_nodes`,
@@ -120,7 +131,7 @@ def spm_seed(corpus, seed_size: int, max_len: int, split_digits: bool = False) -
     Scores are log(score / sum) over the whole seed, summed in double, each kept as float32."""
     chars = [(ch, n) for ch, n in corpus.required if n > 0]
     check_seed_size(seed_size, len(chars))  # spm_train counts substrings alone; fewer than the characters makes no sense
-    found = suffix_nodes(corpus.words, corpus.counts, max_len, corpus.line_ends, split_digits)
+    found = suffix_nodes(corpus.words, corpus.counts, max_len, corpus.line_ends, split_digits, group)
     for piece, ends in _corpus_end(corpus, max_len, split_digits).items():
         found[piece] = found.get(piece, 0) + ends
     pieces = list(found)
