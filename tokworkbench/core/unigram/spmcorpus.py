@@ -60,6 +60,7 @@ class SpmReader:
         self.normalizer = normalizer
         ordered = sorted(set(metas), key=len, reverse=True)  # spm_train's PrefixMatcher: the longest
         self._metas = regex.compile("|".join(regex.escape(m) for m in ordered)) if ordered else None
+        self._firsts = {m[0] for m in ordered if m}  # a line holding none of these holds no meta piece
         self._words: Counter[str] = Counter()
         self._ends: Counter[str] = Counter()
         self._sentences = 0
@@ -75,6 +76,8 @@ class SpmReader:
 
     def add(self, text: str) -> None:
         self.texts += 1
+        found: list[str] = []  # the text's words and sentence ends, counted once at its end
+        last_words: list[str] = []
         for line in text.split("\n"):
             if not line:
                 continue
@@ -92,15 +95,23 @@ class SpmReader:
                 self._tail.append(None)
                 continue
             self._tail.append(sentence)
-            words = _WORD.findall(sentence)
-            self._words.update(words)
-            self._ends[words[-1]] += 1
+            # a sentence starting with ▁ (all but one that starts with a meta piece) is cut at each
+            # ▁ exactly as _WORD cuts it, a quarter faster
+            words = [META + w for w in sentence.split(META)[1:]] if sentence[0] == META else _WORD.findall(sentence)
+            found += words
+            last_words.append(words[-1])
+        self._words.update(found)
+        self._ends.update(last_words)
 
     def sentence(self, line: str) -> str:
         """One line as spm_train normalizes it (meta pieces still U+001F)."""
-        text = " ".join(part for part in normalize(line, self.normalizer).split(" ") if part)
+        text = normalize(line, self.normalizer)
+        if "  " in text or text[:1] == " " or text[-1:] == " ":  # else the join below gives it back
+            text = " ".join(part for part in text.split(" ") if part)
         text = (META + text.replace(" ", META)).rstrip(META)  # its trailing ▁s go, a ▁ of the text's too
-        return self._metas.sub(BOUNDARY, text) if self._metas is not None and text else text
+        if self._metas is None or not text or not any(first in text for first in self._firsts):
+            return text
+        return self._metas.sub(BOUNDARY, text)
 
     def finish(self, character_coverage: float, required_chars: str = "") -> SpmCorpus:
         if not self._words:
@@ -155,23 +166,38 @@ def _last(tail: list[str | None], removed: int) -> str | None:
 
 def _corpus(words: Counter, ends: Counter, last: str | None, character_coverage: float, required_chars: str,
             sentences: int) -> SpmCorpus:
-    chars: Counter[str] = Counter()
-    for word, n in words.items():
-        for ch in word:
-            chars[ch] += n
+    strings = list(words)
+    codes, owner = _code_points(strings)
+    counts = np.fromiter(words.values(), dtype=np.int64, count=len(strings))
+    by_code = np.bincount(codes, weights=counts[owner])  # exact below 2**53; every count is at least 1
+    present = np.flatnonzero(by_code)
+    chars = Counter(dict(zip(map(chr, present.tolist()), by_code[present].astype(np.int64).tolist())))
     kept = [(ch, n) for ch, n in kept_characters(chars, character_coverage, required_chars) if ch != BOUNDARY]
     keep = {ch for ch, _ in kept}
     if not keep.issuperset(chars):
         table = str.maketrans({ch: UNK_CHAR for ch in chars if ch not in keep})
-        words, ends = _translated(words, table), _translated(ends, table)
+        dropped = np.array([ord(ch) for ch in chars if ch not in keep], dtype=np.uint32)
+        holding = [strings[i] for i in np.unique(owner[np.isin(codes, dropped)]).tolist()]
+        words, ends = _translated(words, holding, table), _translated(ends, holding, table)
         last = last.translate(table) if last is not None else None
     ordered = sorted(words.items(), key=lambda item: (-item[1], item[0].encode("utf-8")))
     return SpmCorpus([w for w, _ in ordered], np.array([n for _, n in ordered], dtype=np.int64),
                      np.array([ends.get(w, 0) for w, _ in ordered], dtype=np.int64), last, kept, sentences)
 
 
-def _translated(counts: Counter, table: dict) -> Counter:
-    out: Counter[str] = Counter()
-    for word, n in counts.items():
-        out[word.translate(table)] += n
+def _code_points(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The strings' code points end to end, and which string each is from."""
+    codes = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32)
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    return codes, np.repeat(np.arange(len(strings)), lengths)
+
+
+def _translated(counts: Counter, holding: list[str], table: dict) -> Counter:
+    """`counts` with the words in `holding` (those with a character the table maps) translated;
+    a translated word that is another's already adds to its count."""
+    out = Counter(counts)
+    for word in holding:
+        n = out.pop(word, 0)
+        if n:
+            out[word.translate(table)] += n
     return out
