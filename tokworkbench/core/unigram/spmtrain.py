@@ -82,8 +82,9 @@ class SpmTrainer:
         # compiled, the virtual threads run a few at a time on threads of ours (their kernels let go
         # of the GIL); numba's own threads would not survive the app's forked training child
         self._workers = min(os.cpu_count() or 1, MAX_WORKERS) if self._kernels.compiled else 1
-        self.words = edges(corpus.words, self.strings, max_len, self._kernels)
-        self.pieces = edges(self.strings, self.strings, max_len, self._kernels)
+        # two independent walks; compiled, each lets go of the GIL, so they share the cores
+        self.words, self.pieces = thread_map(lambda strings, stop: edges(strings, self.strings, max_len, self._kernels),
+                                             [corpus.words, self.strings])
         self.weights = np.ascontiguousarray(corpus.counts, dtype=np.int64)
 
     def seed(self) -> Model:
