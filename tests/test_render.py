@@ -1,6 +1,8 @@
 """Token boundaries stay visible at every colour depth, and without colour."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.color import ColorSystem
 from rich.style import Style
 
@@ -67,3 +69,42 @@ def test_text_between_tokens_is_drawn_plain_not_dropped():
     assert "".join(piece for piece, _ in runs).replace("␣", " ") == text
     assert owners == [0, -1, 1]
 
+
+
+def _per_character(text, spans, marks, palette):
+    """The runs drawn a character at a time: each character's style (a mark wins over a cut),
+    equal neighbours within a token joined; what style_runs' whole-token runs must equal."""
+    cut = {i for p, q in zip(spans, spans[1:]) for i in range(q.start, p.end)}
+    marked = {i for a, b in marks for i in range(a, b)}
+    runs, pos = [], 0
+    for span in spans:
+        if span.start > pos:
+            runs.append((text[pos:span.start], ""))
+            pos = span.start
+        base = palette.tokens[span.ordinal % len(palette.tokens)]
+        for i in range(max(span.start, pos), span.end):
+            style = palette.pair if i in marked else f"{palette.cut} {base}" if i in cut else base
+            if runs and runs[-1][1] == style and i > max(span.start, pos):
+                runs[-1] = (runs[-1][0] + text[i], style)
+            else:
+                runs.append((text[i], style))
+        pos = max(pos, span.end)
+    if pos < len(text):
+        runs.append((text[pos:], ""))
+    return runs
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4)), max_size=30), st.data())
+def test_whole_token_runs_are_the_per_character_drawing(layout, data):
+    """Tokens (with gaps and byte-level overlaps), some marked whole and some in part."""
+    spans, pos = [], 0
+    for ordinal, (gap, width) in enumerate(layout):
+        start = max(0, pos + gap - (1 if gap == 0 and ordinal % 3 == 2 and pos else 0))  # a cut now and then
+        spans.append(TokenSpan(start, start + width, ordinal, ordinal, start < pos))
+        pos = start + width
+    text = "abcdefghij" * (pos // 10 + 1)
+    text = text[:pos]
+    marks = data.draw(st.lists(st.tuples(st.integers(0, max(pos, 1)), st.integers(0, 4)), max_size=6))
+    marks = [(a, min(a + w, pos)) for a, w in marks]
+    palette = PALETTES["truecolor"]
+    assert style_runs(text, spans, marks, palette) == _per_character(text, spans, marks, palette)
