@@ -32,6 +32,7 @@ from tokworkbench.core.text.spcoverage import UNK_CHAR, kept_characters
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
 
+_BATCH = 1 << 16  # words read before they are counted
 BOUNDARY = "\x1f"  # TrainerInterface::kPretokenizationBoundaryChar: what a meta piece becomes
 _WORD = regex.compile(f"{META}[^{META}]*|[^{META}]+")
 
@@ -76,7 +77,7 @@ class SpmReader:
 
     def add(self, text: str) -> None:
         self.texts += 1
-        found: list[str] = []  # the text's words and sentence ends, counted once at its end
+        found: list[str] = []  # words and sentence ends, counted a batch at a time
         last_words: list[str] = []
         for line in text.split("\n"):
             if not line:
@@ -100,6 +101,10 @@ class SpmReader:
             words = [META + w for w in sentence.split(META)[1:]] if sentence[0] == META else _WORD.findall(sentence)
             found += words
             last_words.append(words[-1])
+            if len(found) > _BATCH:  # counted a batch at a time: a 10 MB text's words at once were 100 MB
+                self._words.update(found)
+                self._ends.update(last_words)
+                found, last_words = [], []
         self._words.update(found)
         self._ends.update(last_words)
 

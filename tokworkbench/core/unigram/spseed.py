@@ -66,7 +66,7 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
     cls = validpiece.script_classes(chars - np.uint64(1))[inverse]
     digit = np.fromiter((split_digits and is_digit(chr(int(c) - 1)) or int(c) - 1 == ord(UNK_CHAR) for c in chars),
                         dtype=bool, count=len(chars))[inverse]
-    levels = []  # per length >= 2: (positions, group of each, groups' first position, occurrences, candidate)
+    levels = []  # per length >= 2, by group: (where it first occurs, occurrences, candidate); positions go
     pos = np.arange(len(codes), dtype=np.int64)
     h = np.zeros(len(codes), dtype=np.uint64)
     parent = None  # each position's group at the length before
@@ -84,7 +84,7 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
             parent = parent[ok]
         if not len(pos):
             if parent is not None and levels:
-                levels[-1][4] &= (end_line > 0) & (end_word > 0)
+                levels[-1][2] &= (end_line > 0) & (end_word > 0)
             break
         first_at, inv = group(h)
         occ = np.bincount(inv, weights=weight[pos])
@@ -92,7 +92,7 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
             # the extensions of each group before, by the next character's first UTF-8 byte (a word's
             # end: the next word's ▁, or the line's end, a class of its own): a node has two or more
             # (every occurrence weighs more than 0, so one alone would hold all of it)
-            levels[-1][4] &= _classes_differ(parent, _lead_byte(codes[at]), end_word > 0, end_line > 0)
+            levels[-1][2] &= _classes_differ(parent, _lead_byte(codes[at]), end_word > 0, end_line > 0)
         if length > max_len:
             break
         new = cls[at]
@@ -106,15 +106,15 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
             valid &= ~digits
         often = occ >= 2
         if length >= 2:
-            levels.append([pos, inv, first_at, occ, often & valid[first_at]])
+            levels.append([pos[first_at], occ, often & valid[first_at]])
         keep = often[inv] & valid  # a substring seen once, or no piece, has no candidate above it
         pos, h, base, parent, digits = pos[keep], h[keep], base[keep], inv[keep], digits[keep]
         occ_before = occ
     joined = "".join(words)
     found: dict[str, int] = {}
-    for k, level in enumerate(levels):
-        cand = np.flatnonzero(level[4])
-        for at, n in zip(level[0][level[2][cand]].tolist(), level[3][cand].tolist()):
+    for k, (starts, occurrences, candidate) in enumerate(levels):
+        cand = np.flatnonzero(candidate)
+        for at, n in zip(starts[cand].tolist(), occurrences[cand].tolist()):
             found[joined[at : at + k + 2]] = int(n)
     return found
 
