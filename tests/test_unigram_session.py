@@ -3,9 +3,11 @@
 import csv
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokworkbench.core.errors import CorpusError
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.session.settings import Settings
 from tokworkbench.core.session.snapshot import View
@@ -151,6 +153,9 @@ def test_the_fitted_target_holds_ems_meta_and_byte_pieces():
     learner.steps_for_vocab(fitted.target)  # no "below the distinct characters"
 
 
+SAMPLE_TEXT_FOR_LAZY = "the quick brown fox jumps over the lazy dog\n" * 30 + "pack my box with five dozen jugs\n" * 20
+
+
 def test_em_without_a_layout_counts_the_sessions_chunks_only_when_asked(monkeypatch):
     """The command line's em reads the lines alone; the chunk table other kinds reuse comes when
     asked for, the same as the one counted with the lines."""
@@ -174,4 +179,8 @@ def test_em_without_a_layout_counts_the_sessions_chunks_only_when_asked(monkeypa
     assert "_texts" not in lazy.training_state()
 
 
-SAMPLE_TEXT_FOR_LAZY = "the quick brown fox jumps over the lazy dog\n" * 30 + "pack my box with five dozen jugs\n" * 20
+
+def test_em_without_a_layout_names_a_lone_surrogate_as_counting_does():
+    for keep_layout in (False, True):
+        with pytest.raises(CorpusError, match="lone surrogate"):
+            UnigramLearner(["fine text\nbad \ud800 here\n"], UnigramConfig(algorithm="em"), keep_layout=keep_layout)

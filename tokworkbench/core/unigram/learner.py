@@ -74,10 +74,11 @@ class UnigramLearner:
             # em trains on the lines alone: the session's chunks are counted only if asked for
             # (a kind switch, a replay), not on every command-line run (a sixth of one)
             self._texts = list(texts)
-            for text in self._texts:
-                reader.add(text)
+            # first: a lone surrogate is named here, as counting the chunks names it
             self.documents, self.chars, self.bytes = text_sizes(self._texts, config.normalizer)
             require_text(self.chars)
+            for text in self._texts:
+                reader.add(text)
             self.layouts = []
         else:
             if reader is not None and counted is None:  # em: spm_train's sentences, in the pass that counts the chunks

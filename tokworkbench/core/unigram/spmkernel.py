@@ -1,6 +1,7 @@
-"""spmlattice.py, spmpieces.py, spmwalk.py and hashing.py's grouping compiled with numba: the same functions, the same
-bits, about a hundred times faster. Imported only once jit.available() says so (core/jit.py);
-the modules themselves are the path where numba is missing, and the tests hold the two equal.
+"""spmlattice.py, spmpieces.py, spmwalk.py and hashing.py's grouping compiled with numba: the same
+functions, the same bits, about a hundred times faster. Imported only once jit.available() says
+so (core/jit.py); the modules themselves are the path where numba is missing (the seed's grouping:
+hashing.first_and_inverse), and the tests hold the two equal.
 
 Each function is rebuilt over one namespace in which every name of those modules is the compiled
 function, so a compiled function calls compiled ones."""
