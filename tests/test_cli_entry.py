@@ -49,3 +49,12 @@ def test_a_large_output_is_written_whole(model, tmp_path):
     assert proc.returncode == 0
     assert len(proc.stdout.split()) == len(load_any(model).encode("the mat\n")) * 50_000
 
+
+
+def test_a_profiled_run_leaves_the_usual_way_and_writes_its_profile(model, tmp_path):
+    """cProfile writes its file after the program returns: the quick exit must not cut it off."""
+    out = tmp_path / "p.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "tokworkbench", "encode", "-m",
+                           str(model), "the cat"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.split()
+    assert out.stat().st_size > 0

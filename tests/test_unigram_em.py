@@ -362,3 +362,17 @@ def test_the_seed_is_the_same_grouped_compiled_or_by_sort():
     pieces, scores = spm_seed(corpus, 1_000_000, 16, group=spmkernel.group_hashes)
     sorted_pieces, sorted_scores = spm_seed(corpus, 1_000_000, 16, group=hashing.first_and_inverse)
     assert pieces == sorted_pieces and scores.tobytes() == sorted_scores.tobytes() and len(pieces) > 5000
+
+
+def test_the_walks_run_side_by_side_are_the_walks_run_one_after_the_other():
+    """SpmTrainer runs its two edges() walks in two threads; each must be what it is alone."""
+    from tokworkbench.core.unigram.spmtrain import SpmTrainer, _kernels
+
+    reader = SpmReader("none", ["<unk>", "<s>", "</s>"])
+    reader.add(BOTCHAN)
+    corpus = reader.finish(0.9995)
+    trainer = SpmTrainer(corpus, 5000, 16)
+    kernels = _kernels(100 * sum(map(len, corpus.words)))
+    for found, strings in ((trainer.words, corpus.words), (trainer.pieces, trainer.strings)):
+        alone = edges(strings, trainer.strings, 16, kernels)
+        assert all(np.array_equal(a, b) for a, b in zip(found, alone))

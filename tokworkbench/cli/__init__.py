@@ -28,10 +28,11 @@ def entry() -> None:
     written and flushed and nothing is left to do, yet the interpreter's teardown would free every
     object and module one at a time: 0.15-0.3 s once numba and LLVM are loaded, a sixth of a
     10 MB training run. The exit handlers still run; then the process leaves. The workbench's
-    screens leave the usual way, their threads joined."""
+    screens leave the usual way, their threads joined, and so does a run under a profiler or a
+    debugger (`python -m cProfile -m tokworkbench ...`), which writes its results after this returns."""
     argv = _with_command(sys.argv[1:])
     status = main(argv)
-    if argv[0] in SCREENS:
+    if argv[0] in SCREENS or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
