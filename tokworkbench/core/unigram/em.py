@@ -110,9 +110,7 @@ class EmEngine:
             step = _Next(state, model, RoundAnalysis(loss, {}, [], tokens, dict(zip(state.pieces, state.freqs))),
                          True)
         else:
-            known = self._best[1] if self._best is not None and self._best[0] is state else None  # the row's totals
-            pruning = self.trainer.prune(model, target.desired, known)
-            self._best = (state, (pruning.counts, pruning.loss, pruning.tokens))
+            pruning = self.trainer.prune(model, target.desired, self._best_paths(state))  # the row's, if taken
             losses = {strings[model.seeds[i]]: loss for i, loss in pruning.losses.items()}
             going = [strings[s] for s in model.seeds[pruning.gone].tolist()]
             use = dict(zip(state.pieces, state.freqs))

@@ -18,18 +18,16 @@ def _codes(strings: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes, lens, offs
 
 
-def _group(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Like np.unique(values, return_index=True, return_inverse=True), by one sort, but with
-    any one index of each value, not the first: the seed only reads its substring there, the
-    same at every occurrence (an unstable sort is twice as fast on these hashes)."""
+def first_and_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where a group of equal values is found and each value's group, by one sort: like
+    np.unique(values, return_index=True, return_inverse=True), but with any one index of each
+    value, not the first: the seed only reads its substring there, the same at every occurrence
+    (an unstable sort is twice as fast on these hashes)."""
     order = np.argsort(values)
-    ordered = values[order]
-    starts = _run_starts(ordered)
-    uniq = ordered[starts]
-    first = order[starts]
+    starts = _run_starts(values[order])
     inverse = np.empty(len(values), dtype=np.int64)
     inverse[order] = np.cumsum(starts) - 1
-    return uniq, first, inverse
+    return order[starts], inverse
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
@@ -39,12 +37,6 @@ def _run_starts(values: np.ndarray) -> np.ndarray:
         out[0] = True
         np.not_equal(values[1:], values[:-1], out=out[1:])
     return out
-
-
-def first_and_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where a group of equal values is found (any one of its indices) and each value's group."""
-    _, first, inverse = _group(values)
-    return first, inverse
 
 
 def group_hashes(values):

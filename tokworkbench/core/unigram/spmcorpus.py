@@ -31,6 +31,7 @@ from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.spcoverage import UNK_CHAR, kept_characters
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
+from tokworkbench.core.unigram.hashing import _codes
 
 _BATCH = 1 << 16  # words read before they are counted
 BOUNDARY = "\x1f"  # TrainerInterface::kPretokenizationBoundaryChar: what a meta piece becomes
@@ -172,7 +173,9 @@ def _last(tail: list[str | None], removed: int) -> str | None:
 def _corpus(words: Counter, ends: Counter, last: str | None, character_coverage: float, required_chars: str,
             sentences: int) -> SpmCorpus:
     strings = list(words)
-    codes, owner = _code_points(strings)
+    codes, lengths, _ = _codes(strings)
+    codes = codes.astype(np.int64) - 1  # _codes counts from 1
+    owner = np.repeat(np.arange(len(strings)), lengths)
     counts = np.fromiter(words.values(), dtype=np.int64, count=len(strings))
     by_code = np.bincount(codes, weights=counts[owner])  # exact below 2**53; every count is at least 1
     present = np.flatnonzero(by_code)
@@ -181,20 +184,13 @@ def _corpus(words: Counter, ends: Counter, last: str | None, character_coverage:
     keep = {ch for ch, _ in kept}
     if not keep.issuperset(chars):
         table = str.maketrans({ch: UNK_CHAR for ch in chars if ch not in keep})
-        dropped = np.array([ord(ch) for ch in chars if ch not in keep], dtype=np.uint32)
+        dropped = np.array([ord(ch) for ch in chars if ch not in keep], dtype=np.int64)
         holding = [strings[i] for i in np.unique(owner[np.isin(codes, dropped)]).tolist()]
         words, ends = _translated(words, holding, table), _translated(ends, holding, table)
         last = last.translate(table) if last is not None else None
     ordered = sorted(words.items(), key=lambda item: (-item[1], item[0].encode("utf-8")))
     return SpmCorpus([w for w, _ in ordered], np.array([n for _, n in ordered], dtype=np.int64),
                      np.array([ends.get(w, 0) for w, _ in ordered], dtype=np.int64), last, kept, sentences)
-
-
-def _code_points(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The strings' code points end to end, and which string each is from."""
-    codes = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32)
-    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-    return codes, np.repeat(np.arange(len(strings)), lengths)
 
 
 def _translated(counts: Counter, holding: list[str], table: dict) -> Counter:

@@ -151,13 +151,13 @@ class SpmTrainer:
             results = thread_map(lambda t, stop: run(t, arrays[t - first]), share)
             yield from zip(arrays, results)
 
-    def prune(self, model: Model, desired: int, best: tuple[np.ndarray, float, int] | None = None) -> Pruning:
-        """`best`: the model's best paths (`self.best(model)`) where the caller has them already."""
+    def prune(self, model: Model, desired: int, best: tuple[np.ndarray, float, int]) -> Pruning:
+        """`best`: the model's best paths, `self.best(model)` (the caller keeps them for its row)."""
         cur, unk = self._position(model)
         lengths, off, start, size, seed = self.pieces
         keep, alt_off, alt_ids = self._kernels.alternatives(model.seeds, lengths, off, start, size, seed, cur,
                                                             model.scores, unk)
-        counts, loss, tokens = best if best is not None else self.best(model)
+        counts, loss, tokens = best
         total = np.float32(np.cumsum(counts.astype(np.float64))[-1])  # std::accumulate(..., 0.0)
         kinds, loss_of = self._kernels.losses(counts, keep, alt_off, alt_ids, total)
         stay = np.flatnonzero(kinds == STAYS)
