@@ -5,9 +5,8 @@ import subprocess
 import sys
 
 import pytest
+from smallmodels import saved_bpe
 
-from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
-from tokworkbench.core.registry import modelfile
 from tokworkbench.core.registry.load import load_any
 
 TEXT = "the cat sat on the mat with the hat " * 30
@@ -15,11 +14,7 @@ TEXT = "the cat sat on the mat with the hat " * 30
 
 @pytest.fixture
 def model(tmp_path):
-    t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
-    list(t.run(merges=10))
-    path = tmp_path / "m.json"
-    modelfile.save(t.model(), path)
-    return path
+    return saved_bpe(tmp_path / "m.json", TEXT, merges=10)
 
 
 def entry(*argv: str) -> subprocess.CompletedProcess:

@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from smallmodels import saved_bpe
 
 from tokworkbench.cli import main
-from tokworkbench.core import CorpusError, ModelFileError, TrainConfig, Trainer, load_corpus, pre_tokenizer
-from tokworkbench.core.registry import modelfile
+from tokworkbench.core import CorpusError, ModelFileError, load_corpus
 from tokworkbench.core.registry.load import load_any
 from tokworkbench.core.text import corpus as corpus_module
 from tokworkbench.core.text.corpus import Skipped, iter_documents, read_regular
@@ -31,11 +31,7 @@ def one_line_error(argv, capsys, match):
 
 @pytest.fixture
 def model(tmp_path):
-    t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4")))
-    list(t.run(merges=5))
-    path = tmp_path / "m.json"
-    modelfile.save(t.model(), path)
-    return path
+    return saved_bpe(tmp_path / "m.json", TEXT, merges=5)
 
 
 def device(path):

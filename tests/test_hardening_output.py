@@ -13,9 +13,9 @@ import subprocess
 import sys
 
 import pytest
+from smallmodels import saved_bpe
 
 from tokworkbench.cli import main
-from tokworkbench.core import TrainConfig, Trainer, pre_tokenizer
 from tokworkbench.core.errors import OutputError
 from tokworkbench.core.files import atomic
 from tokworkbench.core.files.atomic import TMP_TAG, check_output, remove_stale_temps, write_atomic
@@ -36,11 +36,7 @@ def corpus(tmp_path):
 
 @pytest.fixture
 def model(tmp_path):
-    t = Trainer([TEXT], TrainConfig(pre_tokenizer=pre_tokenizer("gpt4"), special_tokens=("<|eot|>",)))
-    list(t.run(merges=10))
-    path = tmp_path / "m.json"
-    modelfile.save(t.model(), path)
-    return path
+    return saved_bpe(tmp_path / "m.json", TEXT, merges=10, special_tokens=("<|eot|>",))
 
 
 def run_cli(argv, capsys):
