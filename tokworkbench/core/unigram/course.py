@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tokworkbench.core.errors import SettingError
+from tokworkbench.core.errors import SettingError, TrainingError
+from tokworkbench.core.inspection.escape import quote
+from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
 from tokworkbench.core.unigram.viterbi import Vocab, best_costs, best_costs_indexed, segment
 
 COURSE_START_COST = 1.0
@@ -157,3 +159,21 @@ def _analyze_seeded(words, freqs, pieces, cost, prune_fraction, seed: SeedLattic
 
     return _analyze(words, freqs, pieces, prune_fraction,
                     lambda w: best_costs_indexed(seed.edges[w], costs, COURSE_START_COST), without)
+
+
+def check_chunk_lengths(words: list[str]) -> None:
+    """Refuse a chunk longer than SentencePiece's max_sentence_length (4,192 bytes), which
+    spm_train skips: training's sweeps go position by position, so one 100,000-character
+    chunk took minutes a round (course: every substring of it, 22 GB at 5,000 characters)."""
+    for word in words:
+        if len(word) * 4 > MAX_SENTENCE_BYTES and len(data := word.encode("utf-8")) > MAX_SENTENCE_BYTES:
+            raise TrainingError(f"a chunk of {len(data):,} bytes ({quote(word[:24])}…) is longer than Unigram trains "
+                                f"on ({MAX_SENTENCE_BYTES:,} bytes, SentencePiece's max_sentence_length); split the "
+                                "text (metaspace cuts only at spaces; --split regex:PATTERN cuts where you choose)")
+
+
+def scores(freqs: list[float]) -> list[float]:
+    """log(freq / total): the course's -log cost, negated (exactly: negation does not round)."""
+    total = sum(freqs)
+    return [-(-math.log(f / total)) for f in freqs]
+

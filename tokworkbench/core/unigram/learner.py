@@ -32,19 +32,16 @@ Every round's vocabulary (pieces with frequencies and scores) is kept, so undo i
 """
 
 import functools
-import math
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import TrainingError
-from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.inspection.segments import layout_window
 from tokworkbench.core.models.roles import NO_ROLES
 from tokworkbench.core.models.steps import steps_to_make
 from tokworkbench.core.text.chunks import ChunkCounts, count_chunks, text_sizes
 from tokworkbench.core.text.corpus import require_text
-from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
 from tokworkbench.core.unigram import course
 from tokworkbench.core.unigram.config import SP_META, SP_ROLES, UnigramConfig, meta_pieces
 from tokworkbench.core.unigram.em import FINAL_MARGIN, FINAL_STAGE, Target
@@ -94,9 +91,9 @@ class UnigramLearner:
             require_text(self.initial_tokens)  # both algorithms need a character to build on
         self.target: int | None = None  # em never prunes below it (set by steps_for_vocab)
         if config.algorithm == "course":
-            check_chunk_lengths(self.words)
+            course.check_chunk_lengths(self.words)
             pieces, freqs = course.seed_course(self.words, self.freqs, config.seed_size, config.max_piece_length)
-            state = RoundState(pieces, [float(f) for f in freqs], _course_scores(freqs))
+            state = RoundState(pieces, [float(f) for f in freqs], course.scores(freqs))
             self._engine = None
             self._chars = sum(1 for p in state.pieces if len(p) == 1)
         else:
@@ -350,7 +347,7 @@ class UnigramLearner:
         else:
             keep = [i for i, p in enumerate(state.pieces) if p not in going]
             freqs = [state.freqs[i] for i in keep]
-            new = RoundState([state.pieces[i] for i in keep], freqs, _course_scores(freqs))
+            new = RoundState([state.pieces[i] for i in keep], freqs, course.scores(freqs))
         self._states.append(new)
         self._analyses.append(None)
         loss, tokens = self._totals()
@@ -386,23 +383,6 @@ class UnigramLearner:
     def restore_state(self, state: dict) -> None:
         vars(self).update(state)
         self._encoder_key = None  # the encoder was made from the state before
-
-
-def check_chunk_lengths(words: list[str]) -> None:
-    """Refuse a chunk longer than SentencePiece's max_sentence_length (4,192 bytes), which
-    spm_train skips: training's sweeps go position by position, so one 100,000-character
-    chunk took minutes a round (course: every substring of it, 22 GB at 5,000 characters)."""
-    for word in words:
-        if len(word) * 4 > MAX_SENTENCE_BYTES and len(data := word.encode("utf-8")) > MAX_SENTENCE_BYTES:
-            raise TrainingError(f"a chunk of {len(data):,} bytes ({quote(word[:24])}…) is longer than Unigram trains "
-                                f"on ({MAX_SENTENCE_BYTES:,} bytes, SentencePiece's max_sentence_length); split the "
-                                "text (metaspace cuts only at spaces; --split regex:PATTERN cuts where you choose)")
-
-
-def _course_scores(freqs: list[float]) -> list[float]:
-    """log(freq / total): the course's -log cost, negated (exactly: negation does not round)."""
-    total = sum(freqs)
-    return [-(-math.log(f / total)) for f in freqs]
 
 
 def _rank(piece: str, going: dict[str, int], increases: dict[str, float]) -> tuple:
