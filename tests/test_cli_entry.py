@@ -7,6 +7,7 @@ import sys
 import pytest
 from smallmodels import saved_bpe
 
+from tokworkbench.core.gcpause import collector_paused, collector_running
 from tokworkbench.core.registry.load import load_any
 
 TEXT = "the cat sat on the mat with the hat " * 30
@@ -43,6 +44,35 @@ def test_a_large_output_is_written_whole(model, tmp_path):
     proc = entry("encode", "-m", str(model), "-f", str(text))
     assert proc.returncode == 0
     assert len(proc.stdout.split()) == len(load_any(model).encode("the mat\n")) * 50_000
+
+
+def test_a_command_runs_without_the_collector_and_a_screen_with_it(model):
+    """The collector's passes cost a training run 0.4 s (core/gcpause.py); the workbench runs for
+    hours, and keeps it."""
+    code = ("import gc, sys; import tokworkbench.cli as cli; "
+            "cli.main = lambda argv: print(argv[0], gc.isenabled()) or 0; "
+            "sys.argv = ['tokworkbench', *sys.argv[1:]]; cli.entry()")
+    for argv, shown in ((["encode", "-m", str(model), "x"], "encode False"), (["serve", "--help"], "serve True"),
+                        (["sample_texts"], "app True")):
+        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+        assert (proc.returncode, proc.stdout.strip()) == (0, shown)
+
+
+def test_the_cluster_client_runs_with_the_collector_on_and_leaves_it_as_it_was():
+    import gc
+
+    was = gc.isenabled()
+    try:
+        for before in (False, True):
+            (gc.disable if not before else gc.enable)()
+            with collector_running():
+                assert gc.isenabled()
+                with collector_paused():
+                    assert not gc.isenabled()
+                assert gc.isenabled()
+            assert gc.isenabled() == before
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 

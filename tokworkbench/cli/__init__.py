@@ -10,6 +10,7 @@ none imports this package's __init__, which imports them all through cli/parser.
 """
 
 import atexit
+import gc
 import os
 import signal
 import sys
@@ -29,10 +30,15 @@ def entry() -> None:
     object and module one at a time: 0.15-0.3 s once numba and LLVM are loaded, a sixth of a
     10 MB training run. The exit handlers still run; then the process leaves. The workbench's
     screens leave the usual way, their threads joined, and so does a run under a profiler or a
-    debugger (`python -m cProfile -m tokworkbench ...`), which writes its results after this returns."""
+    debugger (`python -m cProfile -m tokworkbench ...`), which writes its results after this returns.
+    A command also runs without the cyclic collector (core/gcpause.py): its passes over numba's
+    modules as they load and over a run's objects cost 0.1-0.15 s of a 10 MB training."""
     argv = _with_command(sys.argv[1:])
+    screen = argv[0] in SCREENS
+    if not screen:
+        gc.disable()
     status = main(argv)
-    if argv[0] in SCREENS or sys.getprofile() is not None or sys.gettrace() is not None:
+    if screen or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -8,6 +8,7 @@ from tokworkbench.cli.options import DEFAULTS, SPLIT_CHOICES, emit, expand_globs
 from tokworkbench.core.errors import ClusterError, CorpusError
 from tokworkbench.core.files.atomic import check_output
 from tokworkbench.core.files.countfile import write_counts
+from tokworkbench.core.gcpause import collector_running
 from tokworkbench.core.text.blocks import count_files
 from tokworkbench.core.text.corpus import Skipped, list_files, require_text
 from tokworkbench.core.text.normalize import NORMALIZERS
@@ -60,8 +61,9 @@ def run(args) -> int:
         except ImportError as exc:
             raise ClusterError(f"--engine dask needs Dask: pip install 'tokworkbench[dask]' ({exc})") from None
         shards = dask_count.shards_of(files, report)
-        counted = dask_count.count_dask(shards, args.normalize, pre, args.scheduler, errors,
-                                        task_bytes=args.task_mb << 20)
+        with collector_running():
+            counted = dask_count.count_dask(shards, args.normalize, pre, args.scheduler, errors,
+                                            task_bytes=args.task_mb << 20)
     else:
         # a block at a time on every core, as train counts: no whole-file str
         counted = count_files(expand_globs(paths), args.normalize, pre, errors, [], report)

@@ -67,7 +67,8 @@ def run(args) -> int:
     started = time.perf_counter()
     report = Skipped()
     progress = Progress(kind.steps) if sys.stderr.isatty() else None
-    with collector_paused():  # the counting's and the learner's many objects are not garbage
+    with collector_paused():  # nothing a run makes is garbage until it ends, and the collector's passes over
+        # the counting's and the learner's many objects cost 40-80 ms once it was back on for the writing
         settings, texts, counted = _corpus(args, kind, settings, paths, report)
         learner = settings.learner(texts, counted=counted)
         require_text(learner.chars)
@@ -78,20 +79,20 @@ def run(args) -> int:
         for _ in learner.run(vocab_size=args.vocab_size, merges=args.merges):
             if progress:
                 progress.update(len(learner.history), todo)
-    if progress:
-        progress.close()
-    done = len(learner.history)
-    if not kind.stops_at_target and done < todo:
-        note(f"stopped after {done} {kind.steps}: no pair is left to merge")
-    model = with_roles(learner.model(), settings.roles)
-    if kind.takes_special_tokens:
-        _note_hf_collisions(model)
-    summary = SUMMARIES.get(kind, _summary)(learner, settings, seeded)
-    corpus = learner.corpus_summary()
-    # this frees the training state (flat store, index, heap) before the model is written:
-    # writing was the run's peak
-    del learner
-    modelfile.save(model, args.output, corpus)
+        if progress:
+            progress.close()
+        done = len(learner.history)
+        if not kind.stops_at_target and done < todo:
+            note(f"stopped after {done} {kind.steps}: no pair is left to merge")
+        model = with_roles(learner.model(), settings.roles)
+        if kind.takes_special_tokens:
+            _note_hf_collisions(model)
+        summary = SUMMARIES.get(kind, _summary)(learner, settings, seeded)
+        corpus = learner.corpus_summary()
+        # this frees the training state (flat store, index, heap) before the model is written:
+        # writing was the run's peak
+        del learner
+        modelfile.save(model, args.output, corpus)
     emit(f"{summary} in {time.perf_counter() - started:.2f}s; wrote {args.output}")
     return 0
 
