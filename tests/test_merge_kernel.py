@@ -129,6 +129,31 @@ def test_a_compiled_state_travels_and_goes_on_as_the_original(tie):
     assert _state(fresh) == _state(worked)
 
 
+def test_loading_the_step_code_changes_nothing_and_is_the_code_a_step_runs(monkeypatch):
+    """The parent loads the compiled step while the child trains (Trainer.load_step_code), on its
+    own arrays or on a state taken back: with the very types a step passes (numba keeps one
+    compiled version per types), so the step after it has nothing left to load."""
+    import numba
+
+    from tokworkbench.core.bpe import mergekernel
+
+    texts = _samples(CORPORA["english"])
+    config = TrainConfig(tie_break="hf", pre_tokenizer=pre_tokenizer("gpt4"))
+    loaded, other, taken = Trainer(texts, config), Trainer(texts, config), Trainer(texts, config)
+    list(loaded.run(merges=20))
+    list(other.run(merges=20))
+    taken.restore_state(pickle.loads(pickle.dumps(loaded.training_state(), protocol=5)))
+    kernel, seen = mergekernel.run, []
+    monkeypatch.setattr(mergekernel, "run", lambda *args: seen.append(tuple(map(numba.typeof, args))) or kernel(*args))
+    for t in (loaded, taken):
+        state = _state(t)
+        t.load_step_code()
+        assert _state(t) == state
+    assert len(seen) == 2
+    assert _rows(loaded.run(merges=30)) == _rows(other.run(merges=30)) == _rows(taken.run(merges=30))
+    assert len(seen) > 2 and set(seen) == {seen[0]}
+
+
 def test_a_replay_runs_on_the_compiled_path_then_training_goes_on():
     texts = _samples(CORPORA["english"])
     config = TrainConfig(tie_break="hf", pre_tokenizer=pre_tokenizer("gpt4"))

@@ -155,6 +155,12 @@ class KernelPairs:
                 break
         return out[:done]
 
+    def load_step_code(self) -> None:
+        """Load `run`'s compiled code with the arguments `run` passes, asking for no merge."""
+        flat = self.flat
+        K.run(flat.ids, flat.next, flat.prev, flat.weight, self.mark, *self._args(), 0,
+              np.empty(0, dtype=np.int64), np.empty((0, 5), dtype=np.int64))
+
     def undo(self, a: int, b: int, count: int, width: int) -> None:
         flat = self.flat
         while K.undo(flat.ids, flat.next, flat.prev, flat.weight, self.mark, *self._args(), a, b, count, width) == K.NEED:

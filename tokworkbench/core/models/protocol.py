@@ -305,3 +305,7 @@ class Transferable(Protocol):
     def state_nbytes(self) -> int: ...
 
     def own_arrays(self) -> None: ...
+
+    def load_step_code(self) -> None:
+        """Load, without stepping, the compiled code a step runs: the parent calls it while
+        the child trains, so the first step after a cancel does not wait for it."""

@@ -57,6 +57,7 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
         process.start()
     send.close()
     result = None
+    loaded = False
     state: dict = {}
     try:
         while result is None:
@@ -70,6 +71,10 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
             kind, payload = receive.recv()
             if kind == "progress":  # with the child's count, which goes on while the report waits
                 on_progress(replace(payload, made=lambda: steps.value))
+                if not loaded and isinstance(session.learner, Transferable):
+                    with session.lock:  # the child has stepped: the code is in numba's cache
+                        session.learner.load_step_code()
+                loaded = True
             elif kind == "stopped":  # the state follows; the screen need not wait for it
                 if on_stopped is not None:
                     stopped, snapshot = payload
