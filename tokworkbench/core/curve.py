@@ -10,6 +10,6 @@ def compression_curve(history: Sequence, initial: int, tokens_of: Callable[[obje
         return []
     stride = max(1, -(-len(history) // points))
     picked = list(history[stride - 1 :: stride])
-    if picked[-1] is not history[-1]:
+    if len(history) % stride:  # the last step was not picked
         picked.append(history[-1])
     return [initial / n if (n := tokens_of(r)) else 0.0 for r in picked]

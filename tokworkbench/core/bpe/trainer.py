@@ -22,6 +22,7 @@ import numpy as np
 
 from tokworkbench.core import jit
 from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
+from tokworkbench.core.bpe.history import MergeRecord, TrainingHistory
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
 from tokworkbench.core.curve import compression_curve
@@ -65,18 +66,6 @@ class TrainConfig:
 
 
 @dataclass(frozen=True)
-class MergeRecord:
-    """One training step, as DESIGN.md defines it; `length` is total tokens after the step."""
-
-    step: int
-    pair: Pair
-    new_id: int
-    count: int
-    replacements: int
-    length: int
-
-
-@dataclass(frozen=True)
 class MergeRow:
     """One row of the merge history as the views show it."""
 
@@ -113,7 +102,7 @@ class Trainer:
         self.base_size = len(self.vocab)
         self._length_counts = [0, self.base_size]  # every base token is one unit long
         self.merges: list[Pair] = []
-        self.history: list[MergeRecord] = []
+        self.history = TrainingHistory()
         self._applied: list[np.ndarray] = []  # each step's positions: its whole undo record
         total = units_total(table.counts, lengths)
         if total is None:
@@ -436,14 +425,14 @@ class Trainer:
     def training_state(self) -> dict:
         """Everything a step or an undo changes (the corpus tables stay put), to carry the work
         of a trainer forked into another process back into this one. The per-step records
-        travel as a few arrays: as objects they took seconds to load, with the GIL held. The
+        travel as a few arrays (the history as its rows, made into records where they are read,
+        bpe/history.py): as objects they took seconds to load, with the GIL held. The
         parts whose rebuilding is slow come first and rebuild as they are unpickled, so a
         receiver taking the parts one by one rebuilds while the sender pickles the rest
         (core/transfer.py)."""
         state = {"_flat": self._flat.moving_state()}
         state.update((name, value) for name, value in vars(self).items()
                      if name not in self._FIXED and name not in ("_flat", "_kernel"))
-        state["history"] = Rebuild(_records, _history_array(self.history))
         if self._kernel is not None:  # arrays only: they land in shared memory and are used there
             state["_kernel"] = self._kernel.moving_state()
             return state
@@ -496,7 +485,7 @@ class Trainer:
             length(len(token), 1)
             merges.append((a, b))
             total -= reps
-            record = new(MergeRecord)  # as `_records` makes them: half the cost of __init__
+            record = new(MergeRecord)  # as `history.records` makes them: half the cost of __init__
             record.__dict__.update(step=len(history) + 1, pair=(a, b), new_id=z, count=count, replacements=reps,
                                    length=total)
             history.append(record)
@@ -684,24 +673,6 @@ def train(texts: Iterable[str], config: TrainConfig, vocab_size: int | None = No
             if on_step is not None:
                 on_step(len(trainer.merges), todo)
     return trainer
-
-
-def _history_array(history: list[MergeRecord]) -> np.ndarray:
-    """Records as one array: as objects they took seconds to load, with the GIL held."""
-    return np.array([(r.step, *r.pair, r.new_id, r.count, r.replacements, r.length) for r in history],
-                    dtype=np.int64).reshape(-1, 7)
-
-
-def _records(rows: np.ndarray) -> list[MergeRecord]:
-    """`_history_array` back as records. Each is made as a blank object given its fields: the
-    frozen dataclass's own __init__ sets them one by one through object.__setattr__, at twice
-    the cost (15 ms for 5k records)."""
-    new, records = object.__new__, []
-    for step, a, b, z, count, reps, length in rows.tolist():
-        record = new(MergeRecord)
-        record.__dict__.update(step=step, pair=(a, b), new_id=z, count=count, replacements=reps, length=length)
-        records.append(record)
-    return records
 
 
 def _join(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
