@@ -47,7 +47,7 @@ def test_a_large_output_is_written_whole(model, tmp_path):
 
 
 def test_a_command_runs_without_the_collector_and_a_screen_with_it(model):
-    """The collector's passes cost a training run 0.4 s (core/gcpause.py); the workbench runs for
+    """The collector's passes cost a 10 MB training 0.3 s (core/gcpause.py); the workbench runs for
     hours, and keeps it."""
     code = ("import gc, sys; import tokworkbench.cli as cli; "
             "cli.main = lambda argv: print(argv[0], gc.isenabled()) or 0; "
