@@ -115,12 +115,18 @@ def store(digest: str, derived: DerivedMerges) -> bool:
     header = {"ranks_sha256": digest, "merges": len(derived.merges), "longest": derived.longest,
               "whole": len(derived.whole),
               "payload_sha256": hashlib.sha256(payload).hexdigest()}
+    return keep(_name(digest), MAGIC + json.dumps(header).encode("ascii") + b"\n" + payload)
+
+
+def keep(name: str, data: bytes) -> bool:
+    """Write `data` as `name` in the cache folder (atomically, 0600); False if it could not be
+    written. Other kept values (core/text/classcache.py) go through here and `read_kept` too."""
     folder = open_folder(create=True)
     if folder is None:
         return False
     try:
         os.fchmod(folder, 0o700)  # one made by an older version may be 0755
-        write_in_folder(folder, _name(digest), MAGIC + json.dumps(header).encode("ascii") + b"\n" + payload)
+        write_in_folder(folder, name, data)
     except (OSError, TokWorkbenchError):
         return False
     finally:
@@ -128,29 +134,35 @@ def store(digest: str, derived: DerivedMerges) -> bool:
     return True
 
 
-def load(digest: str) -> DerivedMerges | None:
-    """The merges kept for `digest`, or None when there are none or they do not check out (the
-    caller still checks them against the ranks: `matches`)."""
+def read_kept(name: str, limit: int | None = None) -> bytes | None:
+    """The bytes kept as `name`, or None: no such file, or not a regular file of ours (within
+    `limit` bytes, when given)."""
     folder = open_folder(create=False)
     if folder is None:
         return None
     try:
-        fd = os.open(_name(digest), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     except OSError:
         return None
     finally:
         os.close(folder)
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _ours(st):
+        if not stat.S_ISREG(st.st_mode) or not _ours(st) or (limit is not None and st.st_size > limit):
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read()
+            return f.read()
     except OSError:
         return None
     finally:
         os.close(fd)
-    return parse(data, digest)
+
+
+def load(digest: str) -> DerivedMerges | None:
+    """The merges kept for `digest`, or None when there are none or they do not check out (the
+    caller still checks them against the ranks: `matches`)."""
+    data = read_kept(_name(digest))
+    return None if data is None else parse(data, digest)
 
 
 def matches(kept: DerivedMerges, ranks: dict[bytes, int]) -> bool:

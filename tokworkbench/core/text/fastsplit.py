@@ -12,9 +12,10 @@ boundaries.
 The contract is `regex.findall(pattern, text)`, chunk for chunk, on any text
 (tests/test_fastsplit.py checks it against `regex` on arbitrary Unicode). The class table is
 made by `regex` itself, from its own Unicode tables, so both always agree on what a letter
-is. The table costs 0.1-0.2 s, once per process, which is what `regex` takes over the scan
-on about a megabyte: until a process has asked to split that much, `regex` splits (see
-`_tables_pay`). The few shapes these rules do not cover (in o200k: marks right after
+is. Building the table costs 0.06-0.2 s, which is what `regex` takes over the scan on about a
+megabyte: until a process has asked to split that much, `regex` splits (see `_tables_pay`).
+Once built, the tables are kept for later processes (core/text/classcache.py), which read them
+back in about 3 ms. The few shapes these rules do not cover (in o200k: marks right after
 punctuation, a `/` after the newlines a punctuation chunk takes, a contraction right after
 another one's letters) are handed back to `regex`, on a stretch of text cut where every rule
 agrees a chunk starts.
@@ -34,6 +35,7 @@ import numpy as np
 import regex
 
 from tokworkbench.core import jit
+from tokworkbench.core.text import classcache
 from tokworkbench.core.text.patterns import PRESETS
 
 FAST_FROM = 2048  # characters; below this `regex` alone is quicker
@@ -53,10 +55,24 @@ _KIND_O200K = np.array([OTHER, SPACE, SPACE, SPACE, NUMBER, WORD, WORD, WORD, WO
 _CONTRACTION_LETTERS = "sdmtlver"
 
 
+# how the tables below classify: raise it whenever they change, so no kept table of the old
+# classes is read back (core/text/classcache.py)
+TABLES_RECIPE = 1
+
+
 @lru_cache(maxsize=1)
 def _tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The class of every code point, and for each contraction letter the code points that
-    `(?i:x)` matches (`regex` folds case simply: `ſ` matches `s`)."""
+    `(?i:x)` matches (`regex` folds case simply: `ſ` matches `s`): as kept by an earlier
+    process for the same `regex`, else built and kept."""
+    found = classcache.load(TABLES_RECIPE, _CONTRACTION_LETTERS)
+    if found is None:
+        found = build_tables()
+        classcache.store(TABLES_RECIPE, *found)
+    return found
+
+
+def build_tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     everything = np.arange(0x110000, dtype=np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
     table = np.zeros(0x110000, dtype=np.uint8)
     for cls, pattern in ((WS, r"\s+"), (NUM, r"\p{N}+"), (UP, r"[\p{Lu}\p{Lt}]+"), (LOW, r"\p{Ll}+"),

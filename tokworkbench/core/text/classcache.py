@@ -1,0 +1,65 @@
+"""fastsplit's Unicode class tables, kept between runs: `regex` takes 60-110 ms to classify all
+1,114,112 code points, in every process that splits a megabyte or more (a tenth of a 10 MB
+training run); reading them back takes about a millisecond.
+
+The tables depend only on the installed `regex` (its own Unicode data) and on how fastsplit
+classifies (`recipe`, raised whenever that changes), so both name the file. It lives in the
+derived-data cache folder (core/files/derivedcache.py: ours, 0700, written atomically without
+following links) and carries the SHA-256 of its payload: a torn or altered file is ignored and
+the tables are built and kept again. It is a speed-up only: a kept table is the one `regex`
+would give, and tests/test_fastsplit.py holds the splits to `regex` whichever way they came.
+"""
+
+import hashlib
+import json
+
+import numpy as np
+import regex
+
+from tokworkbench.core.files.derivedcache import keep, read_kept
+
+MAGIC = b"tokworkbench-unicode-classes 1\n"
+CODE_POINTS = 0x110000
+_MAX_HEADER = 4096
+_MAX_FOLDS = 1 << 16  # code points a letter matches under (?i:), at most (a few in fact)
+
+
+def _name(recipe: int) -> str:
+    return f"unicode-classes-regex-{regex.__version__}-recipe-{recipe}.bin"
+
+
+def store(recipe: int, table: np.ndarray, folds: dict[str, np.ndarray]) -> bool:
+    """Keep the tables; False if they could not be written (the caller has them anyway)."""
+    payload = table.astype(np.uint8).tobytes() + b"".join(folds[k].astype("<i8").tobytes() for k in folds)
+    header = {"regex": regex.__version__, "recipe": recipe, "letters": "".join(folds),
+              "folds": [len(folds[k]) for k in folds], "payload_sha256": hashlib.sha256(payload).hexdigest()}
+    return keep(_name(recipe), MAGIC + json.dumps(header).encode("ascii") + b"\n" + payload)
+
+
+def load(recipe: int, letters: str) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The tables kept for this `regex` and `recipe`, or None when there are none or they do
+    not check out. The arrays are writable and aligned, as built ones are: the compiled
+    splitter keeps one version per array type, and a read-only one would be compiled anew."""
+    data = read_kept(_name(recipe), len(MAGIC) + _MAX_HEADER + CODE_POINTS + 8 * _MAX_FOLDS * len(letters))
+    if data is None or not data.startswith(MAGIC):
+        return None
+    end = data.find(b"\n", len(MAGIC), len(MAGIC) + _MAX_HEADER)
+    if end < 0:
+        return None
+    try:
+        header = json.loads(data[len(MAGIC) : end])
+        counts = [int(n) for n in header["folds"]]
+        fits = (header["regex"] == regex.__version__ and header["recipe"] == recipe and header["letters"] == letters
+                and len(counts) == len(letters) and all(0 <= n <= _MAX_FOLDS for n in counts))
+    except (ValueError, KeyError, TypeError):
+        return None
+    payload = data[end + 1 :]
+    if not fits or len(payload) != CODE_POINTS + 8 * sum(counts) or \
+            hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+        return None
+    table = np.frombuffer(payload, dtype=np.uint8, count=CODE_POINTS).copy()
+    folds, at = {}, CODE_POINTS
+    for letter, n in zip(letters, counts):
+        folds[letter] = np.frombuffer(payload, dtype="<i8", count=n, offset=at).astype(np.int64)
+        at += 8 * n
+    return table, folds
