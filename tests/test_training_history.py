@@ -4,6 +4,7 @@ steps arrived as rows or were appended, through any mix of reads, steps, undos a
 import pickle
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,8 +14,9 @@ from tokworkbench.core.bpe.history import MergeRecord, TrainingHistory
 from tokworkbench.core.curve import compression_curve
 
 
-def record(step: int) -> MergeRecord:
-    return MergeRecord(step, (step % 7, step % 5 + 300), 256 + step, 1000 - step, step % 11, 90_000 - step)
+def record(step: int, made: int = 0) -> MergeRecord:
+    """Step `step`'s record; `made` tells apart two records made for the same step (one undone)."""
+    return MergeRecord(step, (step % 7, step % 5 + 300), 256 + step, 1000 - step + made, step % 11, 90_000 - step)
 
 
 ops = st.lists(st.one_of(
@@ -37,11 +39,15 @@ def test_the_history_is_the_list_it_stands_for(first, ops, batch):
 
 def _check(first, ops):
     model = [record(s) for s in range(1, first + 1)]
-    history = TrainingHistory(_filled(model).rows())  # steps that arrived as rows
+    arrived = _filled(model).rows()  # steps that arrived as rows: maybe shared memory, never written
+    before = arrived.copy()
+    history = TrainingHistory(arrived)
+    made = 0
     for op, arg in ops:
         if op == "append":
             for _ in range(arg):
-                model.append(record(len(model) + 1))
+                made += 1
+                model.append(record(len(model) + 1, made))
                 history.append(model[-1])
         elif op == "pop":
             for _ in range(arg):
@@ -64,6 +70,7 @@ def _check(first, ops):
         assert len(history) == len(model) and bool(history) == bool(model)
         assert list(history) == model and history == model
     assert list(reversed(history)) == model[::-1]
+    assert np.array_equal(arrived, before)
     assert compression_curve(history, 100_000, lambda r: r.length, 7) == \
         compression_curve(model, 100_000, lambda r: r.length, 7)
 

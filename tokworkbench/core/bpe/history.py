@@ -34,28 +34,31 @@ class MergeRecord:
 
 
 class TrainingHistory(Sequence[MergeRecord]):
-    """The steps in order: rows taken over whole, then the records appended since."""
+    """The steps in order: rows (taken over whole, or turned into rows here), then the records
+    appended since. Not to be changed while iterated, as a list's iterator would see the changes."""
 
-    __slots__ = ("_rows", "_read", "_tail")
+    __slots__ = ("_rows", "_count", "_owned", "_made", "_tail")
 
     def __init__(self, rows: np.ndarray | None = None) -> None:
-        """`rows`: steps taken over whole, as `rows()` gives them."""
+        """`rows`: steps taken over whole, as `rows()` gives them. They may be a view of memory
+        another process can map (core/transfer.py): they are read there, never written."""
         self._rows = np.empty((0, FIELDS), dtype=np.int64) if rows is None else rows.reshape(-1, FIELDS)
-        self._read: dict[int, MergeRecord] = {}  # the records made from rows so far, by index
+        self._count = len(self._rows)  # rows in use: `_rows` beyond them is room to grow
+        self._owned = False  # whether `_rows` was allocated here, so its room may be written
+        self._made: list[MergeRecord | None] = [None] * self._count  # each row's record, once read
         self._tail: list[MergeRecord] = []
 
     def rows(self) -> np.ndarray:
         """Every step as one row of FIELDS: what travels."""
-        if not self._tail:
-            return self._rows
-        return np.concatenate((self._rows, _rows_of(self._tail)))
+        used = self._rows[: self._count]
+        return np.concatenate((used, _rows_of(self._tail))) if self._tail else used
 
     def __reduce__(self):
         return TrainingHistory, (self.rows(),)
 
     # -- a list's verbs ------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._rows) + len(self._tail)
+        return self._count + len(self._tail)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -67,16 +70,14 @@ class TrainingHistory(Sequence[MergeRecord]):
         return self._at(i)
 
     def __iter__(self) -> Iterator[MergeRecord]:
-        rows, read = self._rows, self._read
-        for start in range(0, len(rows), _BATCH):
-            made = None  # this batch's rows as records, once one of them has not been read
-            for i in range(start, min(start + _BATCH, len(rows))):
-                record = read.get(i)
-                if record is None:
-                    if made is None:
-                        made = records(rows[start : start + _BATCH])
-                    record = made[i - start]
-                yield record
+        count, made = self._count, self._made
+        for start in range(0, count, _BATCH):
+            stop = min(start + _BATCH, count)
+            batch = made[start:stop]
+            if None in batch:  # rows not read yet: made for this pass, not kept
+                fresh = records(self._rows[start:stop])
+                batch = [r if r is not None else f for r, f in zip(batch, fresh)]
+            yield from batch
         yield from self._tail
 
     def __eq__(self, other) -> bool:
@@ -90,36 +91,45 @@ class TrainingHistory(Sequence[MergeRecord]):
         return f"TrainingHistory({len(self)} steps)"
 
     def append(self, record: MergeRecord) -> None:
-        """Every _BATCH records appended become rows as well (kept as the records read), so a
+        """Every _BATCH records appended become rows as well (kept as the records they are), so a
         state packed at the end of a long run has few left to turn into rows: 48k of them took
         the training child 25 ms, between its stop and the session's state back."""
-        tail = self._tail
-        tail.append(record)
-        if len(tail) >= _BATCH:
-            first = len(self._rows)
-            self._rows = np.concatenate((self._rows, _rows_of(tail)))
-            self._read.update(enumerate(tail, first))
-            tail.clear()
+        self._tail.append(record)
+        if len(self._tail) >= _BATCH:
+            self._settle()
 
     def pop(self) -> MergeRecord:
         if self._tail:
             return self._tail.pop()
-        last = len(self._rows) - 1
-        if last < 0:
+        if not self._count:
             raise IndexError("pop from an empty history")
-        record = self._at(last)
-        del self._read[last]
-        self._rows = self._rows[:last]
+        record = self._at(self._count - 1)
+        self._count -= 1
+        self._made.pop()
         return record
 
     def _at(self, i: int) -> MergeRecord:
-        k = i - len(self._rows)
+        k = i - self._count
         if k >= 0:
             return self._tail[k]
-        record = self._read.get(i)
+        record = self._made[i]
         if record is None:
-            record = self._read[i] = records(self._rows[i : i + 1])[0]
+            record = self._made[i] = records(self._rows[i : i + 1])[0]
         return record
+
+    def _settle(self) -> None:
+        """The tail's records as rows, in room that doubles as it runs out (copying the rows at
+        every settle made a long history's appends cost quadratic time)."""
+        tail, count = self._tail, self._count
+        need = count + len(tail)
+        if not self._owned or need > len(self._rows):
+            rows = np.empty((max(need, 2 * len(self._rows), _BATCH), FIELDS), dtype=np.int64)
+            rows[:count] = self._rows[:count]
+            self._rows, self._owned = rows, True
+        self._rows[count:need] = _rows_of(tail)
+        self._made.extend(tail)
+        self._tail = []
+        self._count = need
 
 
 def _rows_of(made: list[MergeRecord]) -> np.ndarray:
