@@ -12,6 +12,8 @@ from tokworkbench.core.files import derivedcache
 from tokworkbench.core.text import classcache, fastsplit
 
 LETTERS = "sdmtlver"
+CLASSES = fastsplit.APOS + 1
+RECIPE = fastsplit.tables_recipe()
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +26,7 @@ def built():
     return fastsplit.build_tables()
 
 
-def _path(recipe: int = fastsplit.TABLES_RECIPE):
+def _path(recipe: str = RECIPE):
     return derivedcache.cache_dir() / classcache._name(recipe)
 
 
@@ -34,9 +36,9 @@ def _same(a, b) -> None:
 
 
 def test_kept_tables_come_back_as_built_and_as_the_splitter_takes_them(built):
-    assert classcache.load(fastsplit.TABLES_RECIPE, LETTERS) is None
-    assert classcache.store(fastsplit.TABLES_RECIPE, *built)
-    got = classcache.load(fastsplit.TABLES_RECIPE, LETTERS)
+    assert classcache.load(RECIPE, LETTERS, CLASSES) is None
+    assert classcache.store(RECIPE, *built)
+    got = classcache.load(RECIPE, LETTERS, CLASSES)
     _same(got, built)
     assert got[0].flags.writeable and got[0].flags.aligned and got[0].flags.c_contiguous
     assert oct(_path().stat().st_mode & 0o777) == "0o600"
@@ -66,44 +68,66 @@ def _damaged(data: bytes) -> list[bytes]:
 
 
 def test_a_damaged_or_foreign_file_is_not_used(built):
-    classcache.store(fastsplit.TABLES_RECIPE, *built)
+    classcache.store(RECIPE, *built)
     good = _path().read_bytes()
     for bad in _damaged(good):
         _path().write_bytes(bad)
-        assert classcache.load(fastsplit.TABLES_RECIPE, LETTERS) is None
+        assert classcache.load(RECIPE, LETTERS, CLASSES) is None
     _path().write_bytes(good)
-    assert classcache.load(fastsplit.TABLES_RECIPE, LETTERS) is not None
-    assert classcache.load(fastsplit.TABLES_RECIPE + 1, LETTERS) is None  # another recipe: another file
-    assert classcache.load(fastsplit.TABLES_RECIPE, LETTERS[:-1]) is None
+    assert classcache.load(RECIPE, LETTERS, CLASSES) is not None
+    assert classcache.load("another", LETTERS, CLASSES) is None  # another recipe: another file
+    assert classcache.load(RECIPE, LETTERS[:-1], CLASSES) is None
+
+
+def test_a_well_formed_file_of_impossible_tables_is_not_used(built):
+    """A class no splitter knows (it would index past the kinds), a code point past Unicode,
+    or one its letter does not match, each under a correct digest."""
+    table, folds = built
+    wrong_class = table.copy()
+    wrong_class[0x41] = CLASSES
+    for bad in ((wrong_class, folds), (table, {**folds, "s": np.append(folds["s"], 0x110000)}),
+                (table, {**folds, "t": np.append(folds["t"], ord("x"))}), (table, {**folds, "e": np.array([-1])})):
+        assert classcache.store(RECIPE, *bad)
+        assert classcache.load(RECIPE, LETTERS, CLASSES) is None
+    assert classcache.store(RECIPE, *built)
+    _same(classcache.load(RECIPE, LETTERS, CLASSES), built)
+
+
+def test_the_recipe_names_the_code_that_builds_the_tables(monkeypatch):
+    assert RECIPE and RECIPE == fastsplit.tables_recipe()
+    monkeypatch.setattr(fastsplit, "_CONTRACTION_LETTERS", "sdmtlve")
+    assert fastsplit.tables_recipe() != RECIPE
 
 
 def test_a_link_in_its_place_is_not_followed(built, tmp_path):
-    classcache.store(fastsplit.TABLES_RECIPE, *built)
+    classcache.store(RECIPE, *built)
     real = tmp_path / "elsewhere.bin"
     real.write_bytes(_path().read_bytes())
     _path().unlink()
     os.symlink(real, _path())
-    assert classcache.load(fastsplit.TABLES_RECIPE, LETTERS) is None
+    assert classcache.load(RECIPE, LETTERS, CLASSES) is None
 
 
 def test_an_unwritable_cache_is_skipped(built, tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    assert not classcache.store(fastsplit.TABLES_RECIPE, *built)
-    assert classcache.load(fastsplit.TABLES_RECIPE, LETTERS) is None
+    assert not classcache.store(RECIPE, *built)
+    assert classcache.load(RECIPE, LETTERS, CLASSES) is None
 
 
 def test_a_new_process_reads_the_tables_an_earlier_one_kept(built):
-    """In the same cache folder (this test's, which the processes inherit)."""
+    """In the same cache folder (this test's, which the processes inherit): the second may not
+    build them."""
     import subprocess
     import sys
 
-    code = ("import numpy as np, sys; from tokworkbench.core.text import classcache, fastsplit; "
-            "t, f = fastsplit._tables(); "
-            "print(classcache.load(fastsplit.TABLES_RECIPE, 'sdmtlver') is not None, int(t.sum()))")
-    env = dict(os.environ)
-    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert first.returncode == again.returncode == 0
-    assert first.stdout.split() == again.stdout.split() == ["True", str(int(built[0].sum()))]
+    code = ("import sys; from tokworkbench.core.text import fastsplit\n"
+            "if sys.argv[1] == 'read':  # building scans with finditer; reading does not\n"
+            "    fastsplit.regex.finditer = lambda *args, **kw: sys.exit('built again')\n"
+            "table, folds = fastsplit._tables()\n"
+            "print(int(table.sum()), sum(len(v) for v in folds.values()))")
+    runs = [subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, env=dict(os.environ),
+                           timeout=120) for how in ("build", "read")]
+    expected = [str(int(built[0].sum())), str(sum(len(v) for v in built[1].values()))]
+    assert [(r.returncode, r.stdout.split(), r.stderr) for r in runs] == [(0, expected, "")] * 2

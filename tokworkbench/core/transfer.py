@@ -12,7 +12,7 @@ arrays it writes to before its first step (the learner's `own_arrays`), so no ch
 where its parent reads. Only the objects' own pickle goes through the pipe.
 
 A `Rebuild` is a value that is made by a call when it is unpickled: the parent's rebuilding (a
-dict of positions, the merge records) then happens while it receives that part, as the child
+dict of positions, the numpy path's undo records) then happens while it receives that part, as the child
 packs the next one, rather than after the last. `in_pieces` pickles a long list or dict in
 pieces: unpickled whole, the 170k pair counts held the GIL, and so froze the UI thread, for
 35 ms of CPU, stretched to 110 ms when the machine was busy; a piece at a time the UI gets its

@@ -72,8 +72,7 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
             if kind == "progress":  # with the child's count, which goes on while the report waits
                 on_progress(replace(payload, made=lambda: steps.value))
                 if not loaded and isinstance(session.learner, Transferable):
-                    with session.lock:  # the child has stepped: the code is in numba's cache
-                        session.learner.load_step_code()
+                    _load_step_code(session)
                 loaded = True
             elif kind == "stopped":  # the state follows; the screen need not wait for it
                 if on_stopped is not None:
@@ -98,6 +97,17 @@ def run_in_child(session: Session, view: View, cancelled: Callable[[], bool],
     if kind == "error":
         return RunFinished(FinishReason.FAILED, 0, payload)
     return _with_after_cancel(payload, at_cancel)
+
+
+def _load_step_code(session: Session) -> None:
+    """The child has stepped, so the compiled step is in numba's cache: load it here now, not
+    on the first step after the run. A speed-up only: whatever goes wrong is the step's to meet.
+    (Where numba cannot keep a cache, this compiles the step, as that first step would.)"""
+    try:
+        with session.lock:
+            session.learner.load_step_code()
+    except Exception:
+        pass
 
 
 def _with_after_cancel(finished: RunFinished, at_cancel: int | None) -> RunFinished:

@@ -1,13 +1,16 @@
 """fastsplit's Unicode class tables, kept between runs: `regex` takes 60-110 ms to classify all
 1,114,112 code points, in every process that splits a megabyte or more (a tenth of a 10 MB
-training run); reading them back takes about a millisecond.
+training run); reading and checking them takes about 6 ms.
 
 The tables depend only on the installed `regex` (its own Unicode data) and on how fastsplit
-classifies (`recipe`, raised whenever that changes), so both name the file. It lives in the
-derived-data cache folder (core/files/derivedcache.py: ours, 0700, written atomically without
-following links) and carries the SHA-256 of its payload: a torn or altered file is ignored and
-the tables are built and kept again. It is a speed-up only: a kept table is the one `regex`
-would give, and tests/test_fastsplit.py holds the splits to `regex` whichever way they came.
+classifies (its `recipe`: a digest of the code that builds them), so both name the file. It
+lives in the derived-data cache folder (core/files/derivedcache.py: ours, 0700, written
+atomically without following links) and carries the SHA-256 of its payload: a torn or foreign
+file is ignored and the tables are built and kept again. What is read back is checked as far
+as it can be without building the tables: every class is one fastsplit knows, and every code
+point a contraction letter matches does match it. That a table is complete and right is what
+the private folder vouches for, as for the merges kept beside it: someone who can write there
+can already do anything as us.
 """
 
 import hashlib
@@ -24,11 +27,11 @@ _MAX_HEADER = 4096
 _MAX_FOLDS = 1 << 16  # code points a letter matches under (?i:), at most (a few in fact)
 
 
-def _name(recipe: int) -> str:
-    return f"unicode-classes-regex-{regex.__version__}-recipe-{recipe}.bin"
+def _name(recipe: str) -> str:
+    return f"unicode-classes-regex-{regex.__version__}-{recipe}.bin"
 
 
-def store(recipe: int, table: np.ndarray, folds: dict[str, np.ndarray]) -> bool:
+def store(recipe: str, table: np.ndarray, folds: dict[str, np.ndarray]) -> bool:
     """Keep the tables; False if they could not be written (the caller has them anyway)."""
     payload = table.astype(np.uint8).tobytes() + b"".join(folds[k].astype("<i8").tobytes() for k in folds)
     header = {"regex": regex.__version__, "recipe": recipe, "letters": "".join(folds),
@@ -36,10 +39,11 @@ def store(recipe: int, table: np.ndarray, folds: dict[str, np.ndarray]) -> bool:
     return keep(_name(recipe), MAGIC + json.dumps(header).encode("ascii") + b"\n" + payload)
 
 
-def load(recipe: int, letters: str) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+def load(recipe: str, letters: str, classes: int) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
     """The tables kept for this `regex` and `recipe`, or None when there are none or they do
-    not check out. The arrays are writable and aligned, as built ones are: the compiled
-    splitter keeps one version per array type, and a read-only one would be compiled anew."""
+    not check out (`classes`: how many there are). The arrays are writable and aligned, as
+    built ones are: the compiled splitter keeps one version per array type, and a read-only
+    one would be compiled anew."""
     data = read_kept(_name(recipe), len(MAGIC) + _MAX_HEADER + CODE_POINTS + 8 * _MAX_FOLDS * len(letters))
     if data is None or not data.startswith(MAGIC):
         return None
@@ -58,8 +62,14 @@ def load(recipe: int, letters: str) -> tuple[np.ndarray, dict[str, np.ndarray]] 
             hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
         return None
     table = np.frombuffer(payload, dtype=np.uint8, count=CODE_POINTS).copy()
+    if int(table.max()) >= classes:
+        return None
     folds, at = {}, CODE_POINTS
     for letter, n in zip(letters, counts):
-        folds[letter] = np.frombuffer(payload, dtype="<i8", count=n, offset=at).astype(np.int64)
+        points = np.frombuffer(payload, dtype="<i8", count=n, offset=at).astype(np.int64)
         at += 8 * n
+        if n and not (0 <= points.min() and points.max() < CODE_POINTS
+                      and all(regex.fullmatch(f"(?i:{letter})", chr(p)) for p in points.tolist())):
+            return None
+        folds[letter] = points
     return table, folds

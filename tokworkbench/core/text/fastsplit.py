@@ -28,6 +28,8 @@ text, the patterns' alternatives written out; three to six times quicker), which
 gpt2's pattern (r50k, Whisper); without it gpt2 stays with `regex`.
 """
 
+import hashlib
+import inspect
 from collections import Counter
 from functools import lru_cache
 
@@ -55,21 +57,30 @@ _KIND_O200K = np.array([OTHER, SPACE, SPACE, SPACE, NUMBER, WORD, WORD, WORD, WO
 _CONTRACTION_LETTERS = "sdmtlver"
 
 
-# how the tables below classify: raise it whenever they change, so no kept table of the old
-# classes is read back (core/text/classcache.py)
-TABLES_RECIPE = 1
-
-
 @lru_cache(maxsize=1)
 def _tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The class of every code point, and for each contraction letter the code points that
     `(?i:x)` matches (`regex` folds case simply: `ſ` matches `s`): as kept by an earlier
-    process for the same `regex`, else built and kept."""
-    found = classcache.load(TABLES_RECIPE, _CONTRACTION_LETTERS)
+    process for the same `regex` and the same `build_tables`, else built and kept."""
+    recipe = tables_recipe()
+    found = classcache.load(recipe, _CONTRACTION_LETTERS, APOS + 1) if recipe else None
     if found is None:
         found = build_tables()
-        classcache.store(TABLES_RECIPE, *found)
+        if recipe:
+            classcache.store(recipe, *found)
     return found
+
+
+def tables_recipe() -> str | None:
+    """A digest of how the tables are built (the code, the classes, the letters), which names
+    a kept table: a change to any of them reads no table kept before it. None where the code
+    cannot be read (then nothing is kept)."""
+    try:
+        source = inspect.getsource(build_tables)
+    except (OSError, TypeError):
+        return None
+    recipe = repr((source, (P, WS, SP, NL, NUM, UP, LOW, OTH, MARK, APOS), _CONTRACTION_LETTERS))
+    return hashlib.sha256(recipe.encode("utf-8")).hexdigest()[:16]
 
 
 def build_tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -170,8 +181,9 @@ class _Split:
 
 
 def _tables_pay(work: int) -> bool:
-    """Whether to scan `work` more characters in numpy. Building the tables costs 0.1-0.2 s,
-    what `regex` takes over the scan on about 1 MB; a first screen splits a few KB (0.15 s of
+    """Whether to scan `work` more characters in numpy. Building the tables costs 0.06-0.2 s,
+    what `regex` takes over the scan on about 1 MB (reading kept ones, about 6 ms: the bar
+    stays, since a first run on a machine builds them); a first screen splits a few KB (0.15 s of
     Llama 3's 3.3 s went here). Same bar as numba's (`jit.worth_from`, which the tests set to 0)."""
     if _tables.cache_info().currsize:
         return True
