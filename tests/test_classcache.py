@@ -63,6 +63,8 @@ def _damaged(data: bytes) -> list[bytes]:
         data[: len(classcache.MAGIC)] + other_regex + data[end:],
         data[: len(classcache.MAGIC)] + too_many + data[end:],
         data[: len(classcache.MAGIC)] + b"{not json" + data[end:],
+        data[: len(classcache.MAGIC)] + json.dumps(header).encode().replace(b'"folds": [', b'"folds": [1e999, ') + data[end:],
+        data[: len(classcache.MAGIC)] + b"[" * 2000 + b"]" * 2000 + data[end:],  # nests past the parser
         b"",
     ]
 

@@ -38,7 +38,7 @@ from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.files.atomic import write_in_folder
 
 MAGIC = b"tokworkbench-derived-merges 1\n"
-_MAX_HEADER = 4096
+MAX_HEADER = 4096  # bytes of a kept file's header line, at most
 _MAX_RANK = 1 << 31
 
 
@@ -113,9 +113,34 @@ def store(digest: str, derived: DerivedMerges) -> bool:
     payload = _payload(pairs[:, 0], pairs[:, 1], np.array(derived.outside, dtype=np.int64))
     payload += b"".join(len(t).to_bytes(4, "little") + t for t in derived.whole)
     header = {"ranks_sha256": digest, "merges": len(derived.merges), "longest": derived.longest,
-              "whole": len(derived.whole),
-              "payload_sha256": hashlib.sha256(payload).hexdigest()}
-    return keep(_name(digest), MAGIC + json.dumps(header).encode("ascii") + b"\n" + payload)
+              "whole": len(derived.whole)}
+    return keep(_name(digest), framed(MAGIC, header, payload))
+
+
+def framed(magic: bytes, header: dict, payload: bytes) -> bytes:
+    """A kept file: `magic`, then `header` as one line of JSON with the payload's SHA-256
+    added, then the payload."""
+    header = {**header, "payload_sha256": hashlib.sha256(payload).hexdigest()}
+    return magic + json.dumps(header).encode("ascii") + b"\n" + payload
+
+
+def unframed(data: bytes, magic: bytes) -> tuple[dict, bytes] | None:
+    """`framed`'s header and payload, or None: another magic, no header line within 4 KB, a
+    header that is not a JSON object (or nests without end), or a payload whose SHA-256 is not
+    the one the header records."""
+    if not data.startswith(magic):
+        return None
+    end = data.find(b"\n", len(magic), len(magic) + MAX_HEADER)
+    if end < 0:
+        return None
+    try:
+        header = json.loads(data[len(magic) : end])
+    except (ValueError, RecursionError):  # [[[[...
+        return None
+    payload = data[end + 1 :]
+    if not isinstance(header, dict) or hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+        return None
+    return header, payload
 
 
 def keep(name: str, data: bytes) -> bool:
@@ -205,22 +230,18 @@ def matches(kept: DerivedMerges, ranks: dict[bytes, int]) -> bool:
 
 
 def parse(data: bytes, digest: str) -> DerivedMerges | None:
-    if not data.startswith(MAGIC):
+    found = unframed(data, MAGIC)
+    if found is None:
         return None
-    end = data.find(b"\n", len(MAGIC), len(MAGIC) + _MAX_HEADER)
-    if end < 0:
-        return None
+    header, payload = found
     try:
-        header = json.loads(data[len(MAGIC):end])
         n, longest, w = int(header["merges"]), int(header["longest"]), int(header.get("whole", 0))
         if header["ranks_sha256"] != digest or n < 0 or longest < 1 or w < 0:
             return None
-        payload_digest = header["payload_sha256"]
-    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # 1e999; [[[[...
+    except (ValueError, KeyError, TypeError, OverflowError):  # 1e999
         return None
-    payload = data[end + 1:]
     whole_at = 8 * n + 8 * (256 + n + w)
-    if len(payload) < whole_at or hashlib.sha256(payload).hexdigest() != payload_digest:
+    if len(payload) < whole_at:
         return None
     left = np.frombuffer(payload, dtype="<i4", count=n)
     right = np.frombuffer(payload, dtype="<i4", count=n, offset=4 * n)

@@ -13,17 +13,13 @@ the private folder vouches for, as for the merges kept beside it: someone who ca
 can already do anything as us.
 """
 
-import hashlib
-import json
-
 import numpy as np
 import regex
 
-from tokworkbench.core.files.derivedcache import keep, read_kept
+from tokworkbench.core.files.derivedcache import MAX_HEADER, framed, keep, read_kept, unframed
 
 MAGIC = b"tokworkbench-unicode-classes 1\n"
 CODE_POINTS = 0x110000
-_MAX_HEADER = 4096
 _MAX_FOLDS = 1 << 16  # code points a letter matches under (?i:), at most (a few in fact)
 
 
@@ -35,8 +31,8 @@ def store(recipe: str, table: np.ndarray, folds: dict[str, np.ndarray]) -> bool:
     """Keep the tables; False if they could not be written (the caller has them anyway)."""
     payload = table.astype(np.uint8).tobytes() + b"".join(folds[k].astype("<i8").tobytes() for k in folds)
     header = {"regex": regex.__version__, "recipe": recipe, "letters": "".join(folds),
-              "folds": [len(folds[k]) for k in folds], "payload_sha256": hashlib.sha256(payload).hexdigest()}
-    return keep(_name(recipe), MAGIC + json.dumps(header).encode("ascii") + b"\n" + payload)
+              "folds": [len(folds[k]) for k in folds]}
+    return keep(_name(recipe), framed(MAGIC, header, payload))
 
 
 def load(recipe: str, letters: str, classes: int) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
@@ -44,22 +40,18 @@ def load(recipe: str, letters: str, classes: int) -> tuple[np.ndarray, dict[str,
     not check out (`classes`: how many there are). The arrays are writable and aligned, as
     built ones are: the compiled splitter keeps one version per array type, and a read-only
     one would be compiled anew."""
-    data = read_kept(_name(recipe), len(MAGIC) + _MAX_HEADER + CODE_POINTS + 8 * _MAX_FOLDS * len(letters))
-    if data is None or not data.startswith(MAGIC):
+    data = read_kept(_name(recipe), len(MAGIC) + MAX_HEADER + CODE_POINTS + 8 * _MAX_FOLDS * len(letters))
+    found = None if data is None else unframed(data, MAGIC)
+    if found is None:
         return None
-    end = data.find(b"\n", len(MAGIC), len(MAGIC) + _MAX_HEADER)
-    if end < 0:
-        return None
+    header, payload = found
     try:
-        header = json.loads(data[len(MAGIC) : end])
         counts = [int(n) for n in header["folds"]]
         fits = (header["regex"] == regex.__version__ and header["recipe"] == recipe and header["letters"] == letters
                 and len(counts) == len(letters) and all(0 <= n <= _MAX_FOLDS for n in counts))
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError):  # 1e999
         return None
-    payload = data[end + 1 :]
-    if not fits or len(payload) != CODE_POINTS + 8 * sum(counts) or \
-            hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+    if not fits or len(payload) != CODE_POINTS + 8 * sum(counts):
         return None
     table = np.frombuffer(payload, dtype=np.uint8, count=CODE_POINTS).copy()
     if int(table.max()) >= classes:
