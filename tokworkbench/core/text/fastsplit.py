@@ -14,8 +14,8 @@ The contract is `regex.findall(pattern, text)`, chunk for chunk, on any text
 made by `regex` itself, from its own Unicode tables, so both always agree on what a letter
 is. Building the table costs 0.06-0.2 s, which is what `regex` takes over the scan on about a
 megabyte: until a process has asked to split that much, `regex` splits (see `_tables_pay`).
-Once built, the tables are kept for later processes (core/text/classcache.py), which read them
-back in about 3 ms. The few shapes these rules do not cover (in o200k: marks right after
+Once built, the tables are kept for later processes (core/text/classcache.py), which read and
+check them in about 6 ms. The few shapes these rules do not cover (in o200k: marks right after
 punctuation, a `/` after the newlines a punctuation chunk takes, a contraction right after
 another one's letters) are handed back to `regex`, on a stretch of text cut where every rule
 agrees a chunk starts.

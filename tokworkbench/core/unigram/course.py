@@ -176,4 +176,3 @@ def scores(freqs: list[float]) -> list[float]:
     """log(freq / total): the course's -log cost, negated (exactly: negation does not round)."""
     total = sum(freqs)
     return [-(-math.log(f / total)) for f in freqs]
-

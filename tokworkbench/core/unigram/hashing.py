@@ -6,10 +6,10 @@ import numpy as np
 
 from tokworkbench.core.unigram.spmwalk import _slot
 
-_BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash
+BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial hash
 
 
-def _codes(strings: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def code_points(strings: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Code points + 1 (so no character hashes like an empty one) of all strings end to end,
     each string's length and offset."""
     codes = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64) + np.uint64(1)

@@ -31,7 +31,7 @@ from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.spcoverage import UNK_CHAR, kept_characters
 from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.text.spoptions import MAX_SENTENCE_BYTES
-from tokworkbench.core.unigram.hashing import _codes
+from tokworkbench.core.unigram.hashing import code_points
 
 _BATCH = 1 << 16  # words read before they are counted
 BOUNDARY = "\x1f"  # TrainerInterface::kPretokenizationBoundaryChar: what a meta piece becomes
@@ -173,8 +173,8 @@ def _last(tail: list[str | None], removed: int) -> str | None:
 def _corpus(words: Counter, ends: Counter, last: str | None, character_coverage: float, required_chars: str,
             sentences: int) -> SpmCorpus:
     strings = list(words)
-    codes, lengths, _ = _codes(strings)
-    codes = codes.astype(np.int64) - 1  # _codes counts from 1
+    codes, lengths, _ = code_points(strings)
+    codes = codes.astype(np.int64) - 1  # code_points counts from 1
     owner = np.repeat(np.arange(len(strings)), lengths)
     counts = np.fromiter(words.values(), dtype=np.int64, count=len(strings))
     by_code = np.bincount(codes, weights=counts[owner])  # exact below 2**53; every count is at least 1

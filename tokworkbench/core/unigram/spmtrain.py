@@ -29,7 +29,7 @@ from tokworkbench.core import jit
 from tokworkbench.core.text.parallel import thread_map
 from tokworkbench.core.unigram import spmlattice, spmpieces
 from tokworkbench.core.unigram.config import SPM_THREADS
-from tokworkbench.core.unigram.hashing import _BASE, _codes, first_and_inverse
+from tokworkbench.core.unigram.hashing import BASE, code_points, first_and_inverse
 from tokworkbench.core.unigram.spseed import spm_seed
 from tokworkbench.core.unigram.state import Model
 
@@ -222,18 +222,18 @@ def edges(strings: list[str], pieces: list[str], max_len: int, kernels=None):
     offsets into the edges by string, starts, lengths, piece indices). Substrings are matched by
     a 64-bit polynomial hash of their code points (hashing.py), prefix by prefix: compiled, a
     string at a time (`spmwalk.walk`), else a length at a time over all of them in numpy."""
-    codes, lens, offs = _codes(strings)
-    p_codes, p_lens, p_offs = _codes(pieces)
+    codes, lens, offs = code_points(strings)
+    p_codes, p_lens, p_offs = code_points(pieces)
     p_hash = np.zeros(len(pieces), dtype=np.uint64)
     prefixes = []
     alive = np.arange(len(pieces))
     for length in range(1, int(p_lens.max(initial=0)) + 1):
         alive = alive[p_lens[alive] >= length]
-        p_hash[alive] = p_hash[alive] * _BASE + p_codes[p_offs[alive] + length - 1]
+        p_hash[alive] = p_hash[alive] * BASE + p_codes[p_offs[alive] + length - 1]
         prefixes.append(p_hash[alive])
     prefix = np.unique(np.concatenate(prefixes)) if prefixes else np.zeros(0, np.uint64)
     if kernels is not None and kernels.compiled:
-        off, start, size, which = kernels.walk(codes, lens, offs, max_len, _BASE, prefix, p_hash)
+        off, start, size, which = kernels.walk(codes, lens, offs, max_len, BASE, prefix, p_hash)
         return lens.astype(np.int64), off, start, size, which
     order = np.argsort(p_hash)
     table = p_hash[order]
@@ -246,7 +246,7 @@ def edges(strings: list[str], pieces: list[str], max_len: int, kernels=None):
         pos, h = pos[ok], h[ok]
         if not len(pos) or not len(prefix):
             break
-        h = h * _BASE + codes[pos + length - 1]
+        h = h * BASE + codes[pos + length - 1]
         k = np.minimum(np.searchsorted(prefix, h), len(prefix) - 1)
         going = prefix[k] == h
         pos, h = pos[going], h[going]

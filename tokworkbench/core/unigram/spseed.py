@@ -24,14 +24,14 @@ from tokworkbench.core.text.spnormalize import META
 from tokworkbench.core.text.spoptions import is_digit
 from tokworkbench.core.unigram import validpiece
 from tokworkbench.core.unigram.course import check_seed_size
-from tokworkbench.core.unigram.hashing import _BASE, _codes, first_and_inverse
+from tokworkbench.core.unigram.hashing import BASE, code_points, first_and_inverse
 
 _META_LEAD = META.encode("utf-8")[0]
 _LINE_END = 256  # a class no first byte is
 
 
 def _lead_byte(codes: np.ndarray) -> np.ndarray:
-    """The first UTF-8 byte of each character (`codes` are code points + 1, hashing._codes)."""
+    """The first UTF-8 byte of each character (`codes` are code points + 1, hashing.code_points)."""
     c = codes.astype(np.int64) - 1
     return np.where(c < 0x80, c, np.where(c < 0x800, 0xC0 | (c >> 6),
                                           np.where(c < 0x10000, 0xE0 | (c >> 12), 0xF0 | (c >> 18))))
@@ -58,7 +58,7 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
     sentence (the others are followed by the next word's ▁); default none. With `split_digits`
     no such piece holds a digit; none holds ▅, the trainer's unknown character. `group` numbers
     equal hashes (hashing.first_and_inverse, or compiled group_hashes): the result is the same."""
-    codes, lens, offs = _codes(words)
+    codes, lens, offs = code_points(words)
     ends = np.repeat(offs + lens, lens)
     weight = np.repeat(freqs.astype(np.float64), lens)
     at_line_end = np.repeat((np.zeros(len(words)) if line_ends is None else line_ends).astype(np.float64), lens)
@@ -79,7 +79,7 @@ def suffix_nodes(words: list[str], freqs: np.ndarray, max_len: int, line_ends: n
             end_word = np.bincount(ended, weights=weight[done] - at_line_end[done], minlength=len(occ_before))
         pos, h = pos[ok], h[ok]
         at = pos + length - 1
-        h = h * _BASE + codes[at]
+        h = h * BASE + codes[at]
         if parent is not None:
             parent = parent[ok]
         if not len(pos):
