@@ -1,5 +1,6 @@
-"""fastsplit's class tables kept between runs (core/text/classcache.py): read back, they are the
-tables `regex` builds, of the same array types; anything that does not check out is not used."""
+"""The splitters' class tables (core/text/unicodeclasses.py) kept between runs (classcache.py):
+read back, they are the tables `regex` builds, of the same array types; anything that does not
+check out is not used."""
 
 import json
 import os
@@ -9,11 +10,11 @@ import pytest
 
 from tokworkbench.core import jit
 from tokworkbench.core.files import derivedcache
-from tokworkbench.core.text import classcache, fastsplit
+from tokworkbench.core.text import classcache, unicodeclasses
 
 LETTERS = "sdmtlver"
-CLASSES = fastsplit.APOS + 1
-RECIPE = fastsplit.tables_recipe()
+CLASSES = unicodeclasses.APOS + 1
+RECIPE = unicodeclasses.tables_recipe()
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +24,7 @@ def cache_here(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def built():
-    return fastsplit.build_tables()
+    return unicodeclasses.build_tables()
 
 
 def _path(recipe: str = RECIPE):
@@ -96,9 +97,9 @@ def test_a_well_formed_file_of_impossible_tables_is_not_used(built):
 
 
 def test_the_recipe_names_the_code_that_builds_the_tables(monkeypatch):
-    assert RECIPE and RECIPE == fastsplit.tables_recipe()
-    monkeypatch.setattr(fastsplit, "_CONTRACTION_LETTERS", "sdmtlve")
-    assert fastsplit.tables_recipe() != RECIPE
+    assert RECIPE and RECIPE == unicodeclasses.tables_recipe()
+    monkeypatch.setattr(unicodeclasses, "CONTRACTION_LETTERS", "sdmtlve")
+    assert unicodeclasses.tables_recipe() != RECIPE
 
 
 def test_a_link_in_its_place_is_not_followed(built, tmp_path):
@@ -124,10 +125,10 @@ def test_a_new_process_reads_the_tables_an_earlier_one_kept(built):
     import subprocess
     import sys
 
-    code = ("import sys; from tokworkbench.core.text import fastsplit\n"
+    code = ("import sys; from tokworkbench.core.text import unicodeclasses\n"
             "if sys.argv[1] == 'read':  # building scans with finditer; reading does not\n"
-            "    fastsplit.regex.finditer = lambda *args, **kw: sys.exit('built again')\n"
-            "table, folds = fastsplit._tables()\n"
+            "    unicodeclasses.regex.finditer = lambda *args, **kw: sys.exit('built again')\n"
+            "table, folds = unicodeclasses.tables()\n"
             "print(int(table.sum()), sum(len(v) for v in folds.values()))")
     runs = [subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, env=dict(os.environ),
                            timeout=120) for how in ("build", "read")]

@@ -83,15 +83,15 @@ def test_the_split_tables_wait_for_the_same_bar():
     about a megabyte; before that `regex` splits, chunk for chunk the same."""
     program = r"""
 import json, pathlib, regex
-from tokworkbench.core.text import fastsplit
+from tokworkbench.core.text import fastsplit, unicodeclasses
 from tokworkbench.core.text.patterns import PRESETS
 
 text = " ".join(p.read_text(encoding="utf-8") for p in sorted(pathlib.Path("sample_texts").glob("*.txt")))
 same = [fastsplit.split_llama3(text) == regex.findall(PRESETS["llama3"], text)]
-built = [fastsplit._tables.cache_info().currsize]
+built = [unicodeclasses.tables.cache_info().currsize]
 big = text * 12
 same.append(fastsplit.split_llama3(big) == regex.findall(PRESETS["llama3"], big))
-built.append(fastsplit._tables.cache_info().currsize)
+built.append(unicodeclasses.tables.cache_info().currsize)
 print(json.dumps({"same": same, "built": built, "chars": [len(text), len(big)]}))
 """
     got = run(0, program, TOKWORKBENCH_NO_JIT="1")  # the numpy scan's own decision

@@ -1,13 +1,13 @@
-"""fastsplit's Unicode class tables, kept between runs: `regex` takes 60-110 ms to classify all
-1,114,112 code points, in every process that splits a megabyte or more (a tenth of a 10 MB
-training run); reading and checking them takes about 6 ms.
+"""The splitters' Unicode class tables (unicodeclasses.py), kept between runs: `regex` takes
+60-110 ms to classify all 1,114,112 code points, in every process that splits a megabyte or more
+(a tenth of a 10 MB training run); reading and checking them takes about 6 ms.
 
-The tables depend only on the installed `regex` (its own Unicode data) and on how fastsplit
-classifies (its `recipe`: a digest of the code that builds them), so both name the file. It
+The tables depend only on the installed `regex` (its own Unicode data) and on how they are
+built (its `recipe`: a digest of the code that builds them), so both name the file. It
 lives in the derived-data cache folder (core/files/derivedcache.py: ours, 0700, written
 atomically without following links) and carries the SHA-256 of its payload: a torn or foreign
 file is ignored and the tables are built and kept again. What is read back is checked as far
-as it can be without building the tables: every class is one fastsplit knows, and every code
+as it can be without building the tables: every class is one the splitters know, and every code
 point a contraction letter matches does match it. That a table is complete and right is what
 the private folder vouches for, as for the merges kept beside it: someone who can write there
 can already do anything as us.

@@ -14,8 +14,8 @@ The contract is `regex.findall(pattern, text)`, chunk for chunk, on any text
 made by `regex` itself, from its own Unicode tables, so both always agree on what a letter
 is. Building the table costs 0.06-0.2 s, which is what `regex` takes over the scan on about a
 megabyte: until a process has asked to split that much, `regex` splits (see `_tables_pay`).
-Once built, the tables are kept for later processes (core/text/classcache.py), which read and
-check them in about 6 ms. The few shapes these rules do not cover (in o200k: marks right after
+The tables are built and kept in unicodeclasses.py; a later process reads and checks them in
+about 6 ms. The few shapes these rules do not cover (in o200k: marks right after
 punctuation, a `/` after the newlines a punctuation chunk takes, a contraction right after
 another one's letters) are handed back to `regex`, on a stretch of text cut where every rule
 agrees a chunk starts.
@@ -28,8 +28,6 @@ text, the patterns' alternatives written out; three to six times quicker), which
 gpt2's pattern (r50k, Whisper); without it gpt2 stays with `regex`.
 """
 
-import hashlib
-import inspect
 from collections import Counter
 from functools import lru_cache
 
@@ -37,89 +35,35 @@ import numpy as np
 import regex
 
 from tokworkbench.core import jit
-from tokworkbench.core.text import classcache
 from tokworkbench.core.text.patterns import PRESETS
+from tokworkbench.core.text.unicodeclasses import (
+    APOS,
+    CONTRACTION_LETTERS,
+    LOW,
+    MARK,
+    NL,
+    NUM,
+    OTH,
+    SP,
+    UP,
+    WS,
+    P,
+    exact_fold_table,
+    fold_table,
+    tables,
+)
 
 FAST_FROM = 2048  # characters; below this `regex` alone is quicker
 FAST_PRESETS = ("gpt4", "o200k", "llama3", "tekken", "gpt2")
 _NUMPY_PRESETS = ("gpt4", "o200k", "llama3", "tekken")
-
-# Character classes (one table over all code points, built from `regex`'s own properties).
-P, WS, SP, NL, NUM, UP, LOW, OTH, MARK, APOS = range(10)
-# P: none of the others; WS: \s but not \r \n or space; SP: U+0020; NL: \r \n; NUM: \p{N};
-# UP: Lu Lt; LOW: Ll; OTH: Lm Lo; MARK: \p{M}; APOS: U+0027.
 
 # Kinds of run: runs of one kind are cut into chunks by the rules below.
 WORD, NUMBER, SPACE, OTHER = range(4)
 TAKEN = 255  # o200k: a contraction, joined to the word before it
 _KIND_GPT4 = np.array([OTHER, SPACE, SPACE, SPACE, NUMBER, WORD, WORD, WORD, OTHER, OTHER], dtype=np.uint8)
 _KIND_O200K = np.array([OTHER, SPACE, SPACE, SPACE, NUMBER, WORD, WORD, WORD, WORD, OTHER], dtype=np.uint8)
-_CONTRACTION_LETTERS = "sdmtlver"
-
-
-@lru_cache(maxsize=1)
-def _tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The class of every code point, and for each contraction letter the code points that
-    `(?i:x)` matches (`regex` folds case simply: `ſ` matches `s`): as kept by an earlier
-    process for the same `regex` and the same `build_tables`, else built and kept."""
-    recipe = tables_recipe()
-    found = classcache.load(recipe, _CONTRACTION_LETTERS, APOS + 1) if recipe else None
-    if found is None:
-        found = build_tables()
-        if recipe:
-            classcache.store(recipe, *found)
-    return found
-
-
-def tables_recipe() -> str | None:
-    """A digest of how the tables are built (the code, the classes, the letters), which names
-    a kept table: a change to any of them reads no table kept before it. None where the code
-    cannot be read (then nothing is kept)."""
-    try:
-        source = inspect.getsource(build_tables)
-    except (OSError, TypeError):
-        return None
-    recipe = repr((source, (P, WS, SP, NL, NUM, UP, LOW, OTH, MARK, APOS), _CONTRACTION_LETTERS))
-    return hashlib.sha256(recipe.encode("utf-8")).hexdigest()[:16]
-
-
-def build_tables() -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    everything = np.arange(0x110000, dtype=np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
-    table = np.zeros(0x110000, dtype=np.uint8)
-    for cls, pattern in ((WS, r"\s+"), (NUM, r"\p{N}+"), (UP, r"[\p{Lu}\p{Lt}]+"), (LOW, r"\p{Ll}+"),
-                         (OTH, r"[\p{Lm}\p{Lo}]+"), (MARK, r"\p{M}+")):
-        for m in regex.finditer(pattern, everything):
-            table[m.start() : m.end()] = cls
-    table[[0x0D, 0x0A]] = NL
-    table[0x20] = SP
-    table[0x27] = APOS
-    # a few code points per letter: kept as short arrays (a mask over all code points per
-    # letter was 9 MB of the process, for the whole run)
-    hits = [m.start() for m in regex.finditer(f"(?i:[{_CONTRACTION_LETTERS}])", everything)]
-    folds = {letter: np.array([h for h in hits if regex.fullmatch(f"(?i:{letter})", chr(h))], dtype=np.int64)
-             for letter in _CONTRACTION_LETTERS}
-    return table, folds
-
 
 _KERNEL_PRESETS = {"gpt4": 0, "llama3": 1, "gpt2": 2, "o200k": 3, "tekken": 4}  # splitkernel's GPT4 ... TEKKEN
-
-
-@lru_cache(maxsize=1)
-def _fold_table() -> np.ndarray:
-    """The contraction letter (its ASCII code) each code point matches under `(?i:)`, or 0."""
-    _, folds = _tables()
-    fold = np.zeros(0x110000, dtype=np.uint8)
-    for letter, points in folds.items():
-        fold[points] = ord(letter)
-    return fold
-
-
-@lru_cache(maxsize=1)
-def _exact_fold_table() -> np.ndarray:
-    """`_fold_table` without `(?i:)`: each contraction letter matches itself only."""
-    fold = np.zeros(0x110000, dtype=np.uint8)
-    fold[[ord(c) for c in _CONTRACTION_LETTERS]] = list(map(ord, _CONTRACTION_LETTERS))
-    return fold
 
 
 def split_gpt2(text: str) -> list[str]:
@@ -156,10 +100,10 @@ def chunk_starts(name: str, text: str) -> tuple[np.ndarray, np.ndarray] | None:
     if jit.available(len(text)):
         from tokworkbench.core.text import splitkernel
 
-        table, _ = _tables()
+        table, _ = tables()
         # always UTF-32: one compiled version of each kernel, not one per width met
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        fold = _exact_fold_table() if name == "gpt2" else _fold_table()  # gpt2's contractions: case as written
+        fold = exact_fold_table() if name == "gpt2" else fold_table()  # gpt2's contractions: case as written
         return cps, splitkernel.chunk_starts(cps, table, fold, _KERNEL_PRESETS[name])
     if name not in _NUMPY_PRESETS or not _tables_pay(len(text)):
         return None
@@ -185,7 +129,7 @@ def _tables_pay(work: int) -> bool:
     what `regex` takes over the scan on about 1 MB (reading kept ones, about 6 ms: the bar
     stays, since a first run on a machine builds them); a first screen splits a few KB (0.15 s of
     Llama 3's 3.3 s went here). Same bar as numba's (`jit.worth_from`, which the tests set to 0)."""
-    if _tables.cache_info().currsize:
+    if tables.cache_info().currsize:
         return True
     _Split.total += work
     return _Split.total >= jit.worth_from()
@@ -302,7 +246,7 @@ class _Scan:
     character and one past the end)."""
 
     def __init__(self, text: str, kinds: np.ndarray):
-        table, self.folds = _tables()
+        table, self.folds = tables()
         self.text = text
         self.n = n = len(text)
         self.cps = cps = _code_points(text)
@@ -406,7 +350,7 @@ class _Scan:
         c2 = np.zeros(len(at), dtype=np.int64)
         ok2 = at + 1 < n
         c2[ok2] = cps[at[ok2] + 1]
-        f = {x: np.isin(c1, folds[x]) & ok for x in _CONTRACTION_LETTERS}
+        f = {x: np.isin(c1, folds[x]) & ok for x in CONTRACTION_LETTERS}
         g = {x: np.isin(c2, folds[x]) & ok2 for x in "le"}
         single = f["s"] | f["d"] | f["m"] | f["t"]
         double = (f["l"] & g["l"]) | (f["v"] & g["e"]) | (f["r"] & g["e"])
