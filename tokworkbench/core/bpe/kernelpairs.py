@@ -29,7 +29,6 @@ class KernelPairs:
         size = flat.size
         pos = flat.next.dtype
         link = np.int32 if 4 * size < 2**31 else np.int64
-        self.mark = np.zeros(size + 1, dtype=bool)  # all False between steps
         self.ppos = np.empty(size + size // 4 + 1024, dtype=pos)  # a position per unit to begin with
         self.plink = np.empty(len(self.ppos), dtype=link)
         self.meta = m = np.zeros(K.META, dtype=np.int64)
@@ -146,7 +145,7 @@ class KernelPairs:
         done = 0
         while done < k:
             flat = self.flat
-            made, status = K.run(flat.ids, flat.next, flat.prev, flat.weight, self.mark, *self._args(),
+            made, status = K.run(flat.ids, flat.next, flat.prev, flat.weight, *self._args(),
                                  k - done, forced[done:], out[done:])
             done += made
             if status == K.NEED:
@@ -158,12 +157,12 @@ class KernelPairs:
     def load_step_code(self) -> None:
         """Load `run`'s compiled code with the arguments `run` passes, asking for no merge."""
         flat = self.flat
-        K.run(flat.ids, flat.next, flat.prev, flat.weight, self.mark, *self._args(), 0,
+        K.run(flat.ids, flat.next, flat.prev, flat.weight, *self._args(), 0,
               np.empty(0, dtype=np.int64), np.empty((0, 5), dtype=np.int64))
 
     def undo(self, a: int, b: int, count: int, width: int) -> None:
         flat = self.flat
-        while K.undo(flat.ids, flat.next, flat.prev, flat.weight, self.mark, *self._args(), a, b, count, width) == K.NEED:
+        while K.undo(flat.ids, flat.next, flat.prev, flat.weight, *self._args(), a, b, count, width) == K.NEED:
             self._grow()
 
     # -- inside -----------------------------------------------------------------------------

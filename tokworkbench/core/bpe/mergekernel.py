@@ -355,20 +355,34 @@ def _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta, key, pos,
 @numba.njit(cache=True, nogil=True)
 def _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, slots, n):
     """One heap entry per pair that gained, with its count after the whole step."""
-    if n == 0:
-        return
-    slots = np.sort(slots[:n])
-    last = -1
-    for s in slots:
-        if s != last:
-            c = tcount[s]
-            if c >= meta[FLOOR]:
+    floor = meta[FLOOR]
+    for i in range(n):  # a pushed pair's count is negated until the end: seen
+        s = slots[i]
+        c = tcount[s]
+        if c > 0:
+            if c >= floor:
                 _push(hc, hk, hp, meta, c, _key(order, tfirst, meta, s, tkey[s]), tkey[s])
-            last = s
+            tcount[s] = -c
+    for i in range(n):
+        s = slots[i]
+        if tcount[s] < 0:
+            tcount[s] = -tcount[s]
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+def _free_after(P, R, m, size):
+    """Whether the token after each occurrence (at R) stays as it is, so that the pair it
+    forms with the new token is counted. Occurrences are ascending and do not overlap, so the
+    only one that can start at R[i] is the next: no mark per cell, whose random reads and
+    writes cost more than the rest of a position's work."""
+    free = np.empty(m, dtype=np.bool_)
+    for i in range(m):
+        free[i] = R[i] != size and (i + 1 == m or P[i + 1] != R[i])
+    return free
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
            order, hc, hk, hp, app_pos, app_start, meta, a, b, out, row):
     """Replace (a, b) by the next id left to right without overlap; one row of `out`:
     (a, b, new id, count, replacements)."""
@@ -402,13 +416,7 @@ def _merge(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen
                 P[m], Q[m], R[m] = p, q, nxt[q]
                 last = q
                 m += 1
-    free = np.empty(m, dtype=np.bool_)
-    for i in range(m):
-        mark[P[i]] = True
-    for i in range(m):
-        free[i] = R[i] != size and not mark[R[i]]
-    for i in range(m):
-        mark[P[i]] = False
+    free = _free_after(P, R, m, size)
     # the pairs around each occurrence, lost: counted down now, settled after the writes
     lost = np.empty(2 * m, dtype=np.int64)
     nl = 0
@@ -458,26 +466,22 @@ def _merge(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen
                                (np.int64(z) << 32) | ids[R[i]], P[i], weight[P[i]])
             ng += 1
     _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, gained, ng)
-    if nl:
-        lost = np.sort(lost[:nl])
-        last = -1
-        for t in lost:
-            if t == last:
-                continue
-            last = t
-            if tcount[t] == 0:
+    for i in range(nl):  # a pair is lost at many places: settled once (a freed list has no head)
+        t = lost[i]
+        if tcount[t] == 0:
+            if thead[t] >= 0:
                 _free_list(plink, thead, ttail, tlen, meta, t)
                 meta[LIVE] -= 1
-            elif meta[USE_FIRST]:
-                f = tfirst[t]
-                if not (ids[f] == tkey[t] >> 32 and ids[nxt[f]] == tkey[t] & 0xFFFFFFFF):
-                    tfirst[t] = _leftmost(ids, nxt, ppos, plink, thead, ttail, tlen, meta, tkey, t)
+        elif meta[USE_FIRST]:
+            f = tfirst[t]
+            if not (ids[f] == tkey[t] >> 32 and ids[nxt[f]] == tkey[t] & 0xFFFFFFFF):
+                tfirst[t] = _leftmost(ids, nxt, ppos, plink, thead, ttail, tlen, meta, tkey, t)
     _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta)
     out[row, 0], out[row, 1], out[row, 2], out[row, 3], out[row, 4] = a, b, z, count, reps
 
 
 @numba.njit(cache=True, nogil=True)
-def run(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+def run(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
         order, hc, hk, hp, app_pos, app_start, meta, k, forced, out):
     """Up to k merges, the best pair each time (or `forced`'s pairs first, while they last).
     Returns (merges made, OK | NONE | NEED): NONE when no pair was left, NEED when the arrays
@@ -494,14 +498,14 @@ def run(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, p
         n = tlen[s] if s >= 0 else 0
         if not _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
             return done, NEED
-        _merge(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+        _merge(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
                order, hc, hk, hp, app_pos, app_start, meta, pair >> 32, pair & 0xFFFFFFFF, out, done)
         done += 1
     return done, OK
 
 
 @numba.njit(cache=True, nogil=True)
-def undo(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+def undo(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
          order, hc, hk, hp, app_pos, app_start, meta, a, b, count, width):
     """Exactly undo the newest merge, of (a, b) with `count`; `width` is the units of token a.
     OK, or NEED (nothing changed)."""
@@ -515,14 +519,9 @@ def undo(ids, nxt, prv, weight, mark, tkey, tcount, tfirst, thead, ttail, tlen, 
     P = app_pos[lo:hi].astype(np.int64)
     Q = P + width
     R = np.empty(m, dtype=np.int64)
-    free = np.empty(m, dtype=np.bool_)
     for i in range(m):
         R[i] = nxt[P[i]]
-        mark[P[i]] = True
-    for i in range(m):
-        free[i] = R[i] != size and not mark[R[i]]
-    for i in range(m):
-        mark[P[i]] = False
+    free = _free_after(P, R, m, size)
     # every pair holding z goes
     for i in range(m):
         left = prv[P[i]]
