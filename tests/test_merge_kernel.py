@@ -129,6 +129,26 @@ def test_a_compiled_state_travels_and_goes_on_as_the_original(tie):
     assert _state(fresh) == _state(worked)
 
 
+@pytest.mark.parametrize("tie", ["hf", "first"])
+def test_64_bit_links_merge_and_undo_as_32_bit_ones(monkeypatch, tie):
+    """A corpus of over 2**29 units links its pool and pair table with 64 bits (a wider table
+    row); here a small one is made to, and must train and undo exactly as with 32 bits."""
+    from tokworkbench.core.bpe import kernelpairs
+
+    texts = _samples(CORPORA["mixed"])
+    config = TrainConfig(tie_break=tie, pre_tokenizer=pre_tokenizer("gpt2"))
+    narrow = Trainer(texts, config)
+    monkeypatch.setattr(kernelpairs, "LINKS32_BELOW", 0)
+    wide = Trainer(texts, config)
+    assert wide.training_state()["_kernel"]["plink"].dtype == "int64"
+    assert narrow.training_state()["_kernel"]["plink"].dtype == "int32"
+    assert _rows(wide.run(merges=400)) == _rows(narrow.run(merges=400))
+    for _ in range(150):
+        assert wide.undo() == narrow.undo()
+    assert _state(wide) == _state(narrow)
+    assert _rows(wide.run(merges=200)) == _rows(narrow.run(merges=200))
+
+
 def test_loading_the_step_code_changes_nothing_and_is_the_code_a_step_runs(monkeypatch):
     """The parent loads the compiled step while the child trains (Trainer.load_step_code), on its
     own arrays or on a state taken back: with the very types a step passes (numba keeps one

@@ -11,10 +11,11 @@ import numpy as np
 
 from tokworkbench.core.bpe import mergekernel as K
 
-_TABLE = ("tkey", "tcount", "tfirst", "thead", "ttail", "tlen")
 _HEAP = ("hc", "hk", "hp")
 # what a step or an undo changes, and so what travels
-MOVING = (*_TABLE, "ppos", "plink", "order", *_HEAP, "app_pos", "app_start", "meta")
+MOVING = ("table", "tfirst", "ppos", "plink", "order", *_HEAP, "app_pos", "app_start", "meta")
+
+LINKS32_BELOW = 2**31  # pool nodes (up to 4 a unit) and table links are 32-bit below this
 
 
 def _pow2(n: int) -> int:
@@ -28,7 +29,7 @@ class KernelPairs:
         self.flat = flat
         size = flat.size
         pos = flat.next.dtype
-        link = np.int32 if 4 * size < 2**31 else np.int64
+        link = np.int32 if 4 * size < LINKS32_BELOW else np.int64
         self.ppos = np.empty(size + size // 4 + 1024, dtype=pos)  # a position per unit to begin with
         self.plink = np.empty(len(self.ppos), dtype=link)
         self.meta = m = np.zeros(K.META, dtype=np.int64)
@@ -38,9 +39,8 @@ class KernelPairs:
         m[K.SIZE] = size
         m[K.KEEP] = keep
         m[K.VOCAB] = vocab
-        table = K.count_pairs(flat.ids, flat.next, flat.weight, self.ppos, self.plink, m, 12)
-        for name, array in zip(_TABLE, table):
-            setattr(self, name, array)
+        self.table, self.tfirst = K.count_pairs(flat.ids, flat.next, flat.weight, self.ppos, self.plink, m,
+                                                K.empty_table(1 << 12, link))
         if not use_first:
             self.tfirst = np.zeros(1, dtype=np.int64)  # kept only for the `first` rule
         self.order = np.zeros(_pow2(vocab + 4096), dtype=np.int64)
@@ -84,13 +84,13 @@ class KernelPairs:
         return int(self.meta[K.LIVE])
 
     def count(self, key: int) -> int:
-        s = K.find(self.tkey, key)
-        return int(self.tcount[s]) if s >= 0 else 0
+        s = K.find(self.table, key)
+        return int(self.table[s]["count"]) if s >= 0 else 0
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Every pair's key and count (table order)."""
-        live = self.tcount > 0
-        return self.tkey[live], self.tcount[live]
+        live = self.table["count"] > 0
+        return self.table["key"][live], self.table["count"][live]
 
     def counts(self) -> dict[int, int]:
         keys, counts = self.pairs()
@@ -98,25 +98,26 @@ class KernelPairs:
 
     def index(self) -> dict[int, list[int]]:
         """pair key -> the positions its list holds (for the tests' recount)."""
-        positions, sizes = K.lists(self.tcount, self.ppos, self.plink, self.thead, self.tlen)
-        live = np.flatnonzero(self.tcount > 0)
+        positions, sizes = K.lists(self.table, self.ppos, self.plink)
+        live = np.flatnonzero(self.table["count"] > 0)
         bounds = np.concatenate(([0], np.cumsum(sizes[live]))).tolist()
-        return {int(self.tkey[s]): positions[i:j].tolist() for s, i, j in zip(live.tolist(), bounds, bounds[1:])}
+        keys = self.table["key"][live].tolist()
+        return {key: positions[i:j].tolist() for key, i, j in zip(keys, bounds, bounds[1:])}
 
     def tie_key(self, key: int) -> int:
         """The pair's tie key as the heap ranks it (smaller wins among equal counts)."""
         if self.meta[K.USE_FIRST]:
-            return int(self.tfirst[K.find(self.tkey, key)])
+            return int(self.tfirst[K.find(self.table, key)])
         return (int(self.order[key >> 32]) << 32) + int(self.order[key & 0xFFFFFFFF])
 
     def firsts(self) -> dict[int, int]:
-        live = self.tcount > 0
-        return dict(zip(self.tkey[live].tolist(), self.tfirst[live].tolist()))
+        live = self.table["count"] > 0
+        return dict(zip(self.table["key"][live].tolist(), self.tfirst[live].tolist()))
 
     def best(self) -> int:
         """The best pair's key, or -1 when none is left."""
         while True:
-            got = K.best(self.tkey, self.tcount, self.tfirst, self.order, self.hc, self.hk, self.hp, self.meta, True)
+            got = K.best(self.table, self.tfirst, self.order, self.hc, self.hk, self.hp, self.meta, True)
             if got != K.NEED:
                 return int(got)
             self._grow()
@@ -126,7 +127,7 @@ class KernelPairs:
         keys = np.empty(k, dtype=np.int64)
         counts = np.empty(k, dtype=np.int64)
         while True:
-            n = K.top(self.tkey, self.tcount, self.tfirst, self.order, self.hc, self.hk, self.hp, self.meta,
+            n = K.top(self.table, self.tfirst, self.order, self.hc, self.hk, self.hp, self.meta,
                       k, keys, counts)
             if n != K.NEED:
                 return keys[:n].tolist(), counts[:n].tolist()
@@ -167,11 +168,11 @@ class KernelPairs:
 
     # -- inside -----------------------------------------------------------------------------
     def _args(self) -> tuple:
-        return (self.tkey, self.tcount, self.tfirst, self.thead, self.ttail, self.tlen, self.ppos, self.plink,
+        return (self.table, self.tfirst, self.ppos, self.plink,
                 self.order, self.hc, self.hk, self.hp, self.app_pos, self.app_start, self.meta)
 
     def _rebuild(self, everything: bool) -> None:
-        while not K.rebuild(self.tkey, self.tcount, self.tfirst, self.order, self.hc, self.hk, self.hp, self.meta,
+        while not K.rebuild(self.table, self.tfirst, self.order, self.hc, self.hk, self.hp, self.meta,
                             everything):
             self._grow()
 
@@ -185,9 +186,7 @@ class KernelPairs:
         need = int(m[K.NEED_TABLE])
         if need:
             bits = _pow2(2 * need).bit_length() - 1  # half full at most: rehashed again after 0.1 more
-            *table, used = K.rehash(self.tkey, self.tcount, self.tfirst, self.thead, self.ttail, self.tlen, bits)
-            for name, array in zip(_TABLE, table):
-                setattr(self, name, array)
+            self.table, self.tfirst, used = K.rehash(self.table, self.tfirst, 1 << bits)
             m[K.USED] = used
         need = int(m[K.NEED_HEAP])
         if need > len(self.hc):

@@ -6,9 +6,10 @@ bookkeeping per merge, where the cells a merge rewrites take microseconds. Here 
 algorithm as `trainer.py` and `flatchunks.py` (read the occurrences, write the cells, count
 what was lost and gained, a heap with lazy invalidation above a floor) runs over arrays:
 
-- the pair table is open addressing with linear probing: key (left << 32 | right), count,
-  first position (the `first` tie-break) and the head, tail and length of its position list.
-  A pair whose count falls to 0 keeps its slot (dead) until the table is rehashed.
+- the pair table is open addressing with linear probing, a row a pair (`table_type`): key
+  (left << 32 | right), count, and the head, tail and length of its position list; the first
+  position (the `first` tie-break) is an array beside it. A pair whose count falls to 0 keeps
+  its slot (dead) until the table is rehashed.
 - positions live in a pool of linked nodes (position, next node), freed nodes on a free list;
   a list may hold positions where its pair no longer stands, never miss one where it does.
 - the heap holds (count, tie key, pair) entries, smallest first by (-count, key, pair).
@@ -33,6 +34,20 @@ _MULT = np.uint64(0x9E3779B97F4A7C15)
 MAX_LOAD = 0.6  # a table fuller than this is rehashed
 
 
+def table_type(link: np.dtype) -> np.dtype:
+    """A pair table's row: one pair's key, count and position list together, so that a probe
+    and what follows it read one cache line, not one per array (a merge's bound is such reads).
+    32 bytes with 32-bit links. The leftmost position (the `first` rule) is an array of its own."""
+    return np.dtype([("key", np.int64), ("count", np.int64), ("head", link), ("tail", link),
+                     ("length", np.int32), ("spare", np.int32)], align=True)
+
+
+def empty_table(slots: int, link: np.dtype) -> np.ndarray:
+    table = np.empty(slots, dtype=table_type(link))
+    _clear(table)
+    return table
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _home(key, mask):
     x = np.uint64(key) * _MULT
@@ -40,35 +55,47 @@ def _home(key, mask):
 
 
 @numba.njit(cache=True, nogil=True)
-def _slot(tkey, key):
+def _clear(T):
+    """No key (-1), no count and no list (-1) in any slot."""
+    for s in range(len(T)):
+        T[s].key = -1
+        T[s].count = 0
+        T[s].head = -1
+        T[s].tail = -1
+        T[s].length = 0
+        T[s].spare = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _slot(T, key):
     """The slot holding `key`, or the empty slot where it would go."""
-    mask = len(tkey) - 1
+    mask = len(T) - 1
     h = _home(key, mask)
     while True:
-        k = tkey[h]
+        k = T[h].key
         if k == key or k == -1:
             return h
         h = (h + 1) & mask
 
 
 @numba.njit(cache=True, nogil=True)
-def find(tkey, key):
-    s = _slot(tkey, key)
-    return s if tkey[s] == key else -1
+def find(T, key):
+    s = _slot(T, key)
+    return s if T[s].key == key else -1
 
 
 @numba.njit(cache=True, nogil=True)
-def _take(tkey, meta, key):
-    s = _slot(tkey, key)
-    if tkey[s] == -1:
-        tkey[s] = key
+def _take(T, meta, key):
+    s = _slot(T, key)
+    if T[s].key == -1:
+        T[s].key = key
         meta[USED] += 1
     return s
 
 
 # -- position lists -------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def _append(ppos, plink, thead, ttail, tlen, meta, s, pos):
+def _append(ppos, plink, T, meta, s, pos):
     node = meta[POOL_FREE]
     if node >= 0:
         meta[POOL_FREE] = plink[node]
@@ -77,28 +104,28 @@ def _append(ppos, plink, thead, ttail, tlen, meta, s, pos):
         meta[POOL_TOP] = node + 1
     ppos[node] = pos
     plink[node] = -1
-    if thead[s] < 0:
-        thead[s] = node
+    if T[s].head < 0:
+        T[s].head = node
     else:
-        plink[ttail[s]] = node
-    ttail[s] = node
-    tlen[s] += 1
+        plink[T[s].tail] = node
+    T[s].tail = node
+    T[s].length += 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _free_list(plink, thead, ttail, tlen, meta, s):
-    if thead[s] >= 0:
-        plink[ttail[s]] = meta[POOL_FREE]
-        meta[POOL_FREE] = thead[s]
-    thead[s] = -1
-    ttail[s] = -1
-    tlen[s] = 0
+def _free_list(plink, T, meta, s):
+    if T[s].head >= 0:
+        plink[T[s].tail] = meta[POOL_FREE]
+        meta[POOL_FREE] = T[s].head
+    T[s].head = -1
+    T[s].tail = -1
+    T[s].length = 0
 
 
 @numba.njit(cache=True, nogil=True)
-def _positions(ppos, plink, thead, tlen, s):
-    out = np.empty(tlen[s], dtype=np.int64)
-    node = thead[s]
+def _positions(ppos, plink, T, s):
+    out = np.empty(T[s].length, dtype=np.int64)
+    node = T[s].head
     i = 0
     while node >= 0:
         out[i] = ppos[node]
@@ -108,10 +135,10 @@ def _positions(ppos, plink, thead, tlen, s):
 
 
 @numba.njit(cache=True, nogil=True)
-def _leftmost(ids, nxt, ppos, plink, thead, ttail, tlen, meta, tkey, s):
+def _leftmost(ids, nxt, ppos, plink, T, meta, s):
     """The smallest position where the pair of slot s stands; the list keeps only those."""
-    a, b = tkey[s] >> 32, tkey[s] & 0xFFFFFFFF
-    node = thead[s]
+    a, b = T[s].key >> 32, T[s].key & 0xFFFFFFFF
+    node = T[s].head
     best = -1
     head, tail, n = -1, -1, 0
     while node >= 0:
@@ -132,7 +159,7 @@ def _leftmost(ids, nxt, ppos, plink, thead, ttail, tlen, meta, tkey, s):
         node = following
     if tail >= 0:
         plink[tail] = -1
-    thead[s], ttail[s], tlen[s] = head, tail, n
+    T[s].head, T[s].tail, T[s].length = head, tail, n
     return best
 
 
@@ -197,7 +224,7 @@ def _key(order, tfirst, meta, s, pair):
 
 
 @numba.njit(cache=True, nogil=True)
-def rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, everything):
+def rebuild(T, tfirst, order, hc, hk, hp, meta, everything):
     """Rank the pairs counted at least the KEEP-th highest count (every pair if `everything`).
     False, and nothing changed, when the heap cannot hold them."""
     live = meta[LIVE]
@@ -205,23 +232,23 @@ def rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, everything):
     if live > meta[KEEP] and not everything:
         values = np.empty(live, dtype=np.int64)
         j = 0
-        for s in range(len(tkey)):
-            if tcount[s] > 0:
-                values[j] = tcount[s]
+        for s in range(len(T)):
+            if T[s].count > 0:
+                values[j] = T[s].count
                 j += 1
         floor = np.partition(values, live - meta[KEEP])[live - meta[KEEP]]
     n = 0
-    for s in range(len(tkey)):
-        if tcount[s] >= floor:
+    for s in range(len(T)):
+        if T[s].count >= floor:
             n += 1
     if n > len(hc):
         meta[NEED_HEAP] = n
         return False
     n = 0
-    for s in range(len(tkey)):
-        c = tcount[s]
+    for s in range(len(T)):
+        c = T[s].count
         if c >= floor:
-            hc[n], hk[n], hp[n] = c, _key(order, tfirst, meta, s, tkey[s]), tkey[s]
+            hc[n], hk[n], hp[n] = c, _key(order, tfirst, meta, s, T[s].key), T[s].key
             n += 1
     for i in range(n // 2 - 1, -1, -1):
         _sift_down(hc, hk, hp, n, i)
@@ -233,14 +260,14 @@ def rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, everything):
 
 
 @numba.njit(cache=True, nogil=True)
-def best(tkey, tcount, tfirst, order, hc, hk, hp, meta, lower):
+def best(T, tfirst, order, hc, hk, hp, meta, lower):
     """The best pair's key; NONE when no pair is left (`lower=False`: also when only pairs below
     the floor are left); NEED when the heap must grow first."""
     while True:
         while meta[HSIZE] > 0:
             pair = hp[0]
-            s = find(tkey, pair)
-            n = tcount[s] if s >= 0 else 0
+            s = find(T, pair)
+            n = T[s].count if s >= 0 else 0
             if n == 0:
                 _pop(hc, hk, hp, meta)
                 continue
@@ -254,83 +281,79 @@ def best(tkey, tcount, tfirst, order, hc, hk, hp, meta, lower):
                 _sift_down(hc, hk, hp, meta[HSIZE], 0)
         if meta[FLOOR] == 0 or meta[LIVE] == 0 or not lower:
             return NONE
-        if not rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, False):
+        if not rebuild(T, tfirst, order, hc, hk, hp, meta, False):
             return NEED
 
 
 @numba.njit(cache=True, nogil=True)
-def _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta):
+def _trim(T, tfirst, order, hc, hk, hp, meta):
     bound = max(min(3 * meta[LIVE] + 4096, 8 * meta[KEEP]), 2 * meta[REBUILT])
     if meta[HSIZE] > bound:
-        rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, False)  # on False the old heap stays valid
+        rebuild(T, tfirst, order, hc, hk, hp, meta, False)  # on False the old heap stays valid
 
 
 # -- building ----------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def count_pairs(ids, nxt, weight, ppos, plink, meta, bits):
-    """Every adjacent pair in a table of 2**bits slots (grown as it fills): its key, count,
-    leftmost position and its positions, ascending, as a list in the pool."""
+def count_pairs(ids, nxt, weight, ppos, plink, meta, T):
+    """Every adjacent pair in the empty table T (grown as it fills): its key, count, leftmost
+    position and its positions, ascending, as a list in the pool. Returns the table and the
+    leftmost positions."""
     size = meta[SIZE]
-    tkey = np.full(1 << bits, -1, dtype=np.int64)
-    tcount = np.zeros(1 << bits, dtype=np.int64)
-    tfirst = np.zeros(1 << bits, dtype=np.int64)
-    thead = np.full(1 << bits, -1, dtype=plink.dtype)
-    ttail = np.full(1 << bits, -1, dtype=plink.dtype)
-    tlen = np.zeros(1 << bits, dtype=np.int32)
+    tfirst = np.zeros(len(T), dtype=np.int64)
     for p in range(size):
         q = nxt[p]
         if q == size or ids[p] < 0:
             continue
         key = (np.int64(ids[p]) << 32) | ids[q]
-        s = _slot(tkey, key)
-        if tkey[s] == -1:
-            if meta[USED] + 1 > MAX_LOAD * len(tkey):
-                bits += 1
-                tkey, tcount, tfirst, thead, ttail, tlen, _ = rehash(tkey, tcount, tfirst, thead, ttail, tlen, bits)
-                s = _slot(tkey, key)
-            tkey[s] = key
+        s = _slot(T, key)
+        if T[s].key == -1:
+            if meta[USED] + 1 > MAX_LOAD * len(T):
+                T, tfirst, _ = rehash(T, tfirst, 2 * len(T))
+                s = _slot(T, key)
+            T[s].key = key
             tfirst[s] = p
             meta[USED] += 1
             meta[LIVE] += 1
-        tcount[s] += weight[p]
-        _append(ppos, plink, thead, ttail, tlen, meta, s, p)
-    return tkey, tcount, tfirst, thead, ttail, tlen
+        T[s].count += weight[p]
+        _append(ppos, plink, T, meta, s, p)
+    return T, tfirst
 
 
 @numba.njit(cache=True, nogil=True)
-def rehash(tkey, tcount, tfirst, thead, ttail, tlen, bits):
-    """The live pairs in a table of 2**bits slots (dead ones dropped)."""
-    m = 1 << bits
-    nkey = np.full(m, -1, dtype=np.int64)
-    ncount = np.zeros(m, dtype=np.int64)
-    nfirst = np.zeros(m if len(tfirst) > 1 else 1, dtype=tfirst.dtype)
-    nhead = np.full(m, -1, dtype=thead.dtype)
-    ntail = np.full(m, -1, dtype=ttail.dtype)
-    nlen = np.zeros(m, dtype=tlen.dtype)
+def rehash(T, tfirst, slots):
+    """The live pairs in a table of `slots` slots (dead ones dropped), their leftmost
+    positions (kept only for the `first` rule: else an array of one), and how many."""
+    N = np.empty(slots, dtype=T.dtype)
+    _clear(N)
+    nfirst = np.zeros(slots if len(tfirst) > 1 else 1, dtype=np.int64)
     used = 0
-    for s in range(len(tkey)):
-        if tcount[s] > 0:
-            t = _slot(nkey, tkey[s])
-            nkey[t], ncount[t], nhead[t], ntail[t], nlen[t] = tkey[s], tcount[s], thead[s], ttail[s], tlen[s]
+    for s in range(len(T)):
+        if T[s].count > 0:
+            t = _slot(N, T[s].key)
+            N[t] = T[s]
             if len(tfirst) > 1:
                 nfirst[t] = tfirst[s]
             used += 1
-    return nkey, ncount, nfirst, nhead, ntail, nlen, used
+    return N, nfirst, used
 
 
 # -- a merge and its undo ------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
-    """Room for a step touching n positions; else the sizes needed go to meta."""
+def _fits(T, ppos, hc, app_pos, app_start, order, meta, n):
+    """Room for a step touching n positions; else the sizes needed go to meta. The pairs a
+    step makes are (x, new) and (new, y), or an undo's (x, a), (b, y) and (a, b), with x and y
+    ids below the vocabulary's size: at most twice that many new slots and heap entries, however
+    many positions (the first merges of a large corpus touch hundreds of thousands)."""
     ok = True
     if meta[POOL_TOP] + 3 * n + 1 > len(ppos):
         meta[NEED_POOL] = meta[POOL_TOP] + 3 * n + 1
         ok = False
-    if meta[USED] + 2 * n + 2 > MAX_LOAD * len(tkey):
-        meta[NEED_TABLE] = meta[LIVE] + 2 * n + 2
+    pairs = min(2 * n, 2 * meta[VOCAB] + 2) + 2
+    if meta[USED] + pairs > MAX_LOAD * len(T):
+        meta[NEED_TABLE] = meta[LIVE] + pairs
         ok = False
-    if meta[HSIZE] + 2 * n + 2 > len(hc):  # (a rebuild that does not fit asks for itself)
-        meta[NEED_HEAP] = meta[HSIZE] + 2 * n + 2
+    if meta[HSIZE] + pairs > len(hc):  # (a rebuild that does not fit asks for itself)
+        meta[NEED_HEAP] = meta[HSIZE] + pairs
         ok = False
     if meta[APP_TOP] + n > len(app_pos) or meta[MERGES] + 2 > len(app_start) or meta[VOCAB] + 1 > len(order):
         meta[NEED_APP] = meta[APP_TOP] + n
@@ -339,34 +362,34 @@ def _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta, key, pos, w):
-    s = _take(tkey, meta, key)
-    if tcount[s] == 0:
+def _gain(T, tfirst, ppos, plink, meta, key, pos, w):
+    s = _take(T, meta, key)
+    if T[s].count == 0:
         meta[LIVE] += 1
         if meta[USE_FIRST]:
             tfirst[s] = pos
     elif meta[USE_FIRST] and pos < tfirst[s]:
         tfirst[s] = pos
-    tcount[s] += w
-    _append(ppos, plink, thead, ttail, tlen, meta, s, pos)
+    T[s].count += w
+    _append(ppos, plink, T, meta, s, pos)
     return s
 
 
 @numba.njit(cache=True, nogil=True)
-def _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, slots, n):
+def _push_gained(T, tfirst, order, hc, hk, hp, meta, slots, n):
     """One heap entry per pair that gained, with its count after the whole step."""
     floor = meta[FLOOR]
     for i in range(n):  # a pushed pair's count is negated until the end: seen
         s = slots[i]
-        c = tcount[s]
+        c = T[s].count
         if c > 0:
             if c >= floor:
-                _push(hc, hk, hp, meta, c, _key(order, tfirst, meta, s, tkey[s]), tkey[s])
-            tcount[s] = -c
+                _push(hc, hk, hp, meta, c, _key(order, tfirst, meta, s, T[s].key), T[s].key)
+            T[s].count = -c
     for i in range(n):
         s = slots[i]
-        if tcount[s] < 0:
-            tcount[s] = -tcount[s]
+        if T[s].count < 0:
+            T[s].count = -T[s].count
 
 
 @numba.njit(cache=True, nogil=True)
@@ -382,20 +405,20 @@ def _free_after(P, R, m, size):
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+def _merge(ids, nxt, prv, weight, T, tfirst, ppos, plink,
            order, hc, hk, hp, app_pos, app_start, meta, a, b, out, row):
     """Replace (a, b) by the next id left to right without overlap; one row of `out`:
     (a, b, new id, count, replacements)."""
     size = meta[SIZE]
     z = meta[VOCAB]
     ab = (np.int64(a) << 32) | b
-    s = find(tkey, ab)
+    s = find(T, ab)
     count = 0
-    if s >= 0 and tcount[s] > 0:
-        count = tcount[s]
-        cand = np.sort(_positions(ppos, plink, thead, tlen, s))
-        _free_list(plink, thead, ttail, tlen, meta, s)
-        tcount[s] = 0
+    if s >= 0 and T[s].count > 0:
+        count = T[s].count
+        cand = np.sort(_positions(ppos, plink, T, s))
+        _free_list(plink, T, meta, s)
+        T[s].count = 0
         meta[LIVE] -= 1
     else:
         cand = np.empty(0, dtype=np.int64)
@@ -425,15 +448,15 @@ def _merge(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos
         if left != size:
             key = (np.int64(ids[left]) << 32) | a
             if key != ab:
-                t = find(tkey, key)
-                tcount[t] -= weight[left]
+                t = find(T, key)
+                T[t].count -= weight[left]
                 lost[nl] = t
                 nl += 1
         if free[i]:
             key = (np.int64(b) << 32) | ids[R[i]]
             if key != ab:
-                t = find(tkey, key)
-                tcount[t] -= weight[Q[i]]
+                t = find(T, key)
+                T[t].count -= weight[Q[i]]
                 lost[nl] = t
                 nl += 1
     reps = 0
@@ -457,31 +480,31 @@ def _merge(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos
     for i in range(m):
         left = prv[P[i]]
         if left != size:
-            gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta,
+            gained[ng] = _gain(T, tfirst, ppos, plink, meta,
                                (np.int64(ids[left]) << 32) | z, left, weight[left])
             ng += 1
     for i in range(m):
         if free[i]:
-            gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta,
+            gained[ng] = _gain(T, tfirst, ppos, plink, meta,
                                (np.int64(z) << 32) | ids[R[i]], P[i], weight[P[i]])
             ng += 1
-    _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, gained, ng)
+    _push_gained(T, tfirst, order, hc, hk, hp, meta, gained, ng)
     for i in range(nl):  # a pair is lost at many places: settled once (a freed list has no head)
         t = lost[i]
-        if tcount[t] == 0:
-            if thead[t] >= 0:
-                _free_list(plink, thead, ttail, tlen, meta, t)
+        if T[t].count == 0:
+            if T[t].head >= 0:
+                _free_list(plink, T, meta, t)
                 meta[LIVE] -= 1
         elif meta[USE_FIRST]:
             f = tfirst[t]
-            if not (ids[f] == tkey[t] >> 32 and ids[nxt[f]] == tkey[t] & 0xFFFFFFFF):
-                tfirst[t] = _leftmost(ids, nxt, ppos, plink, thead, ttail, tlen, meta, tkey, t)
-    _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta)
+            if not (ids[f] == T[t].key >> 32 and ids[nxt[f]] == T[t].key & 0xFFFFFFFF):
+                tfirst[t] = _leftmost(ids, nxt, ppos, plink, T, meta, t)
+    _trim(T, tfirst, order, hc, hk, hp, meta)
     out[row, 0], out[row, 1], out[row, 2], out[row, 3], out[row, 4] = a, b, z, count, reps
 
 
 @numba.njit(cache=True, nogil=True)
-def run(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+def run(ids, nxt, prv, weight, T, tfirst, ppos, plink,
         order, hc, hk, hp, app_pos, app_start, meta, k, forced, out):
     """Up to k merges, the best pair each time (or `forced`'s pairs first, while they last).
     Returns (merges made, OK | NONE | NEED): NONE when no pair was left, NEED when the arrays
@@ -491,28 +514,28 @@ def run(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, p
         if done < len(forced):
             pair = forced[done]
         else:
-            pair = best(tkey, tcount, tfirst, order, hc, hk, hp, meta, True)
+            pair = best(T, tfirst, order, hc, hk, hp, meta, True)
             if pair < 0:
                 return done, pair
-        s = find(tkey, pair)
-        n = tlen[s] if s >= 0 else 0
-        if not _fits(tkey, ppos, hc, app_pos, app_start, order, meta, n):
+        s = find(T, pair)
+        n = T[s].length if s >= 0 else 0
+        if not _fits(T, ppos, hc, app_pos, app_start, order, meta, n):
             return done, NEED
-        _merge(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+        _merge(ids, nxt, prv, weight, T, tfirst, ppos, plink,
                order, hc, hk, hp, app_pos, app_start, meta, pair >> 32, pair & 0xFFFFFFFF, out, done)
         done += 1
     return done, OK
 
 
 @numba.njit(cache=True, nogil=True)
-def undo(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, plink,
+def undo(ids, nxt, prv, weight, T, tfirst, ppos, plink,
          order, hc, hk, hp, app_pos, app_start, meta, a, b, count, width):
     """Exactly undo the newest merge, of (a, b) with `count`; `width` is the units of token a.
     OK, or NEED (nothing changed)."""
     size = meta[SIZE]
     lo, hi = app_start[meta[MERGES] - 1], app_start[meta[MERGES]]
     m = hi - lo
-    if not _fits(tkey, ppos, hc, app_pos, app_start, order, meta, 2 * m):
+    if not _fits(T, ppos, hc, app_pos, app_start, order, meta, 2 * m):
         return NEED
     z = meta[VOCAB] - 1
     ab = (np.int64(a) << 32) | b
@@ -526,16 +549,16 @@ def undo(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, 
     for i in range(m):
         left = prv[P[i]]
         if left != size:
-            t = find(tkey, (np.int64(ids[left]) << 32) | z)
-            if tcount[t] > 0:
-                tcount[t] = 0
-                _free_list(plink, thead, ttail, tlen, meta, t)
+            t = find(T, (np.int64(ids[left]) << 32) | z)
+            if T[t].count > 0:
+                T[t].count = 0
+                _free_list(plink, T, meta, t)
                 meta[LIVE] -= 1
         if free[i]:
-            t = find(tkey, (np.int64(z) << 32) | ids[R[i]])
-            if tcount[t] > 0:
-                tcount[t] = 0
-                _free_list(plink, thead, ttail, tlen, meta, t)
+            t = find(T, (np.int64(z) << 32) | ids[R[i]])
+            if T[t].count > 0:
+                T[t].count = 0
+                _free_list(plink, T, meta, t)
                 meta[LIVE] -= 1
     for i in range(m):
         p, q, r = P[i], Q[i], R[i]
@@ -550,36 +573,36 @@ def undo(ids, nxt, prv, weight, tkey, tcount, tfirst, thead, ttail, tlen, ppos, 
         if left != size:
             key = (np.int64(ids[left]) << 32) | a
             if key != ab:
-                gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta, key, left, weight[left])
+                gained[ng] = _gain(T, tfirst, ppos, plink, meta, key, left, weight[left])
                 ng += 1
         if free[i]:
             key = (np.int64(b) << 32) | ids[R[i]]
             if key != ab:
-                gained[ng] = _gain(tkey, tcount, tfirst, ppos, plink, thead, ttail, tlen, meta, key, Q[i], weight[Q[i]])
+                gained[ng] = _gain(T, tfirst, ppos, plink, meta, key, Q[i], weight[Q[i]])
                 ng += 1
     if count:
-        s = _take(tkey, meta, ab)
-        tcount[s] = count
+        s = _take(T, meta, ab)
+        T[s].count = count
         meta[LIVE] += 1
         if meta[USE_FIRST]:
             tfirst[s] = P[0]
         for i in range(m):
-            _append(ppos, plink, thead, ttail, tlen, meta, s, P[i])
+            _append(ppos, plink, T, meta, s, P[i])
         if a == b:
             for i in range(m):
-                _append(ppos, plink, thead, ttail, tlen, meta, s, Q[i])
+                _append(ppos, plink, T, meta, s, Q[i])
         gained[ng] = s
         ng += 1
-    _push_gained(tkey, tcount, tfirst, order, hc, hk, hp, meta, gained, ng)
+    _push_gained(T, tfirst, order, hc, hk, hp, meta, gained, ng)
     meta[APP_TOP] = lo
     meta[MERGES] -= 1
     meta[VOCAB] = z
-    _trim(tkey, tcount, tfirst, order, hc, hk, hp, meta)
+    _trim(T, tfirst, order, hc, hk, hp, meta)
     return OK
 
 
 @numba.njit(cache=True, nogil=True)
-def top(tkey, tcount, tfirst, order, hc, hk, hp, meta, k, keys, counts):
+def top(T, tfirst, order, hc, hk, hp, meta, k, keys, counts):
     """The k best pairs in selection order into keys/counts; how many, or NEED. The heap keeps
     every entry it had (the popped ones go back)."""
     kc = np.empty(k, dtype=np.int64)
@@ -587,14 +610,14 @@ def top(tkey, tcount, tfirst, order, hc, hk, hp, meta, k, keys, counts):
     kp = np.empty(k, dtype=np.int64)
     n = 0
     while n < k:
-        pair = best(tkey, tcount, tfirst, order, hc, hk, hp, meta, False)
+        pair = best(T, tfirst, order, hc, hk, hp, meta, False)
         if pair == NONE:
             if meta[FLOOR] == 0:
                 break
             for i in range(n):  # fewer than k pairs above the floor: rank them all, start again
                 _push(hc, hk, hp, meta, kc[i], kk[i], kp[i])
             n = 0
-            if not rebuild(tkey, tcount, tfirst, order, hc, hk, hp, meta, True):
+            if not rebuild(T, tfirst, order, hc, hk, hp, meta, True):
                 return NEED
             continue
         if pair == NEED:
@@ -618,21 +641,21 @@ def top(tkey, tcount, tfirst, order, hc, hk, hp, meta, k, keys, counts):
 
 
 @numba.njit(cache=True, nogil=True)
-def lists(tcount, ppos, plink, thead, tlen):
+def lists(T, ppos, plink):
     """Every live pair's positions end to end, and each one's number, in slot order."""
     total = 0
-    for s in range(len(tcount)):
-        if tcount[s] > 0:
-            total += tlen[s]
+    for s in range(len(T)):
+        if T[s].count > 0:
+            total += T[s].length
     out = np.empty(total, dtype=np.int64)
-    sizes = np.zeros(len(tcount), dtype=np.int64)
+    sizes = np.zeros(len(T), dtype=np.int64)
     j = 0
-    for s in range(len(tcount)):
-        if tcount[s] > 0:
-            node = thead[s]
+    for s in range(len(T)):
+        if T[s].count > 0:
+            node = T[s].head
             while node >= 0:
                 out[j] = ppos[node]
                 node = plink[node]
                 j += 1
-            sizes[s] = tlen[s]
+            sizes[s] = T[s].length
     return out, sizes
