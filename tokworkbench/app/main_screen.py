@@ -322,6 +322,7 @@ class MainScreen(Screen):
             self._take_pair_selection()
             if self.cursor_span is not None and self.snapshot.window.spans != self._token_cursor[0]:
                 self.cursor_span = None  # another window, or its tokens changed: the mark would lie
+            self.corpus_pane.draw_pending()  # in the frame that shows the tables
         self._refresh_bindings_if_changed()
 
     def _show_run(self, snap: Snapshot) -> None:

@@ -131,7 +131,14 @@ class CorpusPane(Vertical):
         """A step changes the snapshot and then the selection: draw once, after both."""
         if not self._draw_pending:
             self._draw_pending = True
-            self.call_later(self._draw)
+            self.call_later(self.draw_pending)
+
+    def draw_pending(self) -> None:
+        """Draw now what the changes so far asked for. The screen calls this once a key's
+        changes are all made: drawn only when this pane's turn came, the text reached the
+        screen a frame (17-35 ms) after the tables did."""
+        if self._draw_pending:
+            self._draw()
 
     def _draw(self) -> None:
         self._draw_pending = False
