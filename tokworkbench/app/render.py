@@ -57,10 +57,11 @@ def palette_of(app) -> Palette:
 _VISIBLE = {"\n": "↵\n", "\t": "→", "\r": "␍", "\x00": "␀", "\u200b": "⟨ZWSP⟩", "\u200d": "⟨ZWJ⟩"}
 
 
+_SHOWN = str.maketrans(_VISIBLE)
+
+
 def _display(chunk: str) -> str:
-    if not any(c in _VISIBLE for c in chunk):
-        return chunk
-    return "".join(_VISIBLE.get(c, c) for c in chunk)
+    return chunk.translate(_SHOWN)
 
 
 def style_runs(
@@ -97,7 +98,7 @@ def style_runs(
         if e <= s:
             continue
         base = palette.tokens[span.ordinal % len(palette.tokens)]
-        if not (cut or marked):
+        if (not cut or cut.isdisjoint(range(s, e))) and (not marked or marked.isdisjoint(range(s, e))):
             runs.append((_display(text[s:e]), base))
             if owners is not None:
                 owners.append(index)
