@@ -3,7 +3,7 @@
     python benchmarks/app_latency.py [CORPUS] [--cancel-at N ...] [--cancel-only]
     # default: bench-data/corpus/mixed-10M.txt and its first 1 MB; cancel at 5,000 merges
 
-Measures, per corpus and screen size (80x24 and 200x60):
+Measures, per corpus and screen size (80x24, 160x48 and 200x60):
 - one merge (`n`) and one undo (`u`) from key press until the app has handled it and
   repainted (median and worst of 20, through the pilot, which adds waits of its own);
 - `n` again as a terminal sends it, without the pilot: until the session has the new merge,
@@ -41,7 +41,7 @@ from tokworkbench.app.dialogs import HelpDialog  # noqa: E402
 from tokworkbench.core.session.settings import Settings  # noqa: E402
 
 PRESSES = 20
-SIZES = [(80, 24), (200, 60)]
+SIZES = [(80, 24), (160, 48), (200, 60)]  # 160x48: the size the key-to-frame bar names
 DEFAULT = ROOT / "bench-data" / "corpus" / "mixed-10M.txt"
 
 
