@@ -149,6 +149,34 @@ def test_64_bit_links_merge_and_undo_as_32_bit_ones(monkeypatch, tie):
     assert _rows(wide.run(merges=200)) == _rows(narrow.run(merges=200))
 
 
+def test_a_pool_that_outgrows_32_bit_links_widens_them_and_goes_on_exactly(monkeypatch):
+    """Steps and undos can take the pool past 4 nodes a unit, the size its links were chosen
+    for (an undo puts back positions the lists still hold): the grow that would pass 32 bits
+    widens the links and the table's rows instead, and training goes on exactly."""
+    from tokworkbench.core.bpe import kernelpairs
+
+    texts = _samples(CORPORA["mixed"])
+    config = TrainConfig(tie_break="hf", pre_tokenizer=pre_tokenizer("gpt2"))
+    kept, widened = Trainer(texts, config), Trainer(texts, config)
+    links = lambda t: t.training_state()["_kernel"]["plink"].dtype  # noqa: E731
+    for _ in range(60):  # merges then undos, until the pool grows
+        monkeypatch.setattr(kernelpairs, "LINKS32_BELOW", 1)  # any grow of this one passes the bound
+        made = _rows(widened.run(merges=200))
+        undone = [widened.undo() for _ in range(200)]
+        monkeypatch.setattr(kernelpairs, "LINKS32_BELOW", 2**31)
+        assert made == _rows(kept.run(merges=200))
+        assert undone == [kept.undo() for _ in range(200)]
+        if links(widened) == "int64":
+            break
+    assert links(widened) == "int64" and links(kept) == "int32", "the pool never grew"
+    assert widened.training_state()["_kernel"]["table"].dtype["head"] == "int64"
+    assert _state(widened) == _state(kept)
+    assert _rows(widened.run(merges=300)) == _rows(kept.run(merges=300))
+    for _ in range(100):
+        assert widened.undo() == kept.undo()
+    assert _state(widened) == _state(kept)
+
+
 def test_loading_the_step_code_changes_nothing_and_is_the_code_a_step_runs(monkeypatch):
     """The parent loads the compiled step while the child trains (Trainer.load_step_code), on its
     own arrays or on a state taken back: with the very types a step passes (numba keeps one

@@ -15,7 +15,10 @@ _HEAP = ("hc", "hk", "hp")
 # what a step or an undo changes, and so what travels
 MOVING = ("table", "tfirst", "ppos", "plink", "order", *_HEAP, "app_pos", "app_start", "meta")
 
-LINKS32_BELOW = 2**31  # pool nodes (up to 4 a unit) and table links are 32-bit below this
+# Pool nodes and the table's links are 32-bit while the pool stays below this many nodes. A run
+# needs up to 4 nodes a unit, so a corpus of a quarter as many units starts with 64 bits; steps
+# and undos past that (an undo puts back positions the lists still hold) widen them (`_grow`).
+LINKS32_BELOW = 2**31
 
 
 def _pow2(n: int) -> int:
@@ -182,6 +185,9 @@ class KernelPairs:
         need = int(m[K.NEED_POOL])
         if need > len(self.ppos):
             cap = max(need, len(self.ppos) * 3 // 2)
+            if cap >= LINKS32_BELOW and self.plink.dtype != np.int64:  # a node's number would not fit
+                self.plink = self.plink.astype(np.int64)
+                self.table = self.table.astype(K.table_type(np.int64))
             self.ppos, self.plink = _grown(self.ppos, cap, m[K.POOL_TOP]), _grown(self.plink, cap, m[K.POOL_TOP])
         need = int(m[K.NEED_TABLE])
         if need:
