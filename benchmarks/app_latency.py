@@ -7,8 +7,8 @@ Measures, per corpus and screen size (80x24, 160x48 and 200x60):
 - one merge (`n`) and one undo (`u`) from key press until the app has handled it and
   repainted (median and worst of 20, through the pilot, which adds waits of its own);
 - `n` again as a terminal sends it, without the pilot: until the session has the new merge,
-  until the first frame painted after the key (one frame shows the merge in the tables and
-  the text), and the CPU time spent including the repaint;
+  until the first frame painted with it (one frame shows the merge in the tables and the
+  text), and the CPU time spent including the repaint;
 - the core's own step/undo time for comparison;
 - how long a key press (`?`, open help) waits while `r` trains in the child process;
 - cancel, once the run has made N merges (`--cancel-at`, several allowed): from `escape` to the
@@ -82,15 +82,16 @@ async def measure_keys(app, pilot, main, session) -> list[str]:
         await pilot.pause()
         undos.append(time.perf_counter() - t)
     direct, cpu, framed = [], [], []  # a key as a terminal sends it: no pilot waits before or after
-    frames = _frame_clock(app.screen)
+    frames = _frame_clock(app.screen, lambda: session.steps)
     for _ in range(PRESSES):
         merged = session.steps
         c, t = time.process_time(), time.perf_counter()
         app.simulate_key("n")
         await wait_until(lambda: session.steps != merged)
         direct.append(time.perf_counter() - t)
-        await wait_until(lambda: frames and frames[-1] > t)  # the first frame painted after it
-        framed.append(min(f for f in frames if f > t) - t)
+        shown = lambda: [f for f, steps in frames if f > t and steps != merged]  # noqa: E731
+        await wait_until(shown)  # the first frame painted with the merge
+        framed.append(min(shown()) - t)
         await pilot.pause()  # the repaint, whose CPU time counts below
         cpu.append(time.process_time() - c)
     for _ in range(PRESSES):
@@ -105,19 +106,20 @@ async def measure_keys(app, pilot, main, session) -> list[str]:
     return [f"  merge key  n : {ms(steps)}   (core step alone: {ms(core_steps)})",
             f"  undo key   u : {ms(undos)}   (core undo alone: {ms(core_undos)})",
             f"  n without the pilot: key to new state {ms(direct)}; CPU with the repaint {ms(cpu)}",
-            f"  n without the pilot: key to the first frame painted after it {ms(framed)}"]
+            f"  n without the pilot: key to the first frame painted with the merge {ms(framed)}"]
 
 
-def _frame_clock(screen) -> list[float]:
-    """When each of the screen's frames finished painting. Textual has no public hook for a
-    painted frame: this wraps the screen's compositor refresh (a private method), so that the
-    key-to-frame time measures what a user sees, not only the state behind it."""
-    times: list[float] = []
+def _frame_clock(screen, steps) -> list[tuple[float, int]]:
+    """When each of the screen's frames finished painting, and the session's step count then.
+    Textual has no public hook for a painted frame: this wraps the screen's compositor refresh
+    (a private method), so that the key-to-frame time measures what a user sees, not only the
+    state behind it; a frame painted before the key's handler ran does not count."""
+    times: list[tuple[float, int]] = []
     paint = screen._compositor_refresh
 
     def painted(*args, **kwargs):
         result = paint(*args, **kwargs)
-        times.append(time.perf_counter())
+        times.append((time.perf_counter(), steps()))
         return result
 
     screen._compositor_refresh = painted
