@@ -22,7 +22,7 @@ import numpy as np
 
 from tokworkbench.core import jit
 from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pair, pair_keys
-from tokworkbench.core.bpe.history import MergeRecord, TrainingHistory
+from tokworkbench.core.bpe.history import MergeRecord, TrainingHistory, records
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
 from tokworkbench.core.curve import compression_curve
@@ -476,21 +476,21 @@ class Trainer:
         """Up to k merges in the compiled loop (replayed pairs first), recorded as `step` does."""
         start = len(self.merges)
         forced = [pair_keys(a, b) for a, b in self._replay[start : start + k]]
-        rows = self._kernel.run(k, forced)
+        rows = self._kernel.run(k, forced)  # (a, b, new id, count, replacements)
+        if not len(rows):
+            return []
+        steps = np.arange(len(self.history) + 1, len(self.history) + 1 + len(rows))
+        lengths = self.total_tokens - np.cumsum(rows[:, 4])
+        made = records(np.column_stack((steps, rows, lengths)))
         vocab, merges, history, length = self.vocab, self.merges, self.history, self._count_length
-        new, made, total = object.__new__, [], self.total_tokens
-        for a, b, z, count, reps in rows.tolist():
+        for record in made:
+            a, b = record.pair
             token = vocab[a] + vocab[b]
             vocab.append(token)
             length(len(token), 1)
-            merges.append((a, b))
-            total -= reps
-            record = new(MergeRecord)  # as `history.records` makes them: half the cost of __init__
-            record.__dict__.update(step=len(history) + 1, pair=(a, b), new_id=z, count=count, replacements=reps,
-                                   length=total)
+            merges.append(record.pair)
             history.append(record)
-            made.append(record)
-        self.total_tokens = total
+        self.total_tokens = int(lengths[-1])
         return made
 
     def _kernel_run(self, todo: int) -> Iterator[MergeRecord]:
