@@ -216,6 +216,17 @@ class FlatChunks:
         ids = self.ids[self.starts[chunk] : self.starts[chunk + 1]]
         return ids[ids >= 0].tolist()
 
+    def live_cells(self, chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The chunks' cells end to end, read at once: where each token starts in that run (a
+        live cell; a hole belongs to the token on its left), its id, and where each chunk
+        starts in it. A view's window reads some 500 chunks a merge; one read each took 0.9 ms."""
+        starts, ends = self.starts[chunks], self.starts[chunks + 1]
+        units = ends - starts
+        begins = np.concatenate(([0], np.cumsum(units)))
+        cells = self.ids[np.repeat(starts - begins[:-1], units) + np.arange(begins[-1])]
+        at = np.flatnonzero(cells >= 0)
+        return at, cells[at], begins
+
     def tokens_between(self, chunk: int, lo: int, hi: int) -> tuple[int, list[int]]:
         """The tokens of a chunk that overlap its units [lo, hi), and the unit offset where the
         first of them starts. A view of a window reads the window, not the chunk: `tokens` of one

@@ -25,6 +25,7 @@ from tokworkbench.core.bpe.flatchunks import EMPTY, FlatChunks, Grouped, key_pai
 from tokworkbench.core.bpe.history import MergeRecord, TrainingHistory, records
 from tokworkbench.core.bpe.model import Tokenizer
 from tokworkbench.core.bpe.tiebreak import TIE_BREAKS, next_order, order_table, string_key
+from tokworkbench.core.bpe.window import window_spans
 from tokworkbench.core.curve import compression_curve
 from tokworkbench.core.errors import TrainingError
 from tokworkbench.core.gcpause import collector_paused
@@ -165,6 +166,10 @@ class Trainer:
         long chunk in time for the window."""
         return self._flat.tokens_between(index, lo, hi)
 
+    def chunk_cells(self, chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Distinct chunks' current tokens at once: see FlatChunks.live_cells."""
+        return self._flat.live_cells(chunks)
+
     def token(self, tid: int):
         """The vocabulary entry of an id (a trainer's ids are its ranks): bytes, or str."""
         return self.vocab[tid]
@@ -282,7 +287,7 @@ class Trainer:
         return tuple(self.merges)
 
     def window(self, doc: int, start: int, end: int) -> tuple[int, str, list, int]:
-        return layout_window(self, doc, start, end)
+        return layout_window(self, doc, start, end, window_spans)
 
     def corpus_summary(self) -> dict:
         """What the model file records about the corpus it was trained on."""

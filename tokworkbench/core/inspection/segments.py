@@ -93,15 +93,17 @@ def corpus_spans(trainer, doc: int, start: int, end: int, origin: int = 0) -> li
         cid = int(layout.chunk_ids[k])
         chunk, at = trainer.chunk_strings[cid], layout.chunk_start(k)
         if len(chunk) > LONG_CHUNK:
-            pieces.append(_window_piece(trainer, cid, chunk, at, max(start, at) - at, min(end, at + len(chunk)) - at, origin))
+            pieces.append(window_piece(trainer, cid, chunk, at, max(start, at) - at, min(end, at + len(chunk)) - at, origin))
         else:
             pieces.append((at - origin, chunk, trainer.chunk_tokens(cid)))
     return chunk_spans(pieces, trainer.token)
 
 
-def layout_window(learner, doc: int, start: int, end: int) -> tuple[int, str, list[TokenSpan], int]:
+def layout_window(learner, doc: int, start: int, end: int,
+                  spans: Callable[..., list[TokenSpan]] = corpus_spans) -> tuple[int, str, list[TokenSpan], int]:
     """A learner's `window` over its document layouts (clamped to the document): where it
-    starts, its text, its token spans from that start, and the document's length."""
+    starts, its text, its token spans from that start (by `spans`, which takes the arguments
+    of `corpus_spans`), and the document's length."""
     if not learner.layouts:
         return 0, "", [], 0
     doc = min(doc, len(learner.layouts) - 1)
@@ -109,13 +111,13 @@ def layout_window(learner, doc: int, start: int, end: int) -> tuple[int, str, li
     size = end - start
     start = max(0, min(start, max(0, len(full) - 1)))
     end = min(len(full), start + size)
-    return start, full[start:end], corpus_spans(learner, doc, start, end, origin=start), len(full)
+    return start, full[start:end], spans(learner, doc, start, end, origin=start), len(full)
 
 
 LONG_CHUNK = 8192  # characters; a longer chunk is read only where the window shows it
 
 
-def _window_piece(trainer, cid: int, chunk: str, at: int, a: int, b: int, origin: int) -> tuple:
+def window_piece(trainer, cid: int, chunk: str, at: int, a: int, b: int, origin: int) -> tuple:
     """The part of a long chunk that chars [a, b) of it show, as a chunk_spans piece: only the
     tokens that overlap it (drawing all of a 5M-character line's tokens took 19-80 s a step)."""
     if not trainer.config.units.is_bytes:
