@@ -57,11 +57,12 @@ def palette_of(app) -> Palette:
 _VISIBLE = {"\n": "↵\n", "\t": "→", "\r": "␍", "\x00": "␀", "\u200b": "⟨ZWSP⟩", "\u200d": "⟨ZWJ⟩"}
 
 
-_SHOWN = str.maketrans(_VISIBLE)
+SHOWN = str.maketrans(_VISIBLE)  # for str.translate
 
 
-def _display(chunk: str) -> str:
-    return chunk.translate(_SHOWN)
+def display(chunk: str) -> str:
+    """Text as drawn: line ends, tabs and invisible characters shown."""
+    return chunk.translate(SHOWN)
 
 
 def style_runs(
@@ -90,7 +91,7 @@ def style_runs(
     pos = 0
     for index, span in enumerate(spans):
         if span.start > pos:  # text no token covers (WordPiece's spaces between words): drawn plain
-            runs.append((_display(text[pos:min(span.start, end)]), ""))
+            runs.append((display(text[pos:min(span.start, end)]), ""))
             if owners is not None:
                 owners.append(-1)
             pos = min(span.start, end)
@@ -99,7 +100,7 @@ def style_runs(
             continue
         base = palette.tokens[span.ordinal % len(palette.tokens)]
         if (not cut or cut.isdisjoint(range(s, e))) and (not marked or marked.isdisjoint(range(s, e))):
-            runs.append((_display(text[s:e]), base))
+            runs.append((display(text[s:e]), base))
             if owners is not None:
                 owners.append(index)
             pos = e
@@ -116,13 +117,13 @@ def style_runs(
             j = i + 1
             while j < e and style_of(j) == style:
                 j += 1
-            runs.append((_display(text[i:j]), style))
+            runs.append((display(text[i:j]), style))
             if owners is not None:
                 owners.append(index)
             i = j
         pos = e
     if pos < end:
-        runs.append((_display(text[pos:end]), ""))
+        runs.append((display(text[pos:end]), ""))
         if owners is not None:
             owners.append(-1)
     return runs

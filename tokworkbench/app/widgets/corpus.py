@@ -11,7 +11,7 @@ from textual.widgets.option_list import Option
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CorpusClicked, DocumentSelected
-from tokworkbench.app.render import palette_of, style_runs
+from tokworkbench.app.render import palette_of
 from tokworkbench.app.widgets.tokentext import TokenText
 from tokworkbench.core.inspection.segments import pair_occurrences
 from tokworkbench.core.registry.kinds import kind_named
@@ -63,9 +63,8 @@ class CorpusPane(Vertical):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._styled_key: tuple | None = None  # what the window's runs were drawn from
-        self._styled: list = []
-        self._owners: list[int] = []  # the span index each styled run draws (-1: text no token covers)
+        self._tokens_shown = False  # the text pane draws the window's tokens (not the count file's note)
+        self._where = ""  # the line under the text
         self._draw_pending = False
         self._names: list[str] = []
         self._sizes: list[int] = []
@@ -170,11 +169,7 @@ class CorpusPane(Vertical):
         else:
             marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         shown = marks + [self.cursor_span] if self.cursor_span else marks
-        key = (window.text, window.spans, shown)
-        if key != self._styled_key:  # most merges leave the window's tokens as they were
-            owners: list[int] = []
-            self._styled = style_runs(window.text, window.spans, shown, palette_of(self.app), owners)
-            self._styled_key, self._owners = key, owners
+        self._tokens_shown = True
         end = window.start + len(window.text)
         names = self._names
         span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
@@ -187,12 +182,14 @@ class CorpusPane(Vertical):
                  + (f"  ·  {plural(len(marks), 'occurrence')} of the selected {what}" if marks else ""))
         # fixed-height lines: no layout pass, only a repaint of these widgets
         self.query_one("#corpus-stats", Static).update(line, layout=False)
-        self.query_one("#corpus-text", TokenText).set_runs(self._styled)
-        self.query_one("#corpus-window", Static).update(Text(where), layout=False)
+        self.query_one("#corpus-text", TokenText).show_tokens(window.text, window.spans, shown, palette_of(self.app))
+        if where != self._where:  # mostly the same line: no repaint
+            self._where = where
+            self.query_one("#corpus-window", Static).update(Text(where), layout=False)
 
     def _draw_counts_only(self, line: Text, snap: Snapshot) -> None:
         """A count file holds chunks and counts but no running text: say so where the text goes."""
-        self._styled_key = None
+        self._tokens_shown = False
         note = [
             ("Only chunk counts are available", "bold"), (f" (from {self.counts_source}).\n\n", ""),
             ("A count file keeps each distinct pre-tokenizer chunk and how often it occurs, but not the "
@@ -203,16 +200,14 @@ class CorpusPane(Vertical):
         runs = [(word, spec) for text, spec in note for word in regex.split(r"(?<= )", text) if word]
         self.query_one("#corpus-stats", Static).update(line, layout=False)
         self.query_one("#corpus-text", TokenText).set_runs(runs)  # words as runs: wrapped between words
-        self.query_one("#corpus-window", Static).update(Text(f"count file {self.counts_source}: chunk counts only"),
-                                                        layout=False)
+        self._where = f"count file {self.counts_source}: chunk counts only"
+        self.query_one("#corpus-window", Static).update(Text(self._where), layout=False)
 
     def on_token_text_clicked(self, event: TokenText.Clicked) -> None:
-        """A click names the run drawn there, whose token the screen selects (runs carry no
-        click action of their own: a style per token cost a third of drawing a merge)."""
+        """A click names the span drawn there, whose token the screen selects (segments carry
+        no click action of their own: a style per token cost a third of drawing a merge)."""
         event.stop()
-        owners = self._owners if self._styled_key is not None else []
-        k = owners[event.run] if event.run is not None and event.run < len(owners) else -1
-        self.post_message(CorpusClicked(event.offset, k if k >= 0 else None))
+        self.post_message(CorpusClicked(event.offset, event.item if self._tokens_shown else None))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

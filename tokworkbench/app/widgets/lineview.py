@@ -26,11 +26,12 @@ class LineView(ScrollView):
         super().notify_style_update()
         self._base_style = None
 
-    def set_virtual_size(self, size: Size) -> None:
+    def set_virtual_size(self, size: Size, repaint: bool = True) -> None:
         """Change the scrollable size without a layout pass of the whole screen (which the
         reactive would trigger, and which costs more than anything else on a merge); only this
-        widget's scrollbars and lines are refreshed."""
+        widget's scrollbars and (with `repaint`) lines are refreshed."""
         if self.virtual_size != size:
             self.set_reactive(ScrollView.virtual_size, size)
             self._scroll_update(size)
-        self.refresh()
+        if repaint:
+            self.refresh()

@@ -1,0 +1,109 @@
+"""The corpus text's lines: styled and wrapped in one pass, the same as styling the runs and
+wrapping them apart, with colours that alternate from the start of each line."""
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from textual.app import App, ComposeResult
+
+from tokworkbench.app.render import PALETTES, style_runs
+from tokworkbench.app.widgets.tokentext import TokenText, _style, lay_out_tokens, wrap_runs
+from tokworkbench.core.inspection.segments import TokenSpan
+
+
+def reference(text, spans, marks, palette, width):
+    """style_runs, then wrap_runs, then the colours of each line's tokens renumbered: a token
+    whose first piece begins a line takes the first colour, every other the one after the
+    token before it; a token's pieces share its colour."""
+    owners: list[int] = []
+    runs = style_runs(text, spans, marks, palette, owners)
+    bases = [_style(s) for s in palette.tokens]
+    cuts = [_style(f"{palette.cut} {s}") for s in palette.tokens]
+    colour, last, out = 0, None, []
+    for segments, used, run_of in wrap_runs(runs, width):
+        line, owned = [], []
+        for k, (segment, run) in enumerate(zip(segments, run_of)):
+            span = owners[run]
+            spec = runs[run][1]
+            style = segment.style
+            if span >= 0 and span != last:
+                colour = 0 if k == 0 else (colour + 1) % len(bases)
+                last = span
+            if span >= 0 and spec != palette.pair:
+                style = cuts[colour] if spec.startswith(palette.cut) else bases[colour]
+            line.append((segment.text, style))
+            owned.append(span)
+        out.append((line, used, owned))
+    return out
+
+
+def drawn(lines):
+    return [([(s.text, s.style) for s in segments], used, owners) for segments, used, owners in lines]
+
+
+@st.composite
+def windows(draw):
+    """Tokens with gaps (text no token covers) and overlaps (a character two byte-level tokens
+    share), over text with line ends, tabs, wide and control characters."""
+    layout = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 12), st.booleans()), max_size=40))
+    spans, pos = [], 0
+    for ordinal, (gap, width, share) in enumerate(layout):
+        start = pos - 1 if share and pos and gap == 0 else pos + gap
+        spans.append(TokenSpan(start, start + width, ordinal, ordinal, start < pos))
+        pos = start + width
+    text = draw(st.text(alphabet="abc de\n\t日é\r\x00", min_size=pos, max_size=pos + 3))
+    marks = draw(st.lists(st.tuples(st.integers(0, max(pos, 1)), st.integers(0, 5)), max_size=4))
+    return text, spans, [(a, min(a + w, len(text))) for a, w in marks]
+
+
+@settings(max_examples=400, deadline=None)
+@given(window=windows(), width=st.integers(1, 30), depth=st.sampled_from(["truecolor", "standard", "none"]))
+def test_one_pass_is_the_runs_wrapped_with_colours_from_each_line_start(window, width, depth):
+    text, spans, marks = window
+    palette = PALETTES[depth]
+    assert drawn(lay_out_tokens(text, spans, marks, palette, width)) == reference(text, spans, marks, palette, width)
+
+
+def test_a_merge_changes_only_the_lines_it_touches():
+    """Alternating through the whole window, one merge near the top recoloured every line."""
+    text = "\n".join(f"line {i} has some words" for i in range(12))
+    words = [(m, m + 1) for m in range(len(text))]  # one char a token
+    before = [TokenSpan(a, b, 0, k, False) for k, (a, b) in enumerate(words)]
+    after = [TokenSpan(0, 2, 1, 0, False)] + [TokenSpan(a, b, 0, k + 1, False) for k, (a, b) in enumerate(words[2:])]
+    old = lay_out_tokens(text, before, [], PALETTES["truecolor"], 40)
+    new = lay_out_tokens(text, after, [], PALETTES["truecolor"], 40)
+    changed = [y for y, (a, b) in enumerate(zip(old, new)) if a[0] != b[0]]
+    assert changed == [0] and len(old) == len(new) == 12
+
+
+class Pane(App):
+    def compose(self) -> ComposeResult:
+        yield TokenText(id="text")
+
+
+def test_the_view_repaints_only_the_changed_lines():
+    async def go():
+        app = Pane()
+        async with app.run_test(size=(40, 20)) as pilot:
+            view = app.query_one(TokenText)
+            text = "\n".join(f"row {i}" for i in range(10))
+            spans = [TokenSpan(i, i + 1, 0, i, False) for i in range(len(text))]
+            view.show_tokens(text, spans, [], PALETTES["truecolor"])
+            await pilot.pause()
+            dirty = []
+            kept = view.refresh
+
+            def refresh(*regions, **kwargs):
+                dirty.append(regions)
+                return kept(*regions, **kwargs)
+
+            view.refresh = refresh
+            merged = [TokenSpan(6, 8, 1, 6, False)] + [s for s in spans if not 6 <= s.start < 8]
+            merged.sort(key=lambda s: s.start)
+            view.show_tokens(text, merged, [], PALETTES["truecolor"])  # "row 1": its "ro" merged
+            assert [[r.y for r in regions] for regions in dirty] == [[1]]
+            await pilot.pause()
+            assert "".join(s.text for s in view.render_line(1)).startswith("row 1")
+
+    asyncio.run(go())
