@@ -8,9 +8,11 @@ from pathlib import Path
 
 from textual import events
 from textual.app import App, SystemCommand
+from textual.filter import LineFilter
 from textual.screen import Screen
 
 from tokworkbench.app.actions import ACTIONS, key_names
+from tokworkbench.app.controlfilter import ControlFilter
 from tokworkbench.app.escapeburst import escape_then_key
 from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
 from tokworkbench.app.loading import ModelLoader
@@ -34,6 +36,11 @@ class WorkbenchApp(App):
         self.inspect = inspect
         self._on_screen: dict[tuple, float] = {}  # (message, title, severity) -> when it leaves
         self.key_order = KeyOrder(self, super().on_event, lambda event: escape_then_key(self, event))
+        self._controls = ControlFilter()
+
+    def get_line_filters(self) -> list[LineFilter]:
+        """Textual's filters, and then no control character reaches the terminal (controlfilter.py)."""
+        return [*super().get_line_filters(), self._controls]
 
     async def on_event(self, event: events.Event) -> None:
         """Keys and pastes from the terminal go through the line that keeps their order."""

@@ -54,7 +54,13 @@ def palette_for(color_system: str | None, no_color: bool = False) -> Palette:
 def palette_of(app) -> Palette:
     """The palette for the terminal this app draws on (Rich's colour system, NO_COLOR)."""
     return palette_for(app.console.color_system, app.no_color)
-_VISIBLE = {"\n": "↵\n", "\t": "→", "\r": "␍", "\x00": "␀", "\u200b": "⟨ZWSP⟩", "\u200d": "⟨ZWJ⟩"}
+_VISIBLE = {
+    "\n": "↵\n", "\t": "→", "\u200b": "⟨ZWSP⟩", "\u200d": "⟨ZWJ⟩",
+    # every other control character as its picture (␀ … ␟, ␡) or its code point: written raw, a
+    # corpus's ESC or C1 CSI would drive the terminal (an OSC 52 writes the clipboard)
+    **{chr(c): chr(0x2400 + c) for c in range(32) if chr(c) not in "\n\t"}, "\x7f": "␡",
+    **{chr(c): f"⟨U+{c:04X}⟩" for c in range(0x80, 0xA0)},
+}
 
 
 SHOWN = str.maketrans(_VISIBLE)  # for str.translate

@@ -22,13 +22,16 @@ def hex_bytes(data: bytes) -> str:
 @lru_cache(maxsize=1 << 16)
 def visible(text: str) -> str:
     """Token text for table cells and listings: whitespace made visible, control characters
-    escaped. (Cached: every step redraws hundreds of table cells that name the same tokens.)"""
+    (C0, DEL, C1) escaped. (Cached: every step redraws hundreds of table cells that name the
+    same tokens.)"""
     out = []
     for ch in text:
         if ch in _CELL:
             out.append(_CELL[ch])
         elif ord(ch) < 32 or ord(ch) == 127:
             out.append(f"\\x{ord(ch):02x}")
+        elif 127 < ord(ch) < 160:  # C1 (U+009B is a CSI to a terminal); not \\x9b, the byte 0x9b's escape
+            out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     return "".join(out)
