@@ -98,3 +98,32 @@ def test_each_learner_pages_its_whole_history():
     u.step()
     rows, total = u.history_page(0, 10)
     assert total == 3 and [r.round for r in rows] == [0, 1, 2]  # the seed is row 0
+
+
+async def test_the_rows_cells_follow_their_merge_and_the_replay_mark():
+    """The history reuses the cells of rows it held before: a step undone and merged again
+    another way, or a replay's mark moving, must still show in them."""
+    from types import SimpleNamespace
+
+    from textual.app import App
+
+    from tokworkbench.core.bpe.history import MergeRecord
+    from tokworkbench.core.bpe.trainer import MergeRow
+
+    class Pane(App):
+        def compose(self):
+            yield MergesPanel(id="merges")
+
+    def rows(*pairs):
+        return [MergeRow(MergeRecord(k + 1, pair, 256 + k, 9, 9, 90 - k), "ab", 1.5) for k, pair in enumerate(pairs)]
+
+    async with Pane().run_test() as pilot:
+        panel = pilot.app.query_one(MergesPanel)
+        panel.set_reactive(MergesPanel.snapshot, SimpleNamespace(replay_total=0))
+        first = panel.cells(rows((1, 2), (3, 4)), 0)
+        assert [c[6] for c in first] == ["1+2", "3+4"]
+        again = panel.cells(rows((1, 2), (5, 6)), 0)  # step 2 undone, another pair merged
+        assert again[0] is first[0] and again[1][6] == "5+6"
+        panel.set_reactive(MergesPanel.snapshot, SimpleNamespace(replay_total=2))
+        replayed = panel.cells(rows((1, 2), (5, 6)), 0)
+        assert [c[0] for c in replayed] == [("↺1", "italic"), ("↺2", "bold italic underline")]
