@@ -36,6 +36,7 @@ class PairsPanel(Vertical):
         super().__init__(**kwargs)
         self._shown: list[PairRow] = []
         self._selected: tuple[int, int] | None = None
+        self._held: dict[tuple, tuple] = {}  # a shown row's values -> its cells after the rank
 
     def compose(self) -> ComposeResult:
         yield SteadyInput(placeholder="filter pairs by merged text…", id="pair-filter", hands_back=True)
@@ -85,16 +86,21 @@ class PairsPanel(Vertical):
         if snap is None or view_of(snap.kind).next_pane != self.id:
             return  # another kind's rows: this pane is hidden then
         query = self.query_one("#pair-filter", Input).value
-        shown, cells = [], []
+        shown, cells, held, kept = [], [], self._held, {}
         for rank, row in enumerate(snap.next_rows, 1):
             shown.append(row)
+            # a merge moves most rows a rank: their other cells are kept (held by the row's values)
+            key = (row.left, row.right, row.count, row.merged_bytes, row.left_text, row.right_text)
+            rest = held.get(key)
+            if rest is None:
+                rest = ((visible(row.merged_text), "bold"), f"{row.count:,}", visible(row.left_text),
+                        visible(row.right_text), (hex_bytes(row.merged_bytes), "dim"))
+            kept[key] = rest
             is_next = (row.left, row.right) == snap.next_step
-            cells.append((
-                ("▶", "bold") if is_next else str(rank), (visible(row.merged_text), "bold"), f"{row.count:,}",
-                visible(row.left_text), visible(row.right_text), (hex_bytes(row.merged_bytes), "dim"),
-            ))
+            cells.append((("▶", "bold") if is_next else str(rank), *rest))
             if len(shown) >= SHOWN:
                 break
+        self._held = kept
         self._shown = shown
         self.query_one("#pair-table", RowsView).set_rows(cells)
         note = (f"replay: next {visible(snap.next_text)}, {snap.replaying:,} to go · " if snap.replaying else "")

@@ -80,15 +80,19 @@ class RowsView(LineView, can_focus=True):
         self.cursor = 0  # a table index, held or not
         self._asked: tuple[int, int] | None = None  # the rows last asked for, until rows come
         self._natural = self._widths = [len(title) for title, _, _ in columns]
-        self._strips: dict[int, Strip] = {}
+        self._strips: dict[int, Strip] = {}  # row index -> its line, made when first drawn
+        self._made: dict[int, tuple] = {}  # id(cells) -> (cells, line): a row whose cells are kept keeps its line
+        self._drawn_as: tuple = ()  # the column widths, view width and base style the lines were made for
         self._header = Strip([])
-        self._styles: dict[str, Style] = {}
+        self._styles: dict[tuple, Style] = {}
 
     def set_rows(self, rows: list[tuple[Cell, ...]], cursor: int | None = None, follow: bool = False,
                  first: int = 0, total: int | None = None) -> None:
         """Hold `rows` as the table's rows `first…`; `total` makes it a virtual list of that many
         (the cursor keeps its table index; `follow` puts it on the last row)."""
         virtual = self.first or self.total > len(self.rows)  # a virtual list before: its widths only grow
+        made = self._made
+        self._made = {id(c): m for c in rows if (m := made.get(id(c))) is not None and m[0] is c}
         self.rows = rows
         self.first = first
         self.total = max(first + len(rows), total or 0)
@@ -134,55 +138,85 @@ class RowsView(LineView, can_focus=True):
             widths = widths[:shown]
             total = min(sum(widths) + GAP * len(widths), max(room, 1))
         self._widths = widths
-        self._header = self._strip([(t, "") for t, _, _ in self.columns], HEADER)
-        self._strips = {}  # row index -> Strip, made when first drawn
+        self._strips = {}
         self.set_virtual_size(Size(total, self.total + 1))
+        self._check_drawn_as(self.size.width)
 
     def on_resize(self) -> None:
         if self.fit is not None:
             self._lay_out_columns()
 
-    def _style(self, spec: str) -> Style:
-        style = self._styles.get(spec)
+    def _check_drawn_as(self, width: int) -> None:
+        """Lines are made whole (as wide as the view, on its base style): a change of any of
+        those makes them again."""
+        drawn_as = (tuple(self._widths), width, self.base_style)
+        if drawn_as != self._drawn_as:
+            self._drawn_as = drawn_as
+            self._made, self._strips, self._styles = {}, {}, {}
+            self._header = self._strip([(t, "") for t, _, _ in self.columns], width, HEADER)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._drawn_as = ()  # the base style may have changed: checked when next drawn
+
+    def _style(self, spec: str, over: Style | None = None) -> Style:
+        """The view's base style, then `over` (the header's, or a row not held yet's), then the cell's."""
+        style = self._styles.get((spec, over))
         if style is None:
-            style = self._styles[spec] = Style.parse(spec) if spec else Style()
+            cell = Style.parse(spec) if spec else Style()
+            style = self._styles[spec, over] = self.base_style + (over + cell if over else cell)
         return style
 
-    def _strip(self, row, base: Style | None = None) -> Strip:
+    def _strip(self, row, width: int, over: Style | None = None) -> Strip:
+        """A row's whole line, as wide as the view (one Strip: cropping, padding and styling a
+        narrower one made three, 60-100 µs a line, and every line changes on a merge)."""
         segments = []
-        for (title, width, justify), w, c in zip(self.columns, self._widths, row):
+        gap = Segment(" " * GAP, self._style("", over))
+        used = 0
+        for (_, _, justify), w, c in zip(self.columns, self._widths, row):
             text, spec = (c, "") if isinstance(c, str) else c
-            if cell_len(text) > w:
+            size = len(text) if text.isascii() else cell_len(text)
+            if size > w:
                 text = set_cell_size(text, w - 1) + "…"
-            pad = " " * (w - cell_len(text))
-            text = pad + text if justify == "right" else text + pad
-            style = self._style(spec)
-            segments.append(Segment(text, base + style if base else style))
-            segments.append(Segment(" " * GAP, base))
-        return Strip(segments)
+                size = w
+            pad = " " * (w - size)
+            segments.append(Segment(pad + text if justify == "right" else text + pad, self._style(spec, over)))
+            segments.append(gap)
+            used += w + GAP
+        if used < width:
+            segments.append(Segment(" " * (width - used), self.base_style))
+            used = width
+        return Strip(segments, used)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        x = self.scroll_offset.x
+        x, top = self.scroll_offset  # each read of the view's geometry costs microseconds: once a line
+        self._check_drawn_as(width)
         if y == 0:
             strip = self._header
         else:
-            index = y - 1 + self.scroll_offset.y
+            index = y - 1 + top
             if index >= self.total:
                 return Strip.blank(width, self.base_style)
-            strip = self._strips.get(index)
+            cursor = (CURSOR if self.has_focus else CURSOR_UNFOCUSED) if index == self.cursor else None
+            strip = self._strips.get(index) if cursor is None else None
             if strip is None:
                 cells = self.row(index)
                 if cells is None:
                     self._ask()
                     cells = [("…", "") if i == 0 else "" for i in range(len(self.columns))]
-                    strip = self._strip(cells, UNHELD)  # not kept: the row itself is on its way
+                    # not kept: the row itself is on its way
+                    strip = self._strip(cells, width, UNHELD + cursor if cursor else UNHELD)
+                elif cursor is not None:  # under the cells' own styles, over the view's
+                    strip = self._strip(cells, width, cursor)
                 else:
-                    strip = self._strips[index] = self._strip(cells)
-            if index == self.cursor:
-                strip = strip.apply_style(CURSOR if self.has_focus else CURSOR_UNFOCUSED)
-        base = self.base_style
-        return strip.crop(x, x + width).extend_cell_length(width, base).apply_style(base)
+                    made = self._made.get(id(cells))
+                    if made is None or made[0] is not cells:
+                        made = self._made[id(cells)] = (cells, self._strip(cells, width))
+                    strip = self._strips[index] = made[1]
+        if x or strip.cell_length != width:  # scrolled sideways, or wider than the view
+            strip = strip.crop(x, x + width).extend_cell_length(width, self.base_style)
+        return strip
 
     def _ask(self) -> None:
         """Ask the owner for the rows on screen, and some either side, once until they come."""

@@ -10,6 +10,7 @@ token colours alternate from the start of each line, so a line's colours are its
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from itertools import zip_longest
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -67,6 +68,15 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
     marked: set[int] = set()
     for a, b in marks:
         marked.update(range(a, b))
+    # the marks as sorted disjoint ranges, walked beside the spans: whether a span meets one
+    ranges: list[tuple[int, int]] = []
+    for a, b in sorted(m for m in marks if m[0] < m[1]):
+        if ranges and a <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], max(b, ranges[-1][1]))
+        else:
+            ranges.append((a, b))
+    ranges.append((end + 1, end + 1))  # past every span: the walk needs no bound check
+    at = 0
     narrow = text.isascii()  # every drawn character one cell (↵ → ␍ ␀ too)
     lines: list[Line] = []
     segments: list[Segment] = []
@@ -123,7 +133,9 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
         if e <= s:
             continue
         colour = (colour + 1) % colours if segments else 0
-        if (sharing and index in sharing) or (marked and not marked.isdisjoint(range(s, e))):
+        while ranges[at][1] <= s:
+            at += 1
+        if (sharing and index in sharing) or ranges[at][0] < e:
             i, opens = s, True
             while i < e:
                 kind = 2 if i in marked else 1 if i in cut else 0
@@ -253,12 +265,12 @@ class TokenText(LineView, can_focus=True):
         self.set_virtual_size(Size(width, len(lines)), repaint=everything)
         if everything:
             return
-        top, height = self.scroll_offset.y, self.size.height
-        for y in range(height):
-            old = before[top + y][0] if top + y < len(before) else None
-            new = lines[top + y][0] if top + y < len(lines) else None
-            if old != new:  # unchanged lines hold the same style objects: compared by identity
-                self.refresh(Region(0, y, self.size.width, 1))
+        top, width = self.scroll_offset.y, self.size.width
+        changed = [Region(0, y, width, 1) for y, (old, new) in
+                   enumerate(zip_longest(before[top : top + self.size.height], lines[top : top + self.size.height]))
+                   if old is None or new is None or old[0] != new[0]]  # the same style objects: compared by identity
+        if changed:
+            self.refresh(*changed)
 
     def offset_at(self, x: int, y: int) -> int | None:
         """The text offset of the character drawn at (x, y) of the view, or None past the text.

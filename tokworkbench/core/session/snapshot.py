@@ -13,7 +13,8 @@ from tokworkbench.core.models.roles import NO_ROLES, Roles, with_roles
 from tokworkbench.core.units import Units
 
 NEXT_ROWS = 400
-HISTORY_ROWS = 400  # the newest rows a snapshot carries; the history table asks for others (history_page)
+HISTORY_ROWS = 160  # the newest rows a snapshot carries (a tall screen's and a page more); the history
+# table asks for others (history_page). 400 cost 2 ms of every merge's frame to make and to lay out
 CURVE_POINTS = 512
 
 
