@@ -14,6 +14,7 @@ from textual.screen import Screen
 from tokworkbench.app.actions import ACTIONS, key_names
 from tokworkbench.app.controlfilter import ControlFilter
 from tokworkbench.app.escapeburst import escape_then_key
+from tokworkbench.app.framegc import FrameCollector
 from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
 from tokworkbench.app.loading import ModelLoader
 from tokworkbench.app.main_screen import MainScreen
@@ -37,6 +38,7 @@ class WorkbenchApp(App):
         self._on_screen: dict[tuple, float] = {}  # (message, title, severity) -> when it leaves
         self.key_order = KeyOrder(self, super().on_event, lambda event: escape_then_key(self, event))
         self._controls = ControlFilter()
+        self._frame_collector = FrameCollector(self.call_after_refresh, self.set_timer)
 
     def get_line_filters(self) -> list[LineFilter]:
         """Textual's filters, and then no control character reaches the terminal (controlfilter.py)."""
@@ -45,12 +47,19 @@ class WorkbenchApp(App):
     async def on_event(self, event: events.Event) -> None:
         """Keys and pastes from the terminal go through the line that keeps their order."""
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            self._frame_collector.hold()
             await self.key_order.arrive(event)
+            self._when_settled()
         else:
             await super().on_event(event)
 
     async def on_key_barrier(self, message: KeyBarrier) -> None:
         await self.key_order.returned(message.serial)
+        self._when_settled()
+
+    def _when_settled(self) -> None:
+        if self.key_order.settled:
+            self._frame_collector.settled()
 
     async def retype(self, keys: Iterable[events.Key]) -> None:
         await self.key_order.retype(keys)
