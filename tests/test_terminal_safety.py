@@ -11,7 +11,7 @@ from textual.color import Color
 from tokworkbench.app import WorkbenchApp
 from tokworkbench.app.controlfilter import ControlFilter
 from tokworkbench.app.render import PALETTES, display
-from tokworkbench.app.widgets.tokentext import lay_out_tokens
+from tokworkbench.app.tokenlayout import lay_out_tokens
 from tokworkbench.core.inspection.escape import visible
 from tokworkbench.core.inspection.segments import TokenSpan
 
@@ -29,7 +29,7 @@ def test_the_corpus_text_draws_every_control_character_as_a_picture():
         assert not raw_controls(shown) and shown, repr(c)
     assert display("\x1b[2J") == "␛[2J" and display("\x7f") == "␡" and display("\u009b") == "⟨U+009B⟩"
     spans = [TokenSpan(i, i + 1, 0, i, False) for i in range(len(HOSTILE))]
-    lines = lay_out_tokens(HOSTILE, spans, [], PALETTES["truecolor"], 30)
+    lines = lay_out_tokens(HOSTILE, spans, [], PALETTES["truecolor"], 30).lines
     assert not raw_controls("".join(seg.text for segments, _, _ in lines for seg in segments))
     assert all(used == sum(seg.cell_length for seg in segments) for segments, used, _ in lines)
 

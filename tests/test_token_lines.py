@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
 from tokworkbench.app.render import PALETTES, style_runs
-from tokworkbench.app.widgets.tokentext import TokenText, _style, lay_out_tokens, wrap_runs
+from tokworkbench.app.tokenlayout import lay_out_tokens, style_of, wrap_runs
+from tokworkbench.app.widgets.tokentext import TokenText
 from tokworkbench.core.inspection.segments import TokenSpan
 
 
@@ -18,8 +19,8 @@ def reference(text, spans, marks, palette, width):
     token before it; a token's pieces share its colour."""
     owners: list[int] = []
     runs = style_runs(text, spans, marks, palette, owners)
-    bases = [_style(s) for s in palette.tokens]
-    cuts = [_style(f"{palette.cut} {s}") for s in palette.tokens]
+    bases = [style_of(s) for s in palette.tokens]
+    cuts = [style_of(f"{palette.cut} {s}") for s in palette.tokens]
     colour, last, out = 0, None, []
     for segments, used, run_of in wrap_runs(runs, width):
         line, owned = [], []
@@ -62,7 +63,7 @@ def windows(draw):
 def test_one_pass_is_the_runs_wrapped_with_colours_from_each_line_start(window, width, depth):
     text, spans, marks = window
     palette = PALETTES[depth]
-    assert drawn(lay_out_tokens(text, spans, marks, palette, width)) == reference(text, spans, marks, palette, width)
+    assert drawn(lay_out_tokens(text, spans, marks, palette, width).lines) == reference(text, spans, marks, palette, width)
 
 
 def test_a_merge_changes_only_the_lines_it_touches():
@@ -71,8 +72,8 @@ def test_a_merge_changes_only_the_lines_it_touches():
     words = [(m, m + 1) for m in range(len(text))]  # one char a token
     before = [TokenSpan(a, b, 0, k, False) for k, (a, b) in enumerate(words)]
     after = [TokenSpan(0, 2, 1, 0, False)] + [TokenSpan(a, b, 0, k + 1, False) for k, (a, b) in enumerate(words[2:])]
-    old = lay_out_tokens(text, before, [], PALETTES["truecolor"], 40)
-    new = lay_out_tokens(text, after, [], PALETTES["truecolor"], 40)
+    old = lay_out_tokens(text, before, [], PALETTES["truecolor"], 40).lines
+    new = lay_out_tokens(text, after, [], PALETTES["truecolor"], 40).lines
     changed = [y for y, (a, b) in enumerate(zip(old, new)) if a[0] != b[0]]
     assert changed == [0] and len(old) == len(new) == 12
 
@@ -107,3 +108,56 @@ def test_the_view_repaints_only_the_changed_lines():
             assert "".join(s.text for s in view.render_line(1)).startswith("row 1")
 
     asyncio.run(go())
+
+
+@st.composite
+def merges(draw):
+    """A window before and after some merges (adjacent tokens joined) or undos (a token split),
+    with marks that may move: what one key changes."""
+    text, spans, marks = draw(windows())
+    after = list(spans)
+    for _ in range(draw(st.integers(0, 6))):
+        if len(after) < 2:
+            break
+        k = draw(st.integers(0, len(after) - 2))
+        a, b = after[k], after[k + 1]
+        if draw(st.booleans()) and a.end <= b.start + 1:
+            after[k : k + 2] = [TokenSpan(a.start, b.end, a.token + b.token + 1, a.ordinal, a.cut or b.cut)]
+        elif a.end - a.start > 1 and not a.cut:
+            middle = a.start + draw(st.integers(1, a.end - a.start - 1))
+            after[k : k + 1] = [TokenSpan(a.start, middle, 7, a.ordinal, False), TokenSpan(middle, a.end, 8, a.ordinal, False)]
+    after = [span._replace(ordinal=k) for k, span in enumerate(after)]
+    moved = draw(st.lists(st.tuples(st.integers(0, max(len(text), 1)), st.integers(0, 5)), max_size=4))
+    return text, spans, marks, after, draw(st.sampled_from([marks, [(a, min(a + w, len(text))) for a, w in moved]]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(change=merges(), width=st.integers(1, 30), depth=st.sampled_from(["truecolor", "none"]))
+def test_a_layout_made_from_the_one_before_is_the_layout_made_afresh(change, width, depth):
+    text, spans, marks, after, marks_after = change
+    palette = PALETTES[depth]
+    before = lay_out_tokens(text, spans, marks, palette, width)
+    again = lay_out_tokens(text, after, marks_after, palette, width, before)
+    fresh = lay_out_tokens(text, after, marks_after, palette, width)
+    assert drawn(again.lines) == drawn(fresh.lines)
+    assert again.whole == fresh.whole
+
+
+def test_lines_a_merge_did_not_touch_are_taken_as_they_were():
+    text = "\n".join(f"line {i} has some words" for i in range(12))
+    before = [TokenSpan(m, m + 1, 0, m, False) for m in range(len(text))]
+    after = [TokenSpan(0, 2, 1, 0, False)] + [s._replace(ordinal=k + 1) for k, s in enumerate(before[2:])]
+    old = lay_out_tokens(text, before, [], PALETTES["truecolor"], 40)
+    new = lay_out_tokens(text, after, [], PALETTES["truecolor"], 40, old)
+    assert [a[0] is b[0] for a, b in zip(old.lines, new.lines)] == [False] + [True] * 11
+
+
+def test_a_line_whose_next_token_was_split_is_made_again():
+    """The token after a line decided where it broke: split by an undo, its first half fits."""
+    text = "aaa bbbbbb"
+    before = [TokenSpan(0, 4, 1, 0, False), TokenSpan(4, 10, 2, 1, False)]
+    after = [TokenSpan(0, 4, 1, 0, False), TokenSpan(4, 6, 3, 1, False), TokenSpan(6, 10, 4, 2, False)]
+    old = lay_out_tokens(text, before, [], PALETTES["truecolor"], 8)
+    new = lay_out_tokens(text, after, [], PALETTES["truecolor"], 8, old)
+    assert [seg.text for seg in new.lines[0][0]] == ["aaa ", "bb"]
+    assert drawn(new.lines) == drawn(lay_out_tokens(text, after, [], PALETTES["truecolor"], 8).lines)
