@@ -5,7 +5,8 @@ import shlex
 import pytest
 
 from tokworkbench.app.labels import train_command
-from tokworkbench.cli import app_settings, build_parser, main
+from tokworkbench.cli import build_parser, main
+from tokworkbench.cli.app import app_settings
 from tokworkbench.core.errors import PatternError
 from tokworkbench.core.registry.kinds import unigram_sizes
 from tokworkbench.core.session.settings import Settings

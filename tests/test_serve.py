@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from tokworkbench.cli import app_settings, build_parser, main
+from tokworkbench.cli import build_parser, main
+from tokworkbench.cli.app import app_settings
 from tokworkbench.cli.serve import app_command
 from tokworkbench.serve import MAX_SESSIONS, NEEDS_EXTRA, is_loopback, origin_ok, token_ok
 

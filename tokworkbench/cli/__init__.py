@@ -15,13 +15,12 @@ import os
 import signal
 import sys
 
-from tokworkbench.cli.app import app_settings
 from tokworkbench.cli.options import PROG, advice, flush_stdout, silence_stdout
-from tokworkbench.cli.parser import COMMANDS, DEFAULT, ERROR_STATUS, SCREENS, build_parser
+from tokworkbench.cli.parser import COMMANDS, DEFAULT, SCREENS, build_parser, command, error_status
 from tokworkbench.core.errors import Terminated, TokWorkbenchError
 from tokworkbench.core.inspection.escape import printable
 
-__all__ = ["app_settings", "build_parser", "entry", "main"]
+__all__ = ["build_parser", "entry", "main"]
 
 
 def entry() -> None:
@@ -57,17 +56,17 @@ def _with_command(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = _with_command(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(only=argv[0] if argv[0] in COMMANDS else None).parse_args(argv)
     if args.command not in SCREENS:
         signal.signal(signal.SIGTERM, _terminated)
-    module = COMMANDS[args.command]
+    module = command(args.command)
     try:
         status = module.run(args)
         flush_stdout()
         return status
     except TokWorkbenchError as exc:
         print(printable(f"{PROG}: error: {advice(exc, args, module.FLAGS)}"), file=sys.stderr)  # it may quote a file
-        return ERROR_STATUS.get(args.command, 1)
+        return error_status(args.command)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
