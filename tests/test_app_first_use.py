@@ -133,6 +133,25 @@ async def test_a_preset_that_fails_in_the_worker_ends_the_app_with_one_line():
     assert app.return_code == 1
 
 
+async def test_the_line_a_failed_load_ends_with_is_escaped_and_not_markup():
+    """It is printed after the screen is gone, where no line filter runs: a model file's ESC
+    would reach the terminal, and brackets would be read as styles."""
+    from tokworkbench.core.errors import ModelFileError
+
+    def loader():
+        raise ModelFileError("unknown role \x1b]52;c;aGk=\x07 in [b]x[/b]")
+
+    app = RecordingApp(None, None, (loader, "model.json"))
+    said, leave = [], app.exit
+    app.exit = lambda *args, **kwargs: said.append(kwargs.get("message")) or leave(*args, **kwargs)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert app.return_code == 1
+    [line] = said  # what Textual prints as it leaves
+    assert str(line) == "tokworkbench: error: unknown role \\x1b]52;c;aGk=\\x07 in [b]x[/b]"
+
+
 def test_the_command_line_checks_a_preset_before_the_screen(tmp_path, monkeypatch, capsys):
     """A missing or damaged ranks file is still one line before any screen."""
     from tokworkbench.cli import main

@@ -7,26 +7,32 @@ from tokworkbench.app import WorkbenchApp
 from tokworkbench.app.framegc import LONGEST, FrameCollector
 
 
+class Timer:
+    def __init__(self, seconds, callback):
+        self.seconds, self.callback, self.stopped = seconds, callback, False
+
+    def stop(self):
+        self.stopped = True
+
+
 def test_held_from_a_key_until_the_frame_after_the_keys_settle():
     frames, timers = [], []
-    collector = FrameCollector(frames.append, lambda seconds, callback: timers.append((seconds, callback)))
+    collector = FrameCollector(frames.append, lambda seconds, callback: timers.append(Timer(seconds, callback)) or timers[-1])
     assert gc.isenabled()
     try:
         collector.hold()
         collector.hold()  # a burst: one hold
-        assert not gc.isenabled() and len(timers) == 1 and timers[0][0] == LONGEST
+        assert not gc.isenabled() and len(timers) == 1 and timers[0].seconds == LONGEST
         collector.settled()
         assert not gc.isenabled()  # until the frame is painted
         frames.pop()()
-        assert gc.isenabled()
-        timers.pop()[1]()  # the fallback finds nothing held
-        assert gc.isenabled()
+        assert gc.isenabled() and timers[0].stopped  # the fallback would end the next burst's hold early
     finally:
         gc.enable()
 
 
 def test_a_collector_someone_else_paused_is_left_off():
-    collector = FrameCollector(lambda callback: callback(), lambda seconds, callback: None)
+    collector = FrameCollector(lambda callback: callback(), Timer)
     gc.disable()
     try:
         collector.hold()
@@ -39,10 +45,10 @@ def test_a_collector_someone_else_paused_is_left_off():
 
 def test_keys_that_never_settle_release_it_after_a_while():
     timers = []
-    collector = FrameCollector(lambda callback: None, lambda seconds, callback: timers.append(callback))
+    collector = FrameCollector(lambda callback: None, lambda seconds, callback: timers.append(Timer(seconds, callback)) or timers[-1])
     try:
         collector.hold()
-        timers.pop()()
+        timers.pop().callback()
         assert gc.isenabled()
     finally:
         gc.enable()

@@ -65,3 +65,19 @@ def test_a_hostile_corpus_and_file_name_do_not_reach_the_terminal(tmp_path):
             assert "␛]52;c;aGk=␇" in drawn.replace("\xa0", " ")  # shown, as pictures
 
     asyncio.run(go())
+
+
+def test_a_message_quoting_a_file_name_is_shown_as_written():
+    """Messages quote file names, tokens and errors: none is markup (`[b]x[/b]` was a bold x)."""
+    async def go():
+        app = WorkbenchApp()
+        async with app.run_test(size=(120, 30)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            app.main.notify("cannot read /tmp/[b]x[/b] [/].txt", title="Cannot load", severity="error")
+            await pilot.pause()
+            # Textual's own record of it (headless, its toast is not in the screenshot)
+            [note] = [n for n in app._notifications if n.title == "Cannot load"]
+            assert note.message == "cannot read /tmp/[b]x[/b] [/].txt" and note.markup is False
+
+    asyncio.run(go())

@@ -161,3 +161,66 @@ def test_a_line_whose_next_token_was_split_is_made_again():
     new = lay_out_tokens(text, after, [], PALETTES["truecolor"], 8, old)
     assert [seg.text for seg in new.lines[0][0]] == ["aaa ", "bb"]
     assert drawn(new.lines) == drawn(lay_out_tokens(text, after, [], PALETTES["truecolor"], 8).lines)
+
+
+@st.composite
+def byte_level_merges(draw):
+    """Spans as a byte-level trainer's window has them (segments.chunk_spans over random byte
+    tokenizations of text with multi-byte characters): the second and later byte tokens of a
+    character draw nothing, being inside the span before. Then some tokens merged or split."""
+    from tokworkbench.core.inspection.segments import chunk_spans
+
+    chunks = draw(st.lists(st.text(alphabet="ab c\n日é😀\x1b", min_size=1, max_size=8), min_size=1, max_size=6))
+
+    def cuts(data: bytes) -> list[int]:
+        lengths, left = [], len(data)
+        while left:
+            lengths.append(min(left, draw(st.integers(1, 4))))
+            left -= lengths[-1]
+        return lengths
+
+    def spans(tokenization):
+        pieces, at = [], 0
+        for chunk, lengths in zip(chunks, tokenization):
+            pieces.append((at, chunk, lengths))
+            at += len(chunk)
+        return chunk_spans(pieces, lambda n: b"x" * n)
+
+    before = [cuts(chunk.encode()) for chunk in chunks]
+    after = [list(lengths) for lengths in before]
+    for _ in range(draw(st.integers(0, 4))):
+        lengths = after[draw(st.integers(0, len(after) - 1))]
+        k = draw(st.integers(0, len(lengths) - 1))
+        if k + 1 < len(lengths) and draw(st.booleans()):
+            lengths[k : k + 2] = [lengths[k] + lengths[k + 1]]
+        elif lengths[k] > 1:
+            m = draw(st.integers(1, lengths[k] - 1))
+            lengths[k : k + 1] = [m, lengths[k] - m]
+    text = "".join(chunks)
+    marks = st.lists(st.tuples(st.integers(-2, len(text) + 2), st.integers(0, 5)).map(lambda m: (m[0], m[0] + m[1])),
+                     max_size=3)
+    first = draw(marks)
+    return text, spans(before), first, spans(after), draw(st.sampled_from([first, draw(marks)]))
+
+
+@settings(max_examples=2000, deadline=None)  # such a line is rare: about 1 in 500 random cases
+@given(change=byte_level_merges(), width=st.integers(1, 12))
+def test_byte_level_tokens_laid_out_from_the_layout_before_are_laid_out_afresh(change, width):
+    text, spans, marks, after, marks_after = change
+    palette = PALETTES["truecolor"]
+    before = lay_out_tokens(text, spans, marks, palette, width)
+    again = lay_out_tokens(text, after, marks_after, palette, width, before)
+    assert drawn(again.lines) == drawn(lay_out_tokens(text, after, marks_after, palette, width).lines)
+
+
+def test_the_token_that_broke_a_line_is_the_next_that_draws():
+    """'日' is three byte tokens; the two after the first draw nothing. The token after them
+    decided where the line broke: split by an undo, its first half fits on the line."""
+    T = TokenSpan
+    text = "x日yyyyy"
+    old = [T(0, 1, 120, 0, False), T(1, 2, 0xE6, 1, True), T(1, 2, 0x97, 2, True), T(1, 2, 0xA5, 3, True),
+           T(2, 7, 500, 4, False)]
+    new = old[:4] + [T(2, 4, 501, 4, False), T(4, 7, 502, 5, False)]
+    palette = PALETTES["truecolor"]
+    again = lay_out_tokens(text, new, [], palette, 6, lay_out_tokens(text, old, [], palette, 6))
+    assert drawn(again.lines) == drawn(lay_out_tokens(text, new, [], palette, 6).lines)

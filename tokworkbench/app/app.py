@@ -63,12 +63,15 @@ class WorkbenchApp(App):
 
     async def retype(self, keys: Iterable[events.Key]) -> None:
         await self.key_order.retype(keys)
+        self._when_settled()
 
     def notify(self, message: str, *, title: str = "", severity: str = "information",
                timeout: float | None = None, markup: bool = True) -> bool:
         """A message still on screen is not stacked again: a key held at an edge ("this is the
         last word") said it once per press and filled the corner with copies. Whether it was
-        shown."""
+        shown. A message is shown as written, never read as markup (`markup` is ignored): the
+        app's messages quote file names, tokens and errors, and a file named `[b]x[/b]` was
+        drawn as a bold x."""
         key = (str(message), title, severity)
         now = time.monotonic()
         if self._on_screen.get(key, 0.0) > now:
@@ -76,8 +79,12 @@ class WorkbenchApp(App):
         if len(self._on_screen) > 64:  # forget the ones long gone
             self._on_screen = {k: t for k, t in self._on_screen.items() if t > now}
         self._on_screen[key] = now + (self.NOTIFICATION_TIMEOUT if timeout is None else timeout)
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         return True
+
+    def action_help_quit(self) -> None:
+        """ctrl+c: Textual's hint, without its markup (messages are plain here)."""
+        self.notify("Press q to quit the app", title="Do you want to quit?")
 
     def clear_notifications(self) -> None:
         self._on_screen.clear()

@@ -11,21 +11,27 @@ its walks already: core/heap.py.)
 
 import gc
 from collections.abc import Callable
+from typing import Protocol
 
 LONGEST = 2.0
 """Seconds after which the collector runs again even if the keys have not settled (a key whose
 barrier was lost, see keyorder.py): garbage with cycles is never held for long."""
 
 
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
 class FrameCollector:
     def __init__(self, after_frame: Callable[[Callable[[], None]], object],
-                 later: Callable[[float, Callable[[], None]], object]):
+                 later: Callable[[float, Callable[[], None]], Stoppable]):
         """`after_frame(callback)`: calls back once the screen has been painted (Textual's
         `call_after_refresh`, which also calls back when nothing needed painting);
         `later(seconds, callback)`: a timer (`set_timer`)."""
         self._after_frame = after_frame
         self._later = later
         self._holding = False
+        self._fallback: Stoppable | None = None
 
     def hold(self) -> None:
         """A key arrived: the collector waits. One already off (someone else's pause) stays as
@@ -33,7 +39,7 @@ class FrameCollector:
         if not self._holding and gc.isenabled():
             gc.disable()
             self._holding = True
-            self._later(LONGEST, self.release)
+            self._fallback = self._later(LONGEST, self.release)
 
     def settled(self) -> None:
         """The keys have run their course: the collector runs again after the next frame."""
@@ -43,4 +49,6 @@ class FrameCollector:
     def release(self) -> None:
         if self._holding:
             self._holding = False
+            self._fallback.stop()  # else it would end the next burst's hold early
+            self._fallback = None
             gc.enable()

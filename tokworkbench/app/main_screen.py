@@ -9,6 +9,7 @@ never touch a widget.
 from dataclasses import replace
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -49,6 +50,7 @@ from tokworkbench.app.widgets.token_details import TokenDetails
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.core.errors import TokWorkbenchError
 from tokworkbench.core.heap import settle
+from tokworkbench.core.inspection.escape import printable
 from tokworkbench.core.inspection.vocab import TokenCounts, count_tokens, vocab_of
 from tokworkbench.core.models.protocol import Model
 from tokworkbench.core.registry.kinds import kind_named
@@ -306,7 +308,8 @@ class MainScreen(Screen):
 
     def on_load_failed(self, message: msg.LoadFailed) -> None:
         if self.model_pending:  # -m NAME did not load: one line and status 1, as before the screen
-            self.app.exit(return_code=1, message=f"tokworkbench: error: {message.error}")
+            # printed after the screen is gone, past the line filter: escaped, and not markup
+            self.app.exit(return_code=1, message=Text(printable(f"tokworkbench: error: {message.error}")))
             return
         self.loading_corpus = False
         self.progress_row.hide()

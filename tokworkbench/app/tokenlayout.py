@@ -50,7 +50,9 @@ class TokenLayout:
     width: int
     lines: list[Line]
     ends: list[int]  # the colour each line ends with
-    whole: dict[int, tuple[int, int, int]]  # a line's first char -> (line, first span, spans): lines that may be taken
+    # a line's first char -> (line, its first span, its spans, the next span drawn after it or None): lines
+    # that may be taken
+    whole: dict[int, tuple[int, int, int, int | None]]
 
 
 def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[int, int]],
@@ -140,18 +142,20 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
 
     def taken(index: int, start: int) -> int:
         """How many spans from `index` a line of `before` that begins at char `start` draws, if
-        it may be taken here as it was (else 0): its spans and the one after it (which decided
-        where it broke) are the same, and no mark or cut came or went on them."""
-        line, first, count = whole[start]
-        follows = first + count < len(old_spans)
-        last = index + count + follows
-        if last > len(spans) or (not follows and last != len(spans)):
+        it may be taken here as it was (else 0): its spans, those after it up to the next that
+        draws (which decided where it broke; the byte tokens of a character after its first
+        draw nothing), are the same, and no mark or cut came or went on them."""
+        line, first, count, through = whole[start]
+        last = index + (count if through is None else through - first + 1)
+        if last > len(spans) or (through is None and last != len(spans)):
             return 0
-        for new, old in zip(spans[index:last], old_spans[first : first + count + follows]):
+        reach = start
+        for new, old in zip(spans[index:last], old_spans[first:]):
             if new.start != old.start or new.end != old.end or new.token != old.token or new.cut != old.cut:
                 return 0
+            reach = max(reach, new.end)
         k = bisect_left(changed, start)
-        if k < len(changed) and changed[k] < spans[last - 1].end:
+        if k < len(changed) and changed[k] < reach:
             return 0
         shift = index - first
         segs, length, drawn = old_lines[line]
@@ -225,9 +229,12 @@ def _layout(text, spans, marked, cut, palette, width, lines, ends) -> TokenLayou
                        _whole_lines(lines, spans))
 
 
-def _whole_lines(lines: list[Line], spans: Sequence[TokenSpan]) -> dict[int, tuple[int, int, int]]:
+def _whole_lines(lines: list[Line], spans: Sequence[TokenSpan]) -> dict[int, tuple[int, int, int, int | None]]:
     """The lines a later layout may take: each begins with a token's first piece and ends with
     a token's last, and draws no uncovered text."""
+    drawn_after: list[int | None] = [None] * (len(lines) + 1)  # the first span drawn after line k
+    for k in range(len(lines) - 1, -1, -1):
+        drawn_after[k] = next((o for o in lines[k][2] if o >= 0), drawn_after[k + 1])
     whole = {}
     last = None  # the span the line before ended with
     for k, (_, _, drawn) in enumerate(lines):
@@ -237,7 +244,7 @@ def _whole_lines(lines: list[Line], spans: Sequence[TokenSpan]) -> dict[int, tup
         first, final = drawn[0], drawn[-1]
         after = lines[k + 1][2][0] if k + 1 < len(lines) and lines[k + 1][2] else None
         if first != last and final != after and first >= 0 and -1 not in drawn:
-            whole[spans[first].start] = (k, first, final - first + 1)
+            whole[spans[first].start] = (k, first, final - first + 1, drawn_after[k + 1])
         last = final
     return whole
 
