@@ -30,7 +30,6 @@ from tokworkbench.core.files.limits import MAX_TOKEN_BYTES
 from tokworkbench.core.inspection.escape import json_printable, printable
 from tokworkbench.core.models.roles import ROLES, Roles
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, Kind, kind_named
-from tokworkbench.core.registry.load import open_model
 from tokworkbench.core.session.settings import CUSTOM, Settings
 from tokworkbench.core.text.corpus import decode_document, describe_size, read_capped, read_document
 from tokworkbench.core.text.normalize import NORMALIZERS
@@ -268,7 +267,10 @@ def special_ids(items: list[str]) -> dict[str, int]:
 
 def load(args, name: str):
     """A model file, or a preset by name (cl100k_base, o200k_base, gpt2) when no such file is here,
-    read with `model_options`' flags."""
+    read with `model_options`' flags. (Every format's reader is imported here, where a model is
+    read, not by every command: 25 ms of a training's start.)"""
+    from tokworkbench.core.registry.load import open_model
+
     return open_model(name, args.split, args.max_token_bytes, special_ids(args.special_ids), args.lowercase,
                       args.strip_accents)
 

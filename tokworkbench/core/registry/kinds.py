@@ -4,6 +4,9 @@ compared (tests/test_architecture.py checks that no other module does).
 A record gathers what its package provides (learner, model, model file) with what the
 formats provide for it (foreign exports) and how a session's `Settings` become its training
 config. A kind that is not trained (a fixed vocabulary) has no config, learner or history.
+The other kinds than BPE are imported when one of their models is read, written or trained:
+their model files and the formats they export to took 25 ms of every command's start, a
+fortieth of a 10 MB training.
 """
 
 from collections.abc import Iterable
@@ -16,20 +19,15 @@ from tokworkbench.core.errors import ModelFileError, TrainingError
 from tokworkbench.core.files.historycsv import write_history_csv, write_rounds_csv
 from tokworkbench.core.files.limits import short
 from tokworkbench.core.fixed import modelfile as fixed_file
-from tokworkbench.core.formats import hf_unigram, hf_wordpiece, sentencepiece_write, spbpe_hf_export, wordpiece_export
 from tokworkbench.core.formats.bpe_export import FORMATS as BPE_FORMATS
 from tokworkbench.core.formats.bpe_export import check_bpe, write_bpe
 from tokworkbench.core.models.kind import Kind
 from tokworkbench.core.models.protocol import Learner, Model
-from tokworkbench.core.spbpe import modelfile as spbpe_file
-from tokworkbench.core.unigram import modelfile as unigram_file
-from tokworkbench.core.unigram.config import SP_META, UnigramConfig, meta_pieces, meta_pieces_of
-from tokworkbench.core.unigram.model import UNK
-from tokworkbench.core.wordpiece import modelfile as wordpiece_file
 
 if TYPE_CHECKING:
     from tokworkbench.core.session.settings import Settings
     from tokworkbench.core.spbpe.learner import SpBpeConfig
+    from tokworkbench.core.unigram.config import UnigramConfig
 
 
 # -- BPE ---------------------------------------------------------------------------------------
@@ -58,7 +56,9 @@ def _bpe_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
 _SP_COVERAGE = 0.9995  # spm_train's default, the setting's: em's; course keeps every character
 
 
-def _unigram_config(s: "Settings") -> UnigramConfig:
+def _unigram_config(s: "Settings") -> "UnigramConfig":
+    from tokworkbench.core.unigram.config import UnigramConfig
+
     if s.special_tokens:
         raise TrainingError(f"a Unigram model's one special token is <unk> (id 0): special tokens such as "
                             f"{s.special_tokens[0]!r} need BPE")
@@ -91,6 +91,8 @@ def _unigram_learner(*args, **kwargs) -> Learner:
 def _unigram_fit(s: "Settings", chars: int, names: Iterable[str]) -> dict:
     """Each of `names` too small for a corpus of `chars` distinct characters, raised; the target
     counts the pieces ahead of the trained ones, as the learner's vocabulary does."""
+    from tokworkbench.core.unigram.config import meta_pieces_of
+
     ahead = len(meta_pieces_of(s.algorithm, s.control_symbols, s.user_defined_symbols, s.byte_fallback))
     seed, target = unigram_sizes(chars, ahead)
     changes = {}
@@ -126,10 +128,13 @@ def _unigram_replay(learner: Learner, model: Model, s: "Settings") -> Learner:
     return replayed
 
 
-def _replayed_metas(model: Model, config: UnigramConfig) -> list[str]:
+def _replayed_metas(model: Model, config: "UnigramConfig") -> list[str]:
     """The replayed model's own pieces ahead of its trained ones where they are a layout our
     learner makes (the course's <unk>, em's <unk> <s> </s>), so its ids stay; with the session's
     symbols or byte fallback, spm_train's layout of them; else <unk> alone."""
+    from tokworkbench.core.unigram.config import SP_META, meta_pieces
+    from tokworkbench.core.unigram.model import UNK
+
     if config.control_symbols or config.user_defined_symbols or config.byte_fallback:
         return meta_pieces(config)
     own = [model.pieces[i][0] for i in model.specials]
@@ -138,6 +143,8 @@ def _replayed_metas(model: Model, config: UnigramConfig) -> list[str]:
 
 
 def _unigram_check_export(model: Model, fmt: str) -> list[str]:
+    from tokworkbench.core.formats import hf_unigram, sentencepiece_write
+
     if fmt == "sentencepiece":
         sentencepiece_write.unigram_spec(model)
         return sentencepiece_write.unigram_notes(model)
@@ -146,6 +153,8 @@ def _unigram_check_export(model: Model, fmt: str) -> list[str]:
 
 
 def _unigram_write_export(model: Model, fmt: str, out: Path) -> list[str]:
+    from tokworkbench.core.formats import hf_unigram, sentencepiece_write
+
     if fmt == "sentencepiece":
         return sentencepiece_write.write_spec(sentencepiece_write.unigram_spec(model), out,
                                               sentencepiece_write.unigram_notes(model))
@@ -154,10 +163,14 @@ def _unigram_write_export(model: Model, fmt: str, out: Path) -> list[str]:
 
 # -- SentencePiece BPE --------------------------------------------------------------------------
 def _spbpe_check_export(model: Model, fmt: str) -> list[str]:
+    from tokworkbench.core.formats import spbpe_hf_export
+
     return spbpe_hf_export.check_hf(model) if fmt == "hf" else []
 
 
 def _spbpe_write_export(model: Model, fmt: str, out: Path) -> list[str]:
+    from tokworkbench.core.formats import sentencepiece_write, spbpe_hf_export
+
     if fmt == "sentencepiece":
         return sentencepiece_write.write_spec(sentencepiece_write.spbpe_spec(model), out)
     return spbpe_hf_export.write_hf(model, out)
@@ -203,10 +216,14 @@ def _spbpe_describe(model: Model) -> list[str]:
 
 # -- WordPiece ---------------------------------------------------------------------------------
 def _wordpiece_check_export(model: Model, fmt: str) -> list[str]:
+    from tokworkbench.core.formats import hf_wordpiece, wordpiece_export
+
     return wordpiece_export.check_vocab_txt(model) if fmt == "vocab.txt" else hf_wordpiece.check_hf(model)
 
 
 def _wordpiece_write_export(model: Model, fmt: str, out: Path) -> list[str]:
+    from tokworkbench.core.formats import hf_wordpiece, wordpiece_export
+
     if fmt == "vocab.txt":
         return wordpiece_export.write_vocab_txt(model, out)
     return hf_wordpiece.write_hf(model, out)
@@ -222,12 +239,49 @@ def _wordpiece_describe(model: Model) -> list[str]:
 SP_OPTIONS = ("split_digits", "user_defined_symbols", "control_symbols", "required_chars")  # spm_train's
 
 
+# -- the other kinds' model files, imported when one is read or written -----------------------
+def _unigram_to_json(model: Model, meta: dict | None) -> dict:
+    from tokworkbench.core.unigram import modelfile
+
+    return modelfile.to_json(model, meta)
+
+
+def _unigram_from_json(data: dict, max_token_bytes: int) -> Model:
+    from tokworkbench.core.unigram import modelfile
+
+    return modelfile.from_json(data, max_token_bytes)
+
+
+def _spbpe_to_json(model: Model, meta: dict | None) -> dict:
+    from tokworkbench.core.spbpe import modelfile
+
+    return modelfile.to_json(model, meta)
+
+
+def _spbpe_from_json(data: dict, max_token_bytes: int) -> Model:
+    from tokworkbench.core.spbpe import modelfile
+
+    return modelfile.from_json(data, max_token_bytes)
+
+
+def _wordpiece_to_json(model: Model, meta: dict | None) -> dict:
+    from tokworkbench.core.wordpiece import modelfile
+
+    return modelfile.to_json(model, meta)
+
+
+def _wordpiece_from_json(data: dict, max_token_bytes: int) -> Model:
+    from tokworkbench.core.wordpiece import modelfile
+
+    return modelfile.from_json(data, max_token_bytes)
+
+
 # -- the registry ------------------------------------------------------------------------------
 BPE = Kind("bpe", "BPE", "BPE model", "merge", bpe_file.to_json, bpe_file.from_json,
            exports=BPE_FORMATS, check_export=check_bpe, write_export=write_bpe,
            config=_bpe_config, learner=Trainer, options=("units", "tie_break"),
            history_csv=_bpe_history_csv, replay=_bpe_replay)
-UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_json, unigram_file.from_json,
+UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", _unigram_to_json, _unigram_from_json,
                exports=("hf", "sentencepiece"), export_refusal="a Unigram model has scored pieces and no merges",
                check_export=_unigram_check_export, write_export=_unigram_write_export,
                config=_unigram_config, learner=_unigram_learner,
@@ -239,8 +293,8 @@ UNIGRAM = Kind("unigram", "Unigram", "Unigram model", "round", unigram_file.to_j
                default_units="char", default_split="metaspace")
 FIXED = Kind("fixed", "fixed vocabulary", "fixed vocabulary", "", fixed_file.to_json, fixed_file.from_json,
              export_refusal="no other format segments a fixed vocabulary the same way")
-SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", spbpe_file.to_json,
-             spbpe_file.from_json, exports=("hf", "sentencepiece"),
+SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", _spbpe_to_json,
+             _spbpe_from_json, exports=("hf", "sentencepiece"),
              export_refusal="its pieces merge by score (SentencePiece's rule), not by a merge list in rank order",
              check_export=_spbpe_check_export, write_export=_spbpe_write_export,
              config=_spbpe_config, learner=_spbpe_learner,
@@ -250,7 +304,7 @@ SPBPE = Kind("spbpe", "SentencePiece BPE", "SentencePiece BPE model", "merge", s
              fit=_spbpe_fit, history_csv=_bpe_history_csv, replay=_spbpe_replay, default_units="char",
              default_split="metaspace", describe=_spbpe_describe)
 
-WORDPIECE = Kind("wordpiece", "WordPiece", "WordPiece model", "", wordpiece_file.to_json, wordpiece_file.from_json,
+WORDPIECE = Kind("wordpiece", "WordPiece", "WordPiece model", "", _wordpiece_to_json, _wordpiece_from_json,
                  exports=("hf", "vocab.txt"),
                  export_refusal="a WordPiece model matches words longest first and has no merges",
                  check_export=_wordpiece_check_export, write_export=_wordpiece_write_export,
