@@ -43,11 +43,10 @@ class TokenText(LineView, can_focus=True):
         self._drawn: tuple = ()  # what the lines are drawn from: ("runs", runs) or ("tokens", …)
         self._lines: list[Line] = []
         self._layout: TokenLayout | None = None  # the tokens' last layout, which the next takes lines from
-        self._width = 0
 
     def set_runs(self, runs: list[tuple[str, str]]) -> None:
         """Draw styled runs (text, style spec[, click action]), wrapped between runs."""
-        if self._drawn[1:] != (runs,) or self._drawn[0] != "runs":
+        if self._drawn != ("runs", runs):
             self._drawn = ("runs", runs)
             self._rewrap()
 
@@ -64,7 +63,6 @@ class TokenText(LineView, can_focus=True):
 
     def _rewrap(self, everything: bool = False) -> None:
         width = self.scrollable_content_region.width or 80
-        self._width = width
         if not self._drawn:
             lines = []
         elif self._drawn[0] == "runs":
@@ -76,9 +74,9 @@ class TokenText(LineView, can_focus=True):
         self.set_virtual_size(Size(width, len(lines)), repaint=everything)
         if everything:
             return
-        top, width = self.scroll_offset.y, self.size.width
-        changed = [Region(0, y, width, 1) for y, (old, new) in
-                   enumerate(zip_longest(before[top : top + self.size.height], lines[top : top + self.size.height]))
+        top, size = self.scroll_offset.y, self.size
+        changed = [Region(0, y, size.width, 1) for y, (old, new) in
+                   enumerate(zip_longest(before[top : top + size.height], lines[top : top + size.height]))
                    if old is None or new is None or (old[0] is not new[0] and old[0] != new[0])]
         if changed:
             self.refresh(*changed)
