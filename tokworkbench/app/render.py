@@ -71,6 +71,22 @@ def display(chunk: str) -> str:
     return chunk.translate(SHOWN)
 
 
+def shared_chars(spans: Sequence[TokenSpan]) -> tuple[set[int], set[int]]:
+    """The characters two neighbouring tokens share (a byte-level token cut them), and the
+    indices of the spans that share one."""
+    cut: set[int] = set()
+    sharing: set[int] = set()
+    for i, (p, q) in enumerate(zip(spans, spans[1:])):
+        if p.end > q.start:
+            cut.update(range(q.start, p.end))
+            sharing.update((i, i + 1))
+    return cut, sharing
+
+
+def marked_chars(marks: Sequence[tuple[int, int]]) -> set[int]:
+    return {i for a, b in marks for i in range(a, b)}
+
+
 def style_runs(
     text: str,
     spans: Sequence[TokenSpan],
@@ -86,13 +102,8 @@ def style_runs(
     can name its token.
     """
     end = len(text)
-    cut = set()
-    for p, q in zip(spans, spans[1:]):
-        if p.end > q.start:
-            cut.update(range(q.start, p.end))
-    marked = set()
-    for a, b in marks:
-        marked.update(range(a, b))
+    cut, _ = shared_chars(spans)
+    marked = marked_chars(marks)
     runs: list[tuple[str, str]] = []
     pos = 0
     for index, span in enumerate(spans):

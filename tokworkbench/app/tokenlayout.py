@@ -17,7 +17,7 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 
-from tokworkbench.app.render import SHOWN, Palette
+from tokworkbench.app.render import SHOWN, Palette, marked_chars, shared_chars
 from tokworkbench.core.inspection.segments import TokenSpan
 
 Line = tuple[list[Segment], int, list[int]]  # segments, their cell length, what each draws; a Strip only when shown
@@ -66,15 +66,8 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
     bases, cuts, mark_style, plain = token_styles(palette)
     colours = len(bases)
     end = len(text)
-    cut: set[int] = set()  # characters two tokens share
-    sharing: set[int] = set()  # the spans that share one
-    for i, (p, q) in enumerate(zip(spans, spans[1:])):
-        if p.end > q.start:
-            cut.update(range(q.start, p.end))
-            sharing.update((i, i + 1))
-    marked: set[int] = set()
-    for a, b in marks:
-        marked.update(range(a, b))
+    cut, sharing = shared_chars(spans)
+    marked = marked_chars(marks)
     # the marks as sorted disjoint ranges, walked beside the spans: whether a span meets one
     ranges: list[tuple[int, int]] = []
     for a, b in sorted(m for m in marks if m[0] < m[1]):

@@ -63,7 +63,6 @@ class CorpusPane(Vertical):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._tokens_shown = False  # the text pane draws the window's tokens (not the count file's note)
         self._where = ""  # the line under the text
         self._draw_pending = False
         self._names: list[str] = []
@@ -169,7 +168,6 @@ class CorpusPane(Vertical):
         else:
             marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         shown = marks + [self.cursor_span] if self.cursor_span else marks
-        self._tokens_shown = True
         end = window.start + len(window.text)
         names = self._names
         span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
@@ -189,7 +187,6 @@ class CorpusPane(Vertical):
 
     def _draw_counts_only(self, line: Text, snap: Snapshot) -> None:
         """A count file holds chunks and counts but no running text: say so where the text goes."""
-        self._tokens_shown = False
         note = [
             ("Only chunk counts are available", "bold"), (f" (from {self.counts_source}).\n\n", ""),
             ("A count file keeps each distinct pre-tokenizer chunk and how often it occurs, but not the "
@@ -207,7 +204,8 @@ class CorpusPane(Vertical):
         """A click names the span drawn there, whose token the screen selects (segments carry
         no click action of their own: a style per token cost a third of drawing a merge)."""
         event.stop()
-        self.post_message(CorpusClicked(event.offset, event.item if self._tokens_shown else None))
+        tokens = self.counts_source is None  # a count file's note names no token
+        self.post_message(CorpusClicked(event.offset, event.item if tokens else None))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
