@@ -1,13 +1,13 @@
 """The live pair-frequency table: the best pairs in selection order, the next merge marked."""
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
 from tokworkbench.app.kind_views import BPE_VIEW, view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PairSelected
+from tokworkbench.app.widgets.panel import Panel
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.inspection.escape import hex_bytes, visible
@@ -17,7 +17,7 @@ from tokworkbench.core.session.snapshot import Snapshot
 SHOWN = BPE_VIEW.rows_shown
 
 
-class PairsPanel(Vertical):
+class PairsPanel(Panel):
     DEFAULT_CSS = """
     PairsPanel #pair-filter {
         height: 1;  /* one line: on a short screen the table keeps its rows */
@@ -105,7 +105,7 @@ class PairsPanel(Vertical):
         self.query_one("#pair-table", RowsView).set_rows(cells)
         note = (f"replay: next {visible(snap.next_text)}, {snap.replaying:,} to go · " if snap.replaying else "")
         matching = f" matching {query} (text or hex bytes)" if query else ""
-        self.border_subtitle = note + f"{len(shown)} of {plural(snap.rows_in_all, 'pair')}{matching}"
+        self.set_subtitle(note + f"{len(shown)} of {plural(snap.rows_in_all, 'pair')}{matching}")
         self._announce()
 
     def _announce(self) -> None:

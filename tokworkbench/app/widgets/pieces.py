@@ -4,13 +4,13 @@ pieces the next round removes are marked, as the next merge is in the pair table
 from dataclasses import replace
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input
 
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import PairFilterChanged, PieceSelected
+from tokworkbench.app.widgets.panel import Panel
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.inspection.escape import visible
@@ -37,7 +37,7 @@ def piece_cells(rank: int, row: PieceRow) -> tuple:
     )
 
 
-class PiecesPanel(Vertical):
+class PiecesPanel(Panel):
     DEFAULT_CSS = """
     PiecesPanel #piece-filter {
         height: 1;
@@ -117,7 +117,7 @@ class PiecesPanel(Vertical):
         matching = f" matching {query}" if query else ""
         nxt = f" · {REMOVED} {removed:,} removed next" if removed else (
             " · nothing left to remove" if not snap.can_step else "")
-        self.border_subtitle = f"{len(rows):,} of {plural(snap.rows_in_all, 'piece')}{matching}{nxt}"
+        self.set_subtitle(f"{len(rows):,} of {plural(snap.rows_in_all, 'piece')}{matching}{nxt}")
         self._announce()
 
     def watch_token_counts(self) -> None:

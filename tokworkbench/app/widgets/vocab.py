@@ -12,13 +12,13 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input, Static
 
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CountTokens, TokenSelected
 from tokworkbench.app.widgets.laidout import WhenLaidOut
+from tokworkbench.app.widgets.panel import Panel
 from tokworkbench.app.widgets.rowsview import RowsView
 from tokworkbench.app.widgets.steady_input import SteadyInput
 from tokworkbench.core.errors import QueryError
@@ -42,7 +42,7 @@ FILL_EVERY = 0.5  # seconds: while training runs, the vocabulary (a new model ea
 ORDER_WORDS = {"id": "id", "length": "length (longest first)", "count": "count in the corpus (most first)"}
 
 
-class VocabPanel(Vertical):
+class VocabPanel(Panel):
     DEFAULT_CSS = """
     VocabPanel #vocab-search {
         height: 1;
@@ -244,8 +244,8 @@ class VocabPanel(Vertical):
                           made, parents,
                           f"{info.count:,}" if info.count is not None else "–", (hex_bytes(info.data), "dim")))
         self.query_one("#vocab-table", RowsView).set_rows(cells, cursor=0)
-        self.border_subtitle = self._subtitle(page, counts, snap, filtered)
-        self.query_one("#vocab-status", Static).update(Text(self.border_subtitle))
+        self.set_subtitle(self._subtitle(page, counts, snap, filtered))
+        self.query_one("#vocab-status", Static).update(Text(self.subtitle_text))
         self._announce()
 
     def _subtitle(self, page: VocabPage, counts: TokenCounts | None, snap: Snapshot, filtered: str = "") -> str:
