@@ -12,6 +12,7 @@ from tokworkbench.app.dialogs import HelpDialog
 from tokworkbench.app.widgets.bytes_view import BytesPanel
 from tokworkbench.app.widgets.merges import MergesPanel
 from tokworkbench.app.widgets.pairs import PairsPanel
+from tokworkbench.app.widgets.styledlines import StyledLines
 from tokworkbench.core import Trainer
 from tokworkbench.core.registry import modelfile
 from tokworkbench.core.session.settings import Settings
@@ -62,7 +63,7 @@ async def test_step_undo_and_the_screen_follow_the_core():
         assert learner(app).history[0].pair == (nxt.left, nxt.right)
         merges = app.main.query_one(MergesPanel)
         assert merges.row_count == 1 and str(merges.border_subtitle) == "1 merge"
-        assert f"{learner(app).total_tokens:,} tokens" in static_text(app, "#corpus-stats")
+        assert f"{learner(app).total_tokens:,} tokens" in app.query_one("#corpus-stats", StyledLines).plain
         await pilot.press("N")
         await pilot.pause()
         assert len(learner(app).history) == 11 and merges.row_count == 11
@@ -71,7 +72,7 @@ async def test_step_undo_and_the_screen_follow_the_core():
         await pilot.pause()
         assert len(learner(app).history) == 9 and merges.row_count == 9
         assert learner(app).total_tokens > before
-        assert f"{learner(app).total_tokens:,} tokens" in static_text(app, "#corpus-stats")
+        assert f"{learner(app).total_tokens:,} tokens" in app.query_one("#corpus-stats", StyledLines).plain
 
 
 async def test_undo_is_dimmed_when_there_is_nothing_to_undo():
@@ -142,7 +143,7 @@ async def test_change_settings_restarts_after_confirmation():
         await pilot.pause()
         assert learner(app).config.units == "char" and learner(app).history == []
         assert learner(app).config.pre_tokenizer.pattern == r"\w+|\s+|[^\w\s]+"
-        assert "chars/token" in static_text(app, "#corpus-stats")
+        assert "chars/token" in app.query_one("#corpus-stats", StyledLines).plain
 
 
 async def test_encode_round_trip_korean_emoji_and_a_failing_normalizer():
@@ -213,7 +214,7 @@ async def test_open_a_folder(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
         assert [d.text for d in app.main.session.corpus.documents] == ["aaa bbb aaa", "bbb ccc"]
-        assert "2 docs" in static_text(app, "#corpus-stats")
+        assert "2 docs" in app.query_one("#corpus-stats", StyledLines).plain
 
 
 async def test_tiny_terminal_shows_a_message_and_keeps_state():
@@ -227,7 +228,7 @@ async def test_tiny_terminal_shows_a_message_and_keeps_state():
         await pilot.pause()
         assert not app.screen.has_class("too-small") and app.screen.has_class("-narrow")
         assert len(learner(app).history) == 1
-        assert "· 1 merge\n" in static_text(app, "#corpus-stats")
+        assert "· 1 merge\n" in app.query_one("#corpus-stats", StyledLines).plain
 
 
 async def test_save_is_atomic_and_asks_before_overwriting(tmp_path):
@@ -452,6 +453,6 @@ async def test_the_corpus_windows_line_keeps_its_range_at_80_columns():
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
         await pilot.pause(0.2)
-        line = app.main.query_one("#corpus-window", Static)
-        text = str(line.render())
+        line = app.main.query_one("#corpus-window", StyledLines)
+        text = line.plain
         assert "chars 0–2,400 of 39,457" in text[: line.size.width] and "… (1/12)" in text

@@ -2,8 +2,9 @@
 merges, undo and encode work, and the merges equal training on the text."""
 
 from recording import RecordingApp
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
+from tokworkbench.app.widgets.styledlines import StyledLines
 from tokworkbench.cli import main
 from tokworkbench.core.session.session import Session
 from tokworkbench.core.session.settings import Settings
@@ -19,7 +20,7 @@ async def _ready(app, pilot):
 
 
 def _text(app, selector) -> str:
-    return str(app.query_one(selector, Static).render())
+    return app.query_one(selector, StyledLines).plain
 
 
 def _counts(tmp_path, *args):

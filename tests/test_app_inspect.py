@@ -16,6 +16,7 @@ from textual.widgets import Input
 import tokworkbench.app as app_package
 from tokworkbench.app.render import PALETTES
 from tokworkbench.app.widgets.encode import EncodePanel, ids_under
+from tokworkbench.app.widgets.styledlines import StyledLines
 from tokworkbench.app.widgets.vocab import VocabPanel
 from tokworkbench.cli import main
 from tokworkbench.core.bpe.trainer import TrainConfig, Trainer
@@ -122,7 +123,7 @@ async def test_dash_m_opens_a_ranks_file_in_inspect_mode_with_its_own_ids(opened
         # the whole corpus is counted in a worker: the corpus line has the totals
         total = sum(len(theirs.encode_ordinary(d)) for d in samples())
         assert app.main.snapshot.total_tokens == total
-        assert f"{total:,} tokens" in str(app.query_one("#corpus-stats").render())
+        assert f"{total:,} tokens" in app.query_one("#corpus-stats", StyledLines).plain
 
 
 def test_dash_m_with_a_bad_file_is_one_line_before_any_screen(opened, tmp_path, capsys):

@@ -5,6 +5,7 @@ import pytest
 from recording import RecordingApp as WorkbenchApp
 
 from tokworkbench.app.main_screen import MainScreen
+from tokworkbench.app.widgets.styledlines import StyledLines
 
 
 @pytest.mark.parametrize("key", ["n", "u"])
@@ -16,7 +17,7 @@ async def test_the_corpus_text_is_drawn_by_the_time_the_key_is_handled(monkeypat
     def refreshed(screen):
         refresh(screen)
         corpus = screen.corpus_pane
-        stats = str(corpus.query_one("#corpus-stats").render())
+        stats = corpus.query_one("#corpus-stats", StyledLines).plain
         seen.append((screen.session.steps, stats))
 
     async with app.run_test(size=(120, 40)) as pilot:

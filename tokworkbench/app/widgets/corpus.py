@@ -5,13 +5,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from tokworkbench.app.kind_views import view_of
 from tokworkbench.app.labels import plural
 from tokworkbench.app.messages import CorpusClicked, DocumentSelected
 from tokworkbench.app.render import palette_of
+from tokworkbench.app.widgets.styledlines import StyledLines
 from tokworkbench.app.widgets.tokentext import TokenText
 from tokworkbench.core.inspection.segments import pair_occurrences
 from tokworkbench.core.registry.kinds import kind_named
@@ -63,17 +64,16 @@ class CorpusPane(Vertical):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._where = ""  # the line under the text
         self._draw_pending = False
         self._names: list[str] = []
         self._sizes: list[int] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(id="corpus-stats")
+        yield StyledLines(id="corpus-stats")
         with Horizontal(id="corpus-body"):
             yield OptionList(id="doc-list")
             yield TokenText(id="corpus-text")
-        yield Static(id="corpus-window")
+        yield StyledLines(id="corpus-window")
 
     def on_mount(self) -> None:
         self.border_title = "Corpus"
@@ -172,18 +172,17 @@ class CorpusPane(Vertical):
         names = self._names
         span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
-        room = self.query_one("#corpus-window", Static).size.width
+        room = self.query_one("#corpus-window", StyledLines).size.width
         if names and room and len(name) + len(span) > room:  # a narrow pane keeps the range: the name gives way
             keep = max(4, room - len(span) - len(name) + len(names[window.doc]) - 1)
             name = f"{names[window.doc][:keep]}… ({window.doc + 1}/{len(names)})  ·  "
-        where = (f"{name}{span}  ·  [ ] window  , . document"
-                 + (f"  ·  {plural(len(marks), 'occurrence')} of the selected {what}" if marks else ""))
-        # fixed-height lines: no layout pass, only a repaint of these widgets
-        self.query_one("#corpus-stats", Static).update(line, layout=False)
+        # whole items while they fit: the occurrences before the keys, which help lists too
+        where = (f"{name}{span}" + (f"  ·  {plural(len(marks), 'occurrence')} of the {what}" if marks else "")
+                 + "  ·  [ ] window  , . document")
+        # only the lines that changed are repainted: the stats' first line, on a merge
+        self.query_one("#corpus-stats", StyledLines).show(line)
         self.query_one("#corpus-text", TokenText).show_tokens(window.text, window.spans, shown, palette_of(self.app))
-        if where != self._where:  # mostly the same line: no repaint
-            self._where = where
-            self.query_one("#corpus-window", Static).update(Text(where), layout=False)
+        self.query_one("#corpus-window", StyledLines).show(Text(where))
 
     def _draw_counts_only(self, line: Text, snap: Snapshot) -> None:
         """A count file holds chunks and counts but no running text: say so where the text goes."""
@@ -195,10 +194,9 @@ class CorpusPane(Vertical):
             ("The normalizer and the split come from the file; open the text to change them.", "dim"),
         ]
         runs = [(word, spec) for text, spec in note for word in regex.split(r"(?<= )", text) if word]
-        self.query_one("#corpus-stats", Static).update(line, layout=False)
+        self.query_one("#corpus-stats", StyledLines).show(line)
         self.query_one("#corpus-text", TokenText).set_runs(runs)  # words as runs: wrapped between words
-        self._where = f"count file {self.counts_source}: chunk counts only"
-        self.query_one("#corpus-window", Static).update(Text(self._where), layout=False)
+        self.query_one("#corpus-window", StyledLines).show(Text(f"count file {self.counts_source}: chunk counts only"))
 
     def on_token_text_clicked(self, event: TokenText.Clicked) -> None:
         """A click names the span drawn there, whose token the screen selects (segments carry
