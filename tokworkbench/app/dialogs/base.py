@@ -4,6 +4,7 @@ typed behind an enter that reach wherever they would have gone had they been typ
 import asyncio
 import inspect
 
+from rich.text import Text
 from textual import events
 from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
@@ -105,7 +106,7 @@ class Dialog(ModalScreen):
 
     def show_error(self, selector: str, message: str) -> None:
         label = self.query_one(selector, Label)
-        label.update(message)
+        label.update(Text(message))  # it may quote what was typed: not markup
         label.add_class("error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -4,6 +4,7 @@ special tokens and their roles, checked by the core before closing. Roles change
 they only say which special token opens a document (bos), closes it (eos), pads a batch row
 (pad) or stands for unknown text (unk)."""
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
@@ -167,7 +168,7 @@ class SettingsDialog(Dialog):
                     yield Label(f"Unigram course keeps every character (em: those its character coverage keeps): "
                                 f"this corpus has {self.chars:,}, so the seed size and the target vocabulary must "
                                 "hold them.", id="unigram-hint", classes="hint")
-                yield Label(f"same from the command line: {train_command(s)}", id="train-command", classes="hint")
+                yield Label(Text(f"same from the command line: {train_command(s)}"), id="train-command", classes="hint")
             yield Label("", id="settings-error", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply")
@@ -223,7 +224,8 @@ class SettingsDialog(Dialog):
         retyped) it keeps the last command the fields made."""
         settings = self._gathered()
         if not isinstance(settings, str):
-            self.query_one("#train-command", Label).update(f"same from the command line: {train_command(settings)}")
+            line = f"same from the command line: {train_command(settings)}"
+            self.query_one("#train-command", Label).update(Text(line))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "apply":

@@ -1,5 +1,6 @@
 """UTF-8 bytes: each character's code point, name, bytes, and the tokens its bytes fall in."""
 
+from rich.text import Text
 from textual.reactive import var
 
 from tokworkbench.app.widgets.laidout import WhenLaidOut
@@ -75,7 +76,7 @@ class BytesPanel(RowsView):
             ))
         self.set_rows(cells, cursor=0)
         more = f" (first {MAX_ROWS})" if len(rows) > MAX_ROWS else ""
-        self.border_subtitle = f"{source}: {len(rows)} characters{more}"
+        self.border_subtitle = Text(f"{source}: {len(rows)} characters{more}")
 
     def row_text(self, index: int) -> list[str]:
         return [c if isinstance(c, str) else c[0] for c in self.rows[index]]

@@ -1,5 +1,6 @@
 """One line under the panes while a load or a run goes: what is happening, and how far."""
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
@@ -42,7 +43,7 @@ class ProgressRow(Horizontal):
             self._swap(True)
         # one line of fixed size: a new text needs no layout pass of the screen, which on a
         # large window took longer than the frame it updates and held keys (escape) behind it
-        self.query_one("#progress-label", Label).update(label, layout=False)
+        self.query_one("#progress-label", Label).update(Text(label), layout=False)
         self.query_one("#progress-bar", ProgressBar).update(total=total, progress=done or 0)
 
     def hide(self) -> None:
