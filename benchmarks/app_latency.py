@@ -1,6 +1,6 @@
 """Key press to updated screen, in the real app (headless, Textual's pilot), on 1 MB and 10 MB.
 
-    python benchmarks/app_latency.py [CORPUS] [--cancel-at N ...] [--cancel-only]
+    python benchmarks/app_latency.py [CORPUS] [--cancel-at N ...] [--cancel-only] [--sizes WxH ...]
     # default: bench-data/corpus/mixed-10M.txt and its first 1 MB; cancel at 5,000 merges
 
 Measures, per corpus and screen size (80x24, 160x48 and 200x60):
@@ -25,6 +25,7 @@ load moves them more than anything measured here.
 import argparse
 import asyncio
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -210,10 +211,15 @@ def main():
     parser.add_argument("--cancel-at", type=int, nargs="+", default=[5000], metavar="N")
     parser.add_argument("--cancel-only", action="store_true", help="skip the step and undo timings")
     parser.add_argument("--big-only", action="store_true", help="skip the first-1-MB corpus")
+    parser.add_argument("--sizes", nargs="+", default=[f"{w}x{h}" for w, h in SIZES], metavar="WxH",
+                        help="screen sizes, each measured in this process after the last (default: all three)")
     parser.add_argument("--max-load", type=float, default=0.5, help="the 1-minute load each size waits for")
     parser.add_argument("--patience", type=float, default=600, help="seconds to wait for it")
     args = parser.parse_args()
     big = args.corpus
+    if not all(re.fullmatch(r"\d+x\d+", size) for size in args.sizes):
+        sys.exit(f"--sizes takes WxH, e.g. 160x48: {' '.join(args.sizes)}")
+    sizes = [tuple(map(int, size.split("x"))) for size in args.sizes]
     if not big.is_file():
         sys.exit(f"no corpus at {big}: run `make corpus` or name a file")
     with tempfile.TemporaryDirectory() as tmp:
@@ -221,7 +227,7 @@ def main():
         data = big.read_bytes()[:1_000_000]
         small.write_bytes(data[: data.rfind(b"\n") + 1])
         for path in (big,) if args.big_only else (small, big):
-            for size in SIZES:
+            for size in sizes:
                 before = wait_for_quiet(args.max_load, args.patience)
                 print(f"(load {before:.2f} before this process's measures; the run itself then loads the machine)",
                       flush=True)
