@@ -1,5 +1,6 @@
 """Yes or no, with the consequence named in the question."""
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -17,9 +18,9 @@ class ConfirmDialog(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.question, classes="question")
+            yield Label(Text(self.question), classes="question")  # it names files: not markup
             with Horizontal(classes="buttons"):
-                yield Button(f"{self.yes} (y)", variant="warning", id="yes")
+                yield Button(Text(f"{self.yes} (y)"), variant="warning", id="yes")
                 yield Button("Cancel (n)", id="no")
 
     def on_mount(self) -> None:

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -23,9 +24,9 @@ class PromptDialog(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.title_text, classes="question")
+            yield Label(Text(self.title_text), classes="question")
             yield SteadyInput(self.value, id="prompt-input")
-            yield Label(self.hint, id="prompt-error", classes="hint")
+            yield Label(Text(self.hint), id="prompt-error", classes="hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         error = self.validate(event.value) if self.validate else None

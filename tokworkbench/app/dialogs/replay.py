@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -30,7 +31,7 @@ class ReplayDialog(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.question, classes="question")
+            yield Label(Text(self.question), classes="question")
             yield SteadyInput(placeholder="path/to/tokenizer.json, or cl100k_base", id="replay-path")
             yield Label("pattern for a bare .tiktoken file (others carry their own)", classes="hint")
             yield Select([(FROM_FILE, FROM_FILE)] + [(name, name) for name in PRESETS if name != "none"],
