@@ -14,7 +14,8 @@ def test_a_line_breaks_between_items_and_keeps_their_styles():
     assert rows[0].spans[0].style == "bold" and rows[0].plain[rows[0].spans[1].start:rows[0].spans[1].end] == "1.116"
     assert flow(line, 200) == [line]
     assert [r.plain for r in flow(Text("a-very-long-item · b"), 5)] == ["a-very-long-item", "b"]  # cropped when drawn
-    assert [r.plain for r in flow(Text("name  ·  chars 0–9  ·  [ ] window"), 20)] == ["name  ·  chars 0–9", "[ ] window"]
+    window = Text("name  ·  chars 0–9  ·  [ ] window")
+    assert [r.plain for r in flow(window, 20)] == ["name  ·  chars 0–9", "[ ] window"]
 
 
 async def test_a_merge_repaints_only_the_count_rows_that_changed(monkeypatch):
