@@ -1,10 +1,14 @@
 """The corpus pane's count lines: a merge repaints only the rows that changed, and a narrow pane
 breaks a line between its items."""
 
+from hypothesis import given
+from hypothesis import strategies as st
 from recording import RecordingApp as WorkbenchApp
+from rich.console import Console
+from rich.style import Style
 from rich.text import Text
 
-from tokworkbench.app.widgets.styledlines import StyledLines, flow
+from tokworkbench.app.widgets.styledlines import SEPARATOR, StyledLines, flow, row_segments
 
 
 def test_a_line_breaks_between_items_and_keeps_their_styles():
@@ -16,6 +20,21 @@ def test_a_line_breaks_between_items_and_keeps_their_styles():
     assert [r.plain for r in flow(Text("a-very-long-item · b"), 5)] == ["a-very-long-item", "b"]  # cropped when drawn
     window = Text("name  ·  chars 0–9  ·  [ ] window")
     assert [r.plain for r in flow(window, 20)] == ["name  ·  chars 0–9", "[ ] window"]
+
+CONSOLE = Console()
+items = st.text(st.sampled_from("ab ·界"), min_size=1, max_size=12).filter(lambda t: "·" not in t and t.strip() == t)
+
+
+@given(st.lists(items, min_size=1, max_size=8), st.sampled_from([" · ", "  ·  "]), st.integers(0, 40))
+def test_rows_hold_the_items_in_order_and_fit_unless_one_is_wider(parts, separator, width):
+    line = Text(separator.join(parts), style="bold")
+    rows = flow(line, width)
+    assert separator.join(r.plain for r in rows) == line.plain  # every break is at a separator
+    assert all(r.cell_len <= width or SEPARATOR.search(r.plain) is None for r in rows)
+    assert all(segment.style.bold for r in rows for segment in row_segments(r, CONSOLE, Style()))  # styles kept
+    for row, after in zip(rows, rows[1:]):  # a row ends only where the next item would not fit
+        first = SEPARATOR.split(after.plain)[0]
+        assert row.cell_len + len(separator) + Text(first).cell_len > width
 
 
 async def test_a_merge_repaints_only_the_count_rows_that_changed(monkeypatch):

@@ -9,7 +9,9 @@ rows past the widget's height are not shown, so the items that matter most come 
 import re
 from itertools import zip_longest
 
+from rich.console import Console
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
@@ -36,13 +38,21 @@ def flow(line: Text, width: int) -> list[Text]:
     return rows
 
 
+def row_segments(row: Text, console: Console, base: Style) -> list[Segment]:
+    """The row's segments over `base`. Rich leaves a Text's own style out of a text without
+    spans (`Text.render`): it goes under the spans' here."""
+    under = base + console.get_style(row.style) if row.style else base
+    return list(Segment.apply_style(row.render(console, end=""), under))
+
+
 class StyledLines(Widget):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._lines: list[Text] = []  # as shown
         self._rows: list[Text] = []  # as drawn at `_drawn_at`'s width
         self._strips: dict[int, Strip] = {}
-        self._drawn_at: tuple = ()  # the width and base style the rows and strips were made for
+        self._drawn_at: int | None = None  # the width the rows and strips were made for
+        self._base = Style()  # the widget's style then (`rich_style` walks every ancestor's styles)
 
     @property
     def plain(self) -> str:
@@ -53,7 +63,7 @@ class StyledLines(Widget):
         """Show `text`, its lines (split at newlines) each from a new row."""
         self._lines = list(text.split("\n", allow_blank=True)) if text.plain else []
         width = self.size.width
-        if not width or not self._drawn_at:
+        if not width or self._drawn_at is None:
             self.refresh()  # not laid out yet: the first render flows it
             return
         rows = self._flow(width)
@@ -72,17 +82,17 @@ class StyledLines(Widget):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._drawn_at = ()
+        self._drawn_at = None
 
     def render_line(self, y: int) -> Strip:
-        width, base = self.size.width, self.rich_style
-        if self._drawn_at != (width, base):
-            self._drawn_at = (width, base)
+        width = self.size.width
+        if self._drawn_at != width:
+            self._drawn_at, self._base = width, self.rich_style
             self._rows = self._flow(width)
             self._strips.clear()
+        base = self._base
         strip = self._strips.get(y)
         if strip is None:
             row = self._rows[y] if y < len(self._rows) else Text()
-            segments = Segment.apply_style(row.render(self.app.console, end=""), base)
-            strip = self._strips[y] = Strip(segments).crop_extend(0, width, base)
+            strip = self._strips[y] = Strip(row_segments(row, self.app.console, base)).crop_extend(0, width, base)
         return strip
