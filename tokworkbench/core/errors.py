@@ -35,6 +35,20 @@ class EncodeError(TokWorkbenchError):
     """Text cannot be encoded: unseen character without <unk>, or a disallowed special token."""
 
 
+def lone_surrogate(text: str | list[str], error: UnicodeEncodeError) -> Exception:
+    """What to raise for `error`, met encoding `text` (or a list of texts): Python's names a
+    place in an internal piece ("position 0"); this names the first lone surrogate in what the
+    caller gave. SentencePiece refuses such text as well."""
+    texts = [text] if isinstance(text, str) else text
+    for k, one in enumerate(texts):
+        at = next((i for i, ch in enumerate(one) if "\ud800" <= ch <= "\udfff"), None)
+        if at is not None:
+            where = f"offset {at}" if isinstance(text, str) else f"offset {at} of text {k}"
+            return EncodeError(f"cannot encode lone surrogate (U+{ord(one[at]):04X}) at {where}: "
+                               "the text is not valid Unicode")
+    return error
+
+
 class SpecialTokenInTextError(EncodeError):
     """A special token's string in text that did not allow it. `offset` is where in the text it
     starts; a caller that encoded a slice of the user's text raises it again `shifted` so that

@@ -28,6 +28,7 @@ from functools import cached_property
 
 import regex
 
+from tokworkbench.core.errors import lone_surrogate
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
@@ -210,8 +211,11 @@ class SpBpeModel:
                disallowed_special: Collection[str] | str = "all") -> list[int]:
         """The shared special-token rule; SentencePiece itself reads no control piece in text,
         so the text between allowed specials is encoded alone (a dummy ▁ in front of each)."""
-        return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
-                                    lambda part, at: self._encode(part, at == 0))
+        try:
+            return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
+                                        lambda part, at: self._encode(part, at == 0))
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(text, exc) from None
 
     @property
     def from_hf(self) -> bool:
@@ -223,7 +227,10 @@ class SpBpeModel:
         """`SentencePieceProcessor.encode(text)`'s ids (`display_chunks`'s, without the chunks):
         SentencePiece's own rule at sentencepiece's speed (fastencode.py); a model read from an HF
         tokenizer.json (its merges list, its Metaspace) by the reference path."""
-        return self._ordinary(text)
+        try:
+            return self._ordinary(text)
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(text, exc) from None
 
     @cached_property
     def _ordinary(self):
@@ -234,9 +241,12 @@ class SpBpeModel:
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         """`encode_ordinary` of each text (models/protocol.py EncodesBatches): for a list of
         lines, as `sp.encode(lines)` is called, the new words of all are merged at once."""
-        if self.from_hf:
-            return [self._encode(t, True) for t in texts]
-        return self._fast.encode_batch(list(texts))
+        try:
+            if self.from_hf:
+                return [self._encode(t, True) for t in texts]
+            return self._fast.encode_batch(list(texts))
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(list(texts), exc) from None
 
     @cached_property
     def _fast(self) -> FastEncoder:
@@ -260,11 +270,20 @@ class SpBpeModel:
         return out
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
-        return self.display_chunks(self.normalize_text(text))
+        try:
+            return self._display_chunks(self.normalize_text(text))
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(text, exc) from None
 
     def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]:
         """Normalized text's words with their ids (a run of unknowns fused across words, as
         SentencePiece fuses it: the fused id goes with the word where the run starts)."""
+        try:
+            return self._display_chunks(shown)
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(shown, exc) from None
+
+    def _display_chunks(self, shown: str) -> list[tuple[str, list[int]]]:
         out: list[tuple[str, list[int]]] = []
         unk, fuse = self.unk_id, not self.byte_fallback
         prev_unk = False

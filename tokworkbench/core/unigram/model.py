@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import regex
 
+from tokworkbench.core.errors import lone_surrogate
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
@@ -218,12 +219,21 @@ class UnigramModel:
                disallowed_special: Collection[str] | str = "all") -> list[int]:
         """The shared special-token rule: an allowed special string is its id, the text between
         is encoded alone (so metaspace prepends ▁ to each part, as HF does around added tokens)."""
-        return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
-                                    lambda part, _: self.encode_ordinary(part))
+        try:
+            return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
+                                        lambda part, _: self._ordinary(part))
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(text, exc) from None
 
     def encode_ordinary(self, text: str) -> list[int]:
+        try:
+            return self._ordinary(text)
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(text, exc) from None
+
+    def _ordinary(self, text: str) -> list[int]:
         out: list[int] = []
-        for _, ids in self.encode_chunks(text):
+        for _, ids in self._encode_list(self.chunks_of(text)):
             out += ids
         return out
 
@@ -255,7 +265,10 @@ class UnigramModel:
         return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
-        return self._encode_list(self.chunks_of(text))
+        try:
+            return self._encode_list(self.chunks_of(text))
+        except UnicodeEncodeError as exc:
+            raise lone_surrogate(text, exc) from None
 
     def chunks_of(self, text: str) -> list[str]:
         """The chunks Viterbi solves one after the other (joined: the sentence it sees)."""
