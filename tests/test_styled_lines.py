@@ -7,6 +7,7 @@ from recording import RecordingApp as WorkbenchApp
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
+from textual.selection import Selection
 
 from tokworkbench.app.widgets.styledlines import SEPARATOR, StyledLines, flow, row_segments
 
@@ -58,3 +59,17 @@ async def test_a_merge_repaints_only_the_count_rows_that_changed(monkeypatch):
         await pilot.pause()
         assert "· 1 merge\n" in stats.plain
         assert drawn == [0]  # the corpus line under it is as it was
+
+
+async def test_a_wide_document_name_gives_way_to_the_range_and_the_lines_copy(tmp_path):
+    (tmp_path / "a日本語のとても長いファイル名の文書です.txt").write_text("hello world " * 300, encoding="utf-8")
+    (tmp_path / "b.txt").write_text("more text " * 300, encoding="utf-8")
+    app = WorkbenchApp([str(tmp_path)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        window = app.main.query_one("#corpus-window", StyledLines)
+        assert "… (1/2)  ·  chars 0–" in window.drawn[0]  # the name cut by cells, the range kept
+        stats = app.main.query_one("#corpus-stats", StyledLines)
+        app.screen.selections = {stats: Selection(None, None)}
+        assert "tokens · " in app.screen.get_selected_text()  # what is drawn, not the widget's name

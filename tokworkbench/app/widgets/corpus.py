@@ -1,6 +1,7 @@
 """The corpus pane: documents, corpus statistics, and a window of text with token boundaries."""
 
 import regex
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -173,9 +174,11 @@ class CorpusPane(Vertical):
         span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
         name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
         room = self.query_one("#corpus-window", StyledLines).size.width
-        if names and room and len(name) + len(span) > room:  # a narrow pane keeps the range: the name gives way
-            keep = max(4, room - len(span) - len(name) + len(names[window.doc]) - 1)
-            name = f"{names[window.doc][:keep]}… ({window.doc + 1}/{len(names)})  ·  "
+        if names and room and cell_len(name) + cell_len(span) > room:  # a narrow pane: the name gives way
+            doc = names[window.doc]
+            keep = max(4, room - cell_len(span) - cell_len(name) + cell_len(doc) - 1)
+            cut = chop_cells(doc, keep)[0]  # in cells: a CJK name too
+            name = f"{cut}… ({window.doc + 1}/{len(names)})  ·  "
         # whole items while they fit: the occurrences before the keys, which help lists too
         where = (f"{name}{span}" + (f"  ·  {plural(len(marks), 'occurrence')} of the {what}" if marks else "")
                  + "  ·  [ ] window  , . document")

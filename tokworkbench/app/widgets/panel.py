@@ -12,6 +12,8 @@ from textual.geometry import Region
 
 
 class Panel(Vertical):
+    """A container with a border whose subtitle is set through `set_subtitle`."""
+
     def __init__(self, *children, **kwargs):
         super().__init__(*children, **kwargs)
         self._subtitle_shown: str | None = None
@@ -33,6 +35,8 @@ class Panel(Vertical):
             self._retitling = False
 
     def refresh(self, *regions: Region, **kwargs) -> "Panel":
+        """Only the descriptor's own refresh, inside `set_subtitle`, is narrowed to the bottom
+        line; every other refresh is Textual's."""
         if self._retitling and not regions and not kwargs:
             left, top = self.content_offset  # refresh takes regions relative to the content
             width, height = self.outer_size

@@ -9,6 +9,7 @@ rows past the widget's height are not shown, so the items that matter most come 
 import re
 from itertools import zip_longest
 
+from rich.cells import chop_cells
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -45,7 +46,15 @@ def row_segments(row: Text, console: Console, base: Style) -> list[Segment]:
     return list(Segment.apply_style(row.render(console, end=""), under))
 
 
+def _drawn_as(row: Text) -> tuple:
+    """What a row draws (Text's == leaves its own style out)."""
+    return row.plain, row.spans, row.style
+
+
 class StyledLines(Widget):
+    """Rows of text, each repainted only when what it draws changed. Its height comes from CSS
+    or, left auto, from its rows."""
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._lines: list[Text] = []  # as shown
@@ -59,6 +68,18 @@ class StyledLines(Widget):
         """The text shown, whole: what a narrow widget leaves out too."""
         return "\n".join(line.plain for line in self._lines)
 
+    @property
+    def drawn(self) -> list[str]:
+        """The rows as drawn: those the height holds, each cut to the width."""
+        width, height = self.size
+        if not width:
+            return []
+        return [chop_cells(row.plain, width)[0] if row.plain else "" for row in self._flow(width)[:height]]
+
+    def get_selection(self, selection) -> tuple[str, str] | None:
+        """Text selected with the mouse, for copying: the rows as they break here."""
+        return selection.extract("\n".join(row.plain for row in self._rows)), "\n"
+
     def show(self, text: Text) -> None:
         """Show `text`, its lines (split at newlines) each from a new row."""
         self._lines = list(text.split("\n", allow_blank=True)) if text.plain else []
@@ -67,11 +88,16 @@ class StyledLines(Widget):
             self.refresh()  # not laid out yet: the first render flows it
             return
         rows = self._flow(width)
-        changed = [y for y, (old, new) in enumerate(zip_longest(self._rows, rows)) if old != new]
+        changed = [y for y, (old, new) in enumerate(zip_longest(self._rows, rows))
+                   if old is None or new is None or _drawn_as(old) != _drawn_as(new)]
+        height = self.styles.height
+        more = len(rows) != len(self._rows) and (height is None or height.is_auto)  # the height follows the rows
         self._rows = rows
         for y in changed:
             self._strips.pop(y, None)
-        if changed:
+        if more:
+            self.refresh(layout=True)
+        elif changed:
             self.refresh(*(Region(0, y, width, 1) for y in changed))
 
     def _flow(self, width: int) -> list[Text]:
