@@ -132,8 +132,7 @@ def _replayed_metas(model: Model, config: "UnigramConfig") -> list[str]:
     """The replayed model's own pieces ahead of its trained ones where they are a layout our
     learner makes (the course's <unk>, em's <unk> <s> </s>), so its ids stay; with the session's
     symbols or byte fallback, spm_train's layout of them; else <unk> alone."""
-    from tokworkbench.core.unigram.config import SP_META, meta_pieces
-    from tokworkbench.core.unigram.model import UNK
+    from tokworkbench.core.unigram.config import SP_META, UNK, meta_pieces
 
     if config.control_symbols or config.user_defined_symbols or config.byte_fallback:
         return meta_pieces(config)

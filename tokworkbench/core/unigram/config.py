@@ -12,10 +12,10 @@ from tokworkbench.core.text.patterns import META
 from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 from tokworkbench.core.text.spcoverage import check_coverage
 from tokworkbench.core.text.spoptions import check_required_chars, check_symbols
-from tokworkbench.core.unigram.model import UNK
 from tokworkbench.core.units import Units
 
 ALGORITHMS = ("course", "em")
+UNK = "<unk>"  # here, not in model.py: the CLI reads the choices without loading the model
 SP_META = (UNK, "<s>", "</s>")  # spm_train's ids 0, 1, 2
 SP_ROLES = Roles.of(dict(zip(("unk", "bos", "eos"), SP_META)))  # and its unk_id, bos_id, eos_id
 EM_SEED_SIZE = 1_000_000  # SentencePiece's and HF's default seed size

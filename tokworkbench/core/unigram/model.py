@@ -44,7 +44,6 @@ from tokworkbench.core.unigram.spviterbi import Solved, solve
 from tokworkbench.core.unigram.viterbi import INF, UNK_PENALTY, Vocab, best_costs, segment, to_f32
 from tokworkbench.core.units import Units
 
-UNK = "<unk>"
 _CACHE_LIMIT = 1 << 18
 _METASPACE_CHUNKS = regex.compile(METASPACE_PATTERN)
 _USER_BONUS = np.float32(0.1)  # what SentencePiece's user-defined score acts as max_score_ (see _cost)
