@@ -73,3 +73,9 @@ async def test_a_wide_document_name_gives_way_to_the_range_and_the_lines_copy(tm
         stats = app.main.query_one("#corpus-stats", StyledLines)
         app.screen.selections = {stats: Selection(None, None)}
         assert "tokens · " in app.screen.get_selected_text()  # what is drawn, not the widget's name
+        await pilot.pause()
+        selected = app.screen.get_component_rich_style("screen--selection").bgcolor
+        assert all(seg.style.bgcolor == selected for seg in stats.render_line(0) if seg.text.strip())  # shown
+        app.screen.selections = {}
+        await pilot.pause()
+        assert not any(seg.style.bgcolor == selected for seg in stats.render_line(0))

@@ -80,6 +80,10 @@ class StyledLines(Widget):
         """Text selected with the mouse, for copying: the rows as they break here."""
         return selection.extract("\n".join(row.plain for row in self._rows)), "\n"
 
+    def selection_updated(self, selection) -> None:
+        self._strips.clear()  # rows under a selection are drawn with it, and not kept
+        self.refresh()
+
     def show(self, text: Text) -> None:
         """Show `text`, its lines (split at newlines) each from a new row."""
         self._lines = list(text.split("\n", allow_blank=True)) if text.plain else []
@@ -116,9 +120,17 @@ class StyledLines(Widget):
             self._drawn_at, self._base = width, self.rich_style
             self._rows = self._flow(width)
             self._strips.clear()
-        base = self._base
+        base, selection = self._base, self.text_selection
         strip = self._strips.get(y)
         if strip is None:
             row = self._rows[y] if y < len(self._rows) else Text()
-            strip = self._strips[y] = Strip(row_segments(row, self.app.console, base)).crop_extend(0, width, base)
+            span = selection.get_span(y) if selection is not None else None
+            if span is not None:
+                start, end = span
+                row = row.copy()
+                row.stylize(self.screen.get_component_rich_style("screen--selection"), start,
+                            len(row) if end == -1 else end)
+            strip = Strip(row_segments(row, self.app.console, base)).crop_extend(0, width, base)
+            if selection is None:
+                self._strips[y] = strip
         return strip
