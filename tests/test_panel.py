@@ -1,20 +1,14 @@
 """A panel's subtitle: typed text is shown as written (markup raised on `[/]`), and a merge
 repaints the one border line that holds it."""
 
+from drawnrows import drawn_rows
 from recording import RecordingApp as WorkbenchApp
 
 from tokworkbench.app.widgets.pairs import PairsPanel
 
 
 async def test_a_typed_filter_is_shown_as_written_and_a_merge_repaints_one_border_line(monkeypatch):
-    drawn = []
-    render_line = PairsPanel.render_line
-
-    def counted(panel, y):
-        drawn.append(y)
-        return render_line(panel, y)
-
-    monkeypatch.setattr(PairsPanel, "render_line", counted)
+    drawn = drawn_rows(monkeypatch, PairsPanel)
     app = WorkbenchApp()
     async with app.run_test(size=(160, 48)) as pilot:
         await app.workers.wait_for_complete()

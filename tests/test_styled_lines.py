@@ -1,6 +1,7 @@
 """The corpus pane's count lines: a merge repaints only the rows that changed, and a narrow pane
 breaks a line between its items."""
 
+from drawnrows import drawn_rows
 from hypothesis import given
 from hypothesis import strategies as st
 from recording import RecordingApp as WorkbenchApp
@@ -39,15 +40,7 @@ def test_rows_hold_the_items_in_order_and_fit_unless_one_is_wider(parts, separat
 
 
 async def test_a_merge_repaints_only_the_count_rows_that_changed(monkeypatch):
-    drawn = []
-    render_line = StyledLines.render_line
-
-    def counted(view, y):
-        if view.id == "corpus-stats":
-            drawn.append(y)
-        return render_line(view, y)
-
-    monkeypatch.setattr(StyledLines, "render_line", counted)
+    drawn = drawn_rows(monkeypatch, StyledLines, "corpus-stats")
     app = WorkbenchApp()
     async with app.run_test(size=(160, 48)) as pilot:
         await app.workers.wait_for_complete()
