@@ -94,8 +94,7 @@ class StyledLines(Widget):
         rows = self._flow(width)
         changed = [y for y, (old, new) in enumerate(zip_longest(self._rows, rows))
                    if old is None or new is None or _drawn_as(old) != _drawn_as(new)]
-        height = self.styles.height
-        more = len(rows) != len(self._rows) and (height is None or height.is_auto)  # the height follows the rows
+        more = len(rows) != len(self._rows) and self._auto_height()
         self._rows = rows
         for y in changed:
             self._strips.pop(y, None)
@@ -103,6 +102,11 @@ class StyledLines(Widget):
             self.refresh(layout=True)
         elif changed:
             self.refresh(*(Region(0, y, width, 1) for y in changed))
+
+    def _auto_height(self) -> bool:
+        """Whether the height follows the rows (the corpus pane's are fixed: no layout pass)."""
+        height = self.styles.height
+        return height is None or height.is_auto
 
     def _flow(self, width: int) -> list[Text]:
         return [row for line in self._lines for row in flow(line, width)]
