@@ -86,7 +86,9 @@ class Action:
     needs: tuple[Need, ...] = ()
     kinds: frozenset[str] | None = None
     show: bool = False  # in the footer
-    priority: bool = False  # runs as the key arrives (it opens a dialog or moves focus)
+    # runs as the key arrives: it opens a dialog or moves focus, or it is a step, whose frame is
+    # then not kept waiting for the key's round trip through the focused widget's ancestors
+    priority: bool = False
     in_box: bool = False
 
     @property
@@ -130,13 +132,16 @@ TABS = (("tab-encode", "Encode / decode"), ("tab-bytes", "UTF-8 bytes"), ("tab-l
 
 # footer order: the most used first; the footer shows what fits and ends in ? (help lists them all)
 ACTIONS: tuple[Action, ...] = (
-    Action("step", "n,space", "Merge", "Merge the best pair (one step)", STEP, kinds=MERGING, show=True),
-    Action("round", "n,space", "Round", "Unigram: one pruning round (one step)", STEP, kinds=ROUNDS, show=True),
-    Action("step_ten", "N", "×10", "Ten merges (Unigram: ten rounds)", STEP, show=True),
+    Action("step", "n,space", "Merge", "Merge the best pair (one step)", STEP, kinds=MERGING, show=True,
+           priority=True),
+    Action("round", "n,space", "Round", "Unigram: one pruning round (one step)", STEP, kinds=ROUNDS, show=True,
+           priority=True),
+    Action("step_ten", "N", "×10", "Ten merges (Unigram: ten rounds)", STEP, show=True, priority=True),
     Action("run", "r", "Run", "Run to the target vocabulary in the background", STEP, show=True),
     Action("escape", "escape", "Cancel", "Stop a running training between two steps; leave a text box",
            (Need.STOPPABLE,), show=True, priority=True, in_box=True),
-    Action("undo", "u,backspace", "Undo", "Undo the last merge (or round) exactly", UNDO, show=True),
+    Action("undo", "u,backspace", "Undo", "Undo the last merge (or round) exactly", UNDO, show=True,
+           priority=True),
     Action("save", "s", "Save", "Save the model (atomic; asks before overwriting)", DIALOG, show=True,
            priority=True),
     Action("help", "question_mark", "Help", "All keys", show=True, priority=True),

@@ -512,13 +512,23 @@ class MainScreen(Screen):
             return True  # not a key of this table (a click: select_token)
         return known.state(self.situation())
 
-    def on_key(self, event) -> None:
-        """A key whose binding is dimmed reaches here unhandled: say why it cannot act now."""
+    async def on_key(self, event) -> None:
+        """A key whose binding is dimmed reaches here unhandled: say why it cannot act now.
+        A priority key that could not act as it arrived but can now (the corpus finished
+        loading while it went round the widgets) acts here: Textual checks a priority binding
+        only on arrival, and the key was lost."""
         situation = self.situation()
         for action in ACTIONS:
-            if event.key in action.key_list and action.state(situation) is None:
+            if event.key not in action.key_list:
+                continue
+            state = action.state(situation)
+            if state is None:
                 event.stop()
                 self.notify(action.why(situation), title=f"{action.label} can't act now", timeout=4)
+                return
+            if state and action.priority:
+                event.stop()
+                await self.run_action(action.action)
                 return
 
     def _nothing_left(self) -> str:
