@@ -12,6 +12,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from operator import itemgetter
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -23,6 +24,8 @@ from tokworkbench.core.inspection.segments import TokenSpan
 Line = tuple[list[Segment], int, list[int]]  # segments, their cell length, what each draws; a Strip only when shown
 
 _segment = partial(tuple.__new__, Segment)  # from a ready (text, style, control): no Python __new__ per token
+_KEY = itemgetter(0, 1, 2, 4)  # a TokenSpan's start, end, token and cut: not its ordinal
+_END = itemgetter(1)
 
 
 @lru_cache(maxsize=256)
@@ -44,6 +47,7 @@ class TokenLayout:
 
     text: str
     spans: Sequence[TokenSpan]
+    keys: list[tuple]  # each span as a later layout compares it: (start, end, token, cut)
     marked: frozenset[int]  # the characters marks cover
     cut: frozenset[int]  # the characters two tokens share
     palette: Palette
@@ -78,8 +82,11 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
     ranges.append((end + 1, end + 1))  # past every span: the walk needs no bound check
     at = 0
     narrow = text.isascii()  # every drawn character one cell (↵ → ␍ ␀ too)
+    # a span as a line taken from `before` must match it (its ordinal, its place in the window,
+    # moves with every merge before it); compared a line's slice at a time, in C
+    keys = list(map(_KEY, spans))
     if before is not None and (before.text, before.palette, before.width) == (text, palette, width):
-        old_spans, old_lines, old_ends, whole = before.spans, before.lines, before.ends, before.whole
+        old_keys, old_lines, old_ends, whole = before.keys, before.lines, before.ends, before.whole
         # chars marked, or shared by two tokens, in one layout and not in the other
         changed = sorted(before.marked.symmetric_difference(marked) | before.cut.symmetric_difference(cut))
     else:
@@ -142,11 +149,9 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
         last = index + (count if through is None else through - first + 1)
         if last > len(spans) or (through is None and last != len(spans)):
             return 0
-        reach = start
-        for new, old in zip(spans[index:last], old_spans[first:]):
-            if new.start != old.start or new.end != old.end or new.token != old.token or new.cut != old.cut:
-                return 0
-            reach = max(reach, new.end)
+        if keys[index:last] != old_keys[first : first + last - index]:
+            return 0
+        reach = max(start, *map(_END, keys[index:last]))
         k = bisect_left(changed, start)
         if k < len(changed) and changed[k] < reach:
             return 0
@@ -173,7 +178,7 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
                 index += abs(n)
                 pos = spans[index - 1].end
                 if n < 0:
-                    return _layout(text, spans, marked, cut, palette, width, lines, ends)
+                    return _layout(text, spans, keys, marked, cut, palette, width, lines, ends)
                 colour = ends[-1]
                 continue
         while ranges[at][1] <= s:
@@ -214,11 +219,11 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
         put(text[pos:end].translate(SHOWN), 3, -1, False)
     lines.append((segments, used, owners))
     ends.append(colour)
-    return _layout(text, spans, marked, cut, palette, width, lines, ends)
+    return _layout(text, spans, keys, marked, cut, palette, width, lines, ends)
 
 
-def _layout(text, spans, marked, cut, palette, width, lines, ends) -> TokenLayout:
-    return TokenLayout(text, spans, frozenset(marked), frozenset(cut), palette, width, lines, ends,
+def _layout(text, spans, keys, marked, cut, palette, width, lines, ends) -> TokenLayout:
+    return TokenLayout(text, spans, keys, frozenset(marked), frozenset(cut), palette, width, lines, ends,
                        _whole_lines(lines, spans))
 
 
