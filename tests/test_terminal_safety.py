@@ -5,11 +5,16 @@ import asyncio
 import html
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.segment import Segment
+from rich.style import Style
+from rich.terminal_theme import MONOKAI
 from textual.color import Color
+from textual.filter import ANSIToTruecolor, DimFilter
 
 from tokworkbench.app import WorkbenchApp
-from tokworkbench.app.controlfilter import ControlFilter
+from tokworkbench.app.controlfilter import ControlFilter, LineFilters, TruecolorControls
 from tokworkbench.app.render import PALETTES, display
 from tokworkbench.app.tokenlayout import lay_out_tokens
 from tokworkbench.core.inspection.escape import visible
@@ -44,6 +49,33 @@ def test_the_filter_drops_what_is_left_and_leaves_clean_lines_alone():
     assert controls.apply(clean, Color(0, 0, 0)) is clean
     dirty = controls.apply([Segment("a\x1b]52;c;x\x07b\u009bc", None)], Color(0, 0, 0))
     assert [seg.text for seg in dirty] == ["a]52;c;xbc"]
+
+
+STYLES = [None, Style(), Style(color="red"), Style(bgcolor="blue", dim=True), Style(color="#112233", bold=True),
+          Style(color="bright_green", bgcolor="#445566"), Style(dim=True), Style(reverse=True, color="color(200)")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet="ab ␛é日\x1b\x07\x7f\u009b\u00a0\n"), st.sampled_from(STYLES)),
+                max_size=12),
+       st.sampled_from([Color(0, 0, 0), Color(30, 40, 50), Color(255, 255, 255)]))
+def test_the_joined_filter_gives_what_textuals_and_ours_give_one_after_the_other(runs, background):
+    segments = [Segment(text, style) for text, style in runs]
+    truecolor = ANSIToTruecolor(MONOKAI)
+    joined = TruecolorControls(truecolor).apply(segments, background)
+    assert joined == ControlFilter().apply(truecolor.apply(segments, background), background)
+
+
+def test_textuals_truecolor_filter_alone_is_joined_with_ours_else_ours_comes_after():
+    filters = LineFilters()
+    truecolor = ANSIToTruecolor(MONOKAI)
+    first = filters([truecolor])
+    assert len(first) == 1 and isinstance(first[0], TruecolorControls)
+    assert filters([truecolor])[0] is first[0]  # the same object: Textual caches lines per filter
+    theme = ANSIToTruecolor(MONOKAI)  # what Textual makes on a theme change
+    assert filters([theme])[0].truecolor is theme
+    dim = DimFilter()
+    assert filters([theme, dim]) == [theme, dim, filters.controls]
 
 
 def test_a_hostile_corpus_and_file_name_do_not_reach_the_terminal(tmp_path):

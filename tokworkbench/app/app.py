@@ -12,7 +12,7 @@ from textual.filter import LineFilter
 from textual.screen import Screen
 
 from tokworkbench.app.actions import ACTIONS, key_names
-from tokworkbench.app.controlfilter import ControlFilter
+from tokworkbench.app.controlfilter import LineFilters
 from tokworkbench.app.escapeburst import escape_then_key
 from tokworkbench.app.framegc import FrameCollector
 from tokworkbench.app.keyorder import KeyBarrier, KeyOrder
@@ -37,12 +37,12 @@ class WorkbenchApp(App):
         self.inspect = inspect
         self._on_screen: dict[tuple, float] = {}  # (message, title, severity) -> when it leaves
         self.key_order = KeyOrder(self, super().on_event, lambda event: escape_then_key(self, event))
-        self._controls = ControlFilter()
+        self._line_filters = LineFilters()
         self._frame_collector = FrameCollector(self.call_after_refresh, self.set_timer)
 
     def get_line_filters(self) -> list[LineFilter]:
         """Textual's filters, and then no control character reaches the terminal (controlfilter.py)."""
-        return [*super().get_line_filters(), self._controls]
+        return self._line_filters(super().get_line_filters())
 
     async def on_event(self, event: events.Event) -> None:
         """Keys and pastes from the terminal go through the line that keeps their order."""
