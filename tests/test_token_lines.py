@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
-from tokworkbench.app.render import PALETTES, style_runs
+from tokworkbench.app.render import PALETTES, SHOWN, char_drawn_at, style_runs
 from tokworkbench.app.tokenlayout import lay_out_tokens, style_of, wrap_runs
 from tokworkbench.app.widgets.tokentext import TokenText
 from tokworkbench.core.inspection.segments import TokenSpan
@@ -44,7 +44,7 @@ def drawn(lines):
 
 
 @st.composite
-def windows(draw):
+def windows(draw, alphabet="abc de\n\t日é\r\x00"):
     """Tokens with gaps (text no token covers) and overlaps (a character two byte-level tokens
     share), over text with line ends, tabs, wide and control characters."""
     layout = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 12), st.booleans()), max_size=40))
@@ -53,7 +53,7 @@ def windows(draw):
         start = pos - 1 if share and pos and gap == 0 else pos + gap
         spans.append(TokenSpan(start, start + width, ordinal, ordinal, start < pos))
         pos = start + width
-    text = draw(st.text(alphabet="abc de\n\t日é\r\x00", min_size=pos, max_size=pos + 3))
+    text = draw(st.text(alphabet=alphabet, min_size=pos, max_size=pos + 3))
     marks = draw(st.lists(st.tuples(st.integers(0, max(pos, 1)), st.integers(0, 5)), max_size=4))
     return text, spans, [(a, min(a + w, len(text))) for a, w in marks]
 
@@ -76,6 +76,22 @@ def test_a_merge_changes_only_the_lines_it_touches():
     new = lay_out_tokens(text, after, [], PALETTES["truecolor"], 40).lines
     changed = [y for y, (a, b) in enumerate(zip(old, new)) if a[0] != b[0]]
     assert changed == [0] and len(old) == len(new) == 12
+
+
+@settings(max_examples=300, deadline=None)
+@given(window=windows("ab \n\t日\x00\u200b\u0085"), width=st.integers(1, 30))
+def test_the_lines_draw_each_char_of_the_text_once_in_order(window, width):
+    """What TokenText.offset_at counts on to name the char under a click: the lines' segments
+    are the text as SHOWN draws it, line ends as breaks, a char two tokens share drawn once."""
+    text, spans, marks = window
+    lines = lay_out_tokens(text, spans, marks, PALETTES["truecolor"], width).lines
+    assert "".join(seg.text for segments, _, _ in lines for seg in segments) == text.translate(SHOWN).replace("\n", "")
+
+
+def test_char_drawn_at_counts_a_named_invisible_as_one_char():
+    text = "ab\u200bcd\n\u0085ef"  # drawn ab⟨ZWSP⟩cd↵ / ⟨U+0085⟩ef
+    assert [char_drawn_at(text, i) for i in (0, 2, 7, 8, 9, 10, 18, 19, 20, 21)] == [0, 2, 2, 3, 4, 5, 6, 7, 8, None]
+    assert char_drawn_at("plain", 4) == 4 and char_drawn_at("plain", 5) is None
 
 
 class Pane(App):
@@ -106,6 +122,25 @@ def test_the_view_repaints_only_the_changed_lines():
             assert [[r.y for r in regions] for regions in dirty] == [[1]]
             await pilot.pause()
             assert "".join(s.text for s in view.render_line(1)).startswith("row 1")
+
+    asyncio.run(go())
+
+
+def test_a_click_after_a_named_invisible_names_the_char_under_it():
+    """⟨ZWSP⟩ draws one char as six: a click on the word after it named a char five places on
+    (Unigram shows that word's lattice)."""
+    async def go():
+        app = Pane()
+        async with app.run_test(size=(40, 20)) as pilot:
+            view = app.query_one(TokenText)
+            text = "one\u200btwo\n\u0085three"
+            spans = [TokenSpan(i, i + 1, 0, i, False) for i in range(len(text))]
+            view.show_tokens(text, spans, [], PALETTES["truecolor"])
+            await pilot.pause()
+            assert view.offset_at(9, 0) == text.index("t")  # one⟨ZWSP⟩t
+            assert view.offset_at(3, 0) == view.offset_at(8, 0) == 3  # every cell of ⟨ZWSP⟩ is the ZWSP
+            assert view.offset_at(8, 1) == text.index("th")  # ⟨U+0085⟩t on the second line
+            assert view.offset_at(30, 1) is None
 
     asyncio.run(go())
 

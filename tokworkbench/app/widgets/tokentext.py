@@ -15,7 +15,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
 
-from tokworkbench.app.render import Palette
+from tokworkbench.app.render import Palette, char_drawn_at
 from tokworkbench.app.tokenlayout import Line, TokenLayout, lay_out_tokens, wrap_runs
 from tokworkbench.app.widgets.lineview import LineView
 from tokworkbench.core.inspection.segments import TokenSpan
@@ -83,21 +83,21 @@ class TokenText(LineView, can_focus=True):
 
     def offset_at(self, x: int, y: int) -> int | None:
         """The text offset of the character drawn at (x, y) of the view, or None past the text.
-        Every drawn character stands for one character of the text (a line end is its ↵, the
-        break after it draws nothing), except the named invisibles (⟨ZWSP⟩), which this count
-        takes as written."""
+        Tokens draw every char of their text once, in order (a line end as its ↵, the break
+        after it drawing nothing; a named invisible such as ⟨ZWSP⟩ as several): the drawn chars
+        before (x, y) say which char it is. Runs are offsets into the runs' text as drawn."""
         index = y + self.scroll_offset.y
         if not 0 <= index < len(self._lines):
             return None
-        offset = sum(len(seg.text) for segments, _, _ in self._lines[:index] for seg in segments)
+        drawn = sum(len(seg.text) for segments, _, _ in self._lines[:index] for seg in segments)
         x += self.scroll_offset.x
         used = 0
         for seg in self._lines[index][0]:
             for ch in seg.text:
                 used += cell_len(ch)
                 if used > x:
-                    return offset
-                offset += 1
+                    return char_drawn_at(self._drawn[1], drawn) if self._drawn[0] == "tokens" else drawn
+                drawn += 1
         return None
 
     def item_at(self, x: int, y: int) -> int | None:
