@@ -68,14 +68,14 @@ _VISIBLE = {
 SHOWN = str.maketrans(_VISIBLE)  # for str.translate
 # the characters drawn as more than one (a line end's break draws nothing: ↵ stands for it)
 _WIDE = {c: len(shown.replace("\n", "")) for c, shown in _VISIBLE.items() if len(shown.replace("\n", "")) != 1}
-_WIDE_CLASS = str.maketrans(dict.fromkeys(_WIDE))  # deletes them: a text that loses none has none
+_DROP_WIDE = str.maketrans(dict.fromkeys(_WIDE))  # a text that loses no char to it has none of them
 
 
 def char_drawn_at(text: str, drawn: int) -> int | None:
     """Which char of `text` the `drawn`-th char of its drawing (`text.translate(SHOWN)`, line
     ends as breaks) belongs to, or None past it. Most chars are drawn as one, and a named
     invisible (⟨ZWSP⟩, ⟨U+0085⟩) as several."""
-    if len(text.translate(_WIDE_CLASS)) == len(text):
+    if len(text.translate(_DROP_WIDE)) == len(text):
         return drawn if drawn < len(text) else None
     used = 0
     for i, ch in enumerate(text):

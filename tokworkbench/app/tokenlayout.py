@@ -82,8 +82,8 @@ def lay_out_tokens(text: str, spans: Sequence[TokenSpan], marks: Sequence[tuple[
     ranges.append((end + 1, end + 1))  # past every span: the walk needs no bound check
     at = 0
     narrow = text.isascii()  # every drawn character one cell (↵ → ␍ ␀ too)
-    # a span as a line taken from `before` must match it (its ordinal, its place in the window,
-    # moves with every merge before it); compared a line's slice at a time, in C
+    # a line of `before` is taken where its spans match these (not their ordinals, their places
+    # in the window, which every merge before them moves): one slice comparison a line, in C
     keys = list(map(_KEY, spans))
     if before is not None and (before.text, before.palette, before.width) == (text, palette, width):
         old_keys, old_lines, old_ends, whole = before.keys, before.lines, before.ends, before.whole
