@@ -6,8 +6,19 @@ unicode-normalization for NFD), which differ from Python's `unicodedata` on hund
 points. So the tables are measured, one code point at a time, from the library that is the judge:
     python tests/make_bert_tables.py
 tests/test_wordpiece.py checks every code point against the installed library again.
+
+Where HF parts from Python's own str.lower and unicodedata depends on Python's Unicode version
+(13.0 in 3.10, 14.0 in 3.11, 15.0 in 3.12, 15.1 in 3.13): a table measured on one Python leaves
+out the characters a newer one decomposes or reorders and HF does not. So each supported Python
+measures with the same `tokenizers`, and the tables hold them all:
+    python3.13 tests/make_bert_tables.py --dump 313.json   # likewise 3.10 and 3.12
+    python tests/make_bert_tables.py --with 310.json 312.json 313.json
+An entry one Python did not need is HF's result there too (these characters are starters to HF).
 """
 
+import argparse
+import json
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -92,13 +103,49 @@ def measure() -> dict:
             **{form: table for form, table in mapped.items()}, "UNPAIRED": ranges(sorted(set(unpaired)))}
 
 
+PER_PYTHON = ("LOWERCASE", "STARTERS", "NFC", "NFD", "NFKC", "NFKD", "UNPAIRED")  # differences from Python's own
+
+
+def merged(tables: dict, others: list[dict]) -> dict:
+    """`tables` with the Python-dependent ones joined with other Pythons' (`--dump`) measures."""
+    out = dict(tables)
+    for other in others:
+        assert other["tokenizers"] == tokenizers.__version__, "measure every Python with the same tokenizers"
+        for name, value in tables.items():  # HF's own sets do not depend on the Python
+            if name not in PER_PYTHON:
+                assert [tuple(r) for r in other[name]] == value, name
+        for name in PER_PYTHON:
+            if isinstance(out[name], dict):
+                theirs = {int(k): v for k, v in other[name].items()}
+                assert all(out[name].get(k, v) == v for k, v in theirs.items()), name  # HF's answer is one
+                out[name] = dict(sorted({**out[name], **theirs}.items()))
+            else:
+                points = {c for a, b in [*out[name], *map(tuple, other[name])] for c in range(a, b + 1)}
+                out[name] = ranges(sorted(points))
+    return out
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dump", type=Path, help="write this Python's measures as JSON, not the tables")
+    parser.add_argument("--with", dest="others", type=Path, nargs="*", default=[],
+                        help="other Pythons' --dump files, joined into the tables")
+    args = parser.parse_args()
     tables = measure()
+    versions = [unicodedata.unidata_version]
+    if args.dump:
+        args.dump.write_text(json.dumps({"tokenizers": tokenizers.__version__, "unicode": versions[0], **tables}))
+        return
+    others = [json.loads(path.read_text()) for path in args.others]
+    tables = merged(tables, others)
+    versions = sorted({*versions, *(other["unicode"] for other in others)}, key=lambda v: tuple(map(int, v.split("."))))
     lines = [f'"""HF tokenizers {tokenizers.__version__}\'s view of Unicode for its BERT steps and normal forms,',
              "measured by tests/make_bert_tables.py (generated: do not edit). Ranges are inclusive code point",
-             "pairs; LOWERCASE, NFC, NFD, NFKC and NFKD map the code points where HF differs from Python",
-             f"{unicodedata.unidata_version}'s str.lower and unicodedata.normalize; UNPAIRED are the second halves of",
-             'the pairs Python composes and HF does not."""', ""]
+             "pairs; LOWERCASE, NFC, NFD, NFKC and NFKD map the code points where HF differs from Python's",
+             "str.lower and unicodedata.normalize, in any of these Unicode versions (Python's own: the",
+             f"Python {sys.version_info[0]}.{sys.version_info[1]} that wrote this and the --with files): "
+             f"{', '.join(versions)};",
+             'UNPAIRED are the second halves of the pairs Python composes and HF does not."""', ""]
     for name, value in tables.items():
         if isinstance(value, dict):
             body = "".join(f"    {k:#x}: {v!r},\n" for k, v in value.items())
