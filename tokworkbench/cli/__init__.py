@@ -37,7 +37,7 @@ def entry() -> None:
     if not screen:
         gc.disable()
     status = main(argv)
-    if screen or sys.getprofile() is not None or sys.gettrace() is not None:
+    if screen or _watched():
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
@@ -47,6 +47,17 @@ def entry() -> None:
         except (OSError, ValueError):  # the reader went away, or the stream is closed
             pass
     os._exit(status)
+
+
+def _watched() -> bool:
+    """A profiler, debugger or coverage tool is attached, and writes its results after `entry`
+    returns. From Python 3.12 cProfile (and newer debuggers and coverage) hook in through
+    sys.monitoring, not sys.setprofile: the quick exit cut their files off."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    if sys.version_info >= (3, 12):
+        return any(sys.monitoring.get_tool(tool) is not None for tool in range(6))  # the six tool ids
+    return False
 
 
 def _with_command(argv: list[str]) -> list[str]:
