@@ -134,3 +134,11 @@ def test_a_new_process_reads_the_tables_an_earlier_one_kept(built):
                            timeout=120) for how in ("build", "read")]
     expected = [str(int(built[0].sum())), str(sum(len(v) for v in built[1].values()))]
     assert [(r.returncode, r.stdout.split(), r.stderr) for r in runs] == [(0, expected, "")] * 2
+
+
+def test_tables_of_other_recipes_are_superseded_and_only_a_few_stay(built):
+    for recipe in ("r1", "r2", "r3", "r4"):
+        assert classcache.store(recipe, *built)
+    kept = sorted(p.name for p in derivedcache.cache_dir().iterdir())
+    assert len(kept) == derivedcache.SIBLINGS_KEPT and _path("r4").name in kept
+    _same(classcache.load("r4", LETTERS, CLASSES), built)

@@ -312,3 +312,75 @@ def test_a_linked_cache_folder_means_no_cache(ranks, tmp_path):
     derivedcache.cache_dir().symlink_to(real)
     _same(_load(raw), _fresh(raw))
     assert list(real.iterdir()) == []
+
+
+# -- the folder stays bounded ---------------------------------------------------------------------
+
+def _kept(name: str, size: int = 100, used: int | None = None, siblings: str | None = None) -> None:
+    """Keep `size` bytes as `name`, last used at second `used` (1970 and on: before any write now)."""
+    assert derivedcache.keep(name, b"x" * size, siblings)
+    if used is not None:
+        os.utime(derivedcache.cache_dir() / name, (used, used))
+
+
+def _names() -> set[str]:
+    return {p.name for p in derivedcache.cache_dir().iterdir()}
+
+
+def test_of_the_versions_of_one_thing_only_the_last_used_few_stay():
+    _kept("merges-a.bin", used=1)
+    for i in range(5):
+        _kept(f"unicode-classes-{i}.bin", used=10 + i, siblings="unicode-classes-")
+    assert _names() == {"merges-a.bin"} | {f"unicode-classes-{i}.bin" for i in (2, 3, 4)}
+    assert derivedcache.SIBLINGS_KEPT == 3
+
+
+def test_a_kept_file_read_counts_as_used_and_outlives_one_written_later():
+    for i, name in enumerate("abc"):
+        _kept(f"unicode-classes-{name}.bin", used=10 + i, siblings="unicode-classes-")
+    assert derivedcache.read_kept("unicode-classes-a.bin") == b"x" * 100
+    _kept("unicode-classes-d.bin", siblings="unicode-classes-")
+    assert _names() == {"unicode-classes-a.bin", "unicode-classes-c.bin", "unicode-classes-d.bin"}
+
+
+def test_past_its_size_the_folder_loses_its_least_recently_used_files(monkeypatch):
+    monkeypatch.setattr(derivedcache, "MAX_KEPT_BYTES", 2500)
+    for i in range(3):
+        _kept(f"merges-{i}.bin", 1000, used=10 + i)
+    assert _names() == {"merges-1.bin", "merges-2.bin"}  # 3000 bytes would not fit
+    derivedcache.read_kept("merges-1.bin")
+    _kept("merges-3.bin", 1000)
+    assert _names() == {"merges-1.bin", "merges-3.bin"}
+    _kept("merges-big.bin", 5000)  # the file just written stays, alone
+    assert _names() == {"merges-big.bin"}
+
+
+def test_pruning_leaves_links_folders_temps_and_other_files_alone(monkeypatch, tmp_path):
+    monkeypatch.setattr(derivedcache, "MAX_KEPT_BYTES", 0)
+    _kept("merges-a.bin")
+    folder = derivedcache.cache_dir()
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"someone else's")
+    (folder / "merges-link.bin").symlink_to(outside)
+    (folder / "merges-dir.bin").mkdir()
+    (folder / "notes.txt").write_text("a note")
+    (folder / ".merges-b.bin.tokworkbench-tmp-elsewhere-1-ab").write_bytes(b"another host's write")
+    _kept("merges-b.bin")
+    assert _names() == {"merges-b.bin", "merges-link.bin", "merges-dir.bin", "notes.txt",
+                        ".merges-b.bin.tokworkbench-tmp-elsewhere-1-ab"}
+    assert outside.read_bytes() == b"someone else's"
+
+
+@pytest.mark.parametrize("name", ["../merges-a.bin", ".merges-a.bin", "merges-a", "a/b.bin", ""])
+def test_only_a_kept_files_name_is_written(name):
+    with pytest.raises(ValueError):
+        derivedcache.keep(name, b"x")
+
+
+def test_where_the_safe_calls_are_missing_nothing_is_kept_and_loads_still_work(ranks, monkeypatch):
+    """As on Windows: no O_DIRECTORY, no dir_fd. The cache is skipped, not used unsafely."""
+    monkeypatch.delattr(os, "O_DIRECTORY")
+    raw = _file(ranks)
+    _same(_load(raw), _fresh(raw))
+    assert not derivedcache.cache_dir().exists()
+    assert derivedcache.read_kept("merges-a.bin") is None

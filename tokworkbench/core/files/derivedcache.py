@@ -21,12 +21,17 @@ speed-up only and never changes a result:
   opened with O_NOFOLLOW, must be ours and regular, and are written 0600 through a descriptor
   of the folder (`atomic.write_in_folder`), so a planted link is replaced, never written through;
 - a cache that cannot be written (a read-only home, a shared folder) is skipped silently: the
-  load itself has succeeded.
+  load itself has succeeded. So is one on a system without the calls above (no `O_DIRECTORY` or
+  `dir_fd`, as on Windows): nothing is kept there, rather than something kept unsafely;
+- the folder stays bounded (`_prune`, after each write): every file read is marked used, the
+  least recently used go once the folder holds more than MAX_KEPT_BYTES, and of the versions of
+  one thing (the class tables of other `regex` releases or other code) only SIBLINGS_KEPT stay.
 """
 
 import hashlib
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from itertools import chain
@@ -40,6 +45,9 @@ from tokworkbench.core.files.atomic import write_in_folder
 MAGIC = b"tokworkbench-derived-merges 1\n"
 MAX_HEADER = 4096  # bytes of a kept file's header line, at most
 _MAX_RANK = 1 << 31
+MAX_KEPT_BYTES = 256 << 20  # the folder's kept files together, at most (cl100k's is 2 MB)
+SIBLINGS_KEPT = 3  # versions of one thing kept: two installs used in turn do not rebuild each time
+_KEPT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\.bin")  # what `keep` writes; its temps start with "."
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,8 @@ def open_folder(create: bool) -> int | None:
     the cache, since a folder on the way is a link, another user's, writable by others, or absent.
     Each step opens the next folder relative to the last with O_NOFOLLOW, so the folder used is
     the one checked, even if a name on the way is swapped meanwhile."""
+    if not _safe_calls():
+        return None
     root = cache_dir().parent.parent
     try:
         if create:
@@ -101,6 +111,13 @@ def open_folder(create: bool) -> int | None:
             os.close(fd)
             return None
     return fd
+
+
+def _safe_calls() -> bool:
+    """Whether this system has what `open_folder`, `keep` and `read_kept` rely on."""
+    return (all(hasattr(os, flag) for flag in ("O_DIRECTORY", "O_NOFOLLOW"))
+            and {os.open, os.mkdir, os.unlink, os.rename, os.stat} <= os.supports_dir_fd  # rename: os.replace's
+            and os.scandir in os.supports_fd)
 
 
 def _payload(left: np.ndarray, right: np.ndarray, outside: np.ndarray) -> bytes:
@@ -143,20 +160,58 @@ def unframed(data: bytes, magic: bytes) -> tuple[dict, bytes] | None:
     return header, payload
 
 
-def keep(name: str, data: bytes) -> bool:
+def keep(name: str, data: bytes, siblings: str | None = None) -> bool:
     """Write `data` as `name` in the cache folder (atomically, 0600); False if it could not be
-    written. Other kept values (core/text/classcache.py) go through here and `read_kept` too."""
+    written. Other kept values (core/text/classcache.py) go through here and `read_kept` too.
+    `siblings`: the start of the names of this thing's other versions, of which few stay."""
+    if not _KEPT_NAME.fullmatch(name) or (siblings is not None and not name.startswith(siblings)):
+        raise ValueError(f"not a kept file's name: {name!r}")
     folder = open_folder(create=True)
     if folder is None:
         return False
     try:
         os.fchmod(folder, 0o700)  # one made by an older version may be 0755
         write_in_folder(folder, name, data)
+        _prune(folder, name, siblings)
     except (OSError, TokWorkbenchError):
         return False
     finally:
         os.close(folder)
     return True
+
+
+def _prune(folder: int, written: str, siblings: str | None) -> None:
+    """Bound the folder after writing `written`, which stays: of the files named `siblings`...,
+    the SIBLINGS_KEPT used last stay; then the least recently used go while the kept files come
+    to more than MAX_KEPT_BYTES. Only regular files of ours with a kept name are looked at (no
+    link is followed or removed); one that cannot be removed is left."""
+    kept = []  # (last used, name, size), the newest first
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if not _KEPT_NAME.fullmatch(entry.name) or entry.name == written:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and _ours(st):
+                kept.append((st.st_mtime_ns, entry.name, st.st_size))
+    kept.sort(reverse=True)
+    gone: set[str] = set()
+    if siblings is not None:
+        versions = [k for k in kept if k[1].startswith(siblings)]
+        gone = {name for _, name, _ in versions[SIBLINGS_KEPT - 1 :]}
+        kept = [k for k in kept if k[1] not in gone]
+    total = os.stat(written, dir_fd=folder, follow_symlinks=False).st_size
+    for _, name, size in kept:
+        total += size
+        if total > MAX_KEPT_BYTES:
+            gone.add(name)
+    for name in gone:
+        try:
+            os.unlink(name, dir_fd=folder)
+        except OSError:
+            pass
 
 
 def read_kept(name: str, limit: int | None = None) -> bytes | None:
@@ -171,16 +226,26 @@ def read_kept(name: str, limit: int | None = None) -> bytes | None:
         return None
     finally:
         os.close(folder)
+    data = None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _ours(st) or (limit is not None and st.st_size > limit):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
+        if stat.S_ISREG(st.st_mode) and _ours(st) and (limit is None or st.st_size <= limit):
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read()
+            _mark_used(fd)
     except OSError:
-        return None
+        data = None
     finally:
         os.close(fd)
+    return data
+
+
+def _mark_used(fd: int) -> None:
+    """Set a kept file's time to now: `_prune` removes the least recently used."""
+    try:
+        os.utime(fd)
+    except OSError:  # a cache on a read-only disk is still read
+        pass
 
 
 def load(digest: str) -> DerivedMerges | None:

@@ -13,6 +13,8 @@ the private folder vouches for, as for the merges kept beside it: someone who ca
 can already do anything as us.
 """
 
+import re
+
 import numpy as np
 import regex
 
@@ -23,8 +25,12 @@ CODE_POINTS = 0x110000
 _MAX_FOLDS = 1 << 16  # code points a letter matches under (?i:), at most (a few in fact)
 
 
+_VERSIONS = "unicode-classes-"  # every version's name starts so: few are kept (derivedcache._prune)
+
+
 def _name(recipe: str) -> str:
-    return f"unicode-classes-regex-{regex.__version__}-{recipe}.bin"
+    version = re.sub(r"[^A-Za-z0-9.+-]", "_", regex.__version__)  # a local build's too makes a file name
+    return f"{_VERSIONS}regex-{version}-{recipe}.bin"
 
 
 def store(recipe: str, table: np.ndarray, folds: dict[str, np.ndarray]) -> bool:
@@ -32,7 +38,7 @@ def store(recipe: str, table: np.ndarray, folds: dict[str, np.ndarray]) -> bool:
     payload = table.astype(np.uint8).tobytes() + b"".join(folds[k].astype("<i8").tobytes() for k in folds)
     header = {"regex": regex.__version__, "recipe": recipe, "letters": "".join(folds),
               "folds": [len(folds[k]) for k in folds]}
-    return keep(_name(recipe), framed(MAGIC, header, payload))
+    return keep(_name(recipe), framed(MAGIC, header, payload), siblings=_VERSIONS)
 
 
 def load(recipe: str, letters: str, classes: int) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
