@@ -152,6 +152,36 @@ async def test_a_step_key_that_could_not_act_as_it_arrived_acts_once_it_can():
         assert main.session.steps == 10 and main.query_one("#pair-filter").value == "nu"
 
 
+@pytest.mark.parametrize("second", ["n", "u", "space", "backspace", "N"])
+async def test_a_step_key_behind_enter_in_the_history_waits_for_the_question_enter_asks(second):
+    """Enter in the merge history posts RewindTo, which opens "Undo 3 merges?". The step key
+    behind it in a burst overtook that message: `enter n` merged first and then asked about a
+    history one step longer. Now the key waits, and meets the question as if typed after it."""
+    app = WorkbenchApp(settings=Settings(target=300))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        outcomes = []
+        for burst in (False, True):
+            await restore(app, pilot)
+            main = app.main
+            main.session.step_many(3)
+            main.refresh_snapshot()
+            history = main.query_one("#merges")
+            main.set_focus(history)
+            await pilot.pause()
+            history.cursor = 1  # step 2 of 5
+            said = len(app.said)
+            post(app, "enter")
+            if not burst:
+                await settled(app, pilot)
+                asked = type(app.screen).__name__
+            post(app, second)
+            await settled(app, pilot)
+            outcomes.append((main.session.steps, type(app.screen).__name__, tuple(app.said[said:])))
+        assert asked != "MainScreen"  # the question
+        assert outcomes[1] == outcomes[0]
+
+
 async def test_number_keys_show_the_bottom_tabs():
     """Issue 22, item 11: the bottom tabs from the keyboard (the newcomer clicked)."""
     app = WorkbenchApp()

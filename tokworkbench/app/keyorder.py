@@ -5,8 +5,12 @@ widget's queue and runs its binding only when it has bubbled back up to the app.
 it in the same burst (SSH delivers keys together) is meanwhile taken from the app's own queue:
 `n s` opened the Save dialog before the merge, which then went to a screen no longer on top, and
 was lost. So while a key is on its way through the widgets, the keys behind it wait here; a
-barrier posted behind it takes the same road, and when it reaches the app the key is done and
-the next one goes. Pastes wait in the same line, since they type into the same boxes.
+barrier posted behind it takes the same road, and when it reaches the app the key's binding has
+run. What that binding posted (enter in the merge history posts RewindTo, which asks "Undo 3
+merges?") is still on its way up, though, behind the barrier: a second barrier follows it from
+the same widget, and when that one is back the key is done and the next one goes. Before, `enter
+n` merged first and then asked about a history one step longer. Pastes wait in the same line,
+since they type into the same boxes.
 """
 
 from collections import deque
@@ -16,6 +20,7 @@ from typing import Protocol, runtime_checkable
 from textual import events
 from textual.app import App
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.timer import Timer
 
 LOST_AFTER = 2.0
@@ -60,6 +65,7 @@ class KeyOrder:
         self._split = split  # one event from the terminal that stands for several keys, asked as it goes
         self._held: deque[events.Event] = deque()
         self._waiting: int | None = None  # the serial of the barrier still on its way
+        self._again: MessagePump | None = None  # where the second barrier goes, once the first is back
         self._serial = 0
         self._timer: Timer | None = None
 
@@ -89,6 +95,9 @@ class KeyOrder:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        target, self._again = self._again, None
+        if target is not None and self._follow(target):
+            return  # the binding has run: the second barrier follows what it posted
         await self._drain()
 
     async def _drain(self) -> None:
@@ -102,10 +111,17 @@ class KeyOrder:
         if not event.is_forwarded:
             return  # a priority binding ran it here and then: nothing is on its way
         target = self._app.focused or self._app.screen  # where Textual forwarded it
+        if self._follow(target):
+            self._again = target
+
+    def _follow(self, target: MessagePump) -> bool:
+        """Post a barrier behind what `target`'s queue holds; whether it went."""
         self._serial += 1
         serial = self._serial
-        if target.post_message(KeyBarrier(serial)):
-            self._waiting = serial
-            # given up for lost: the same barrier, straight to the app (the timer runs in a task of
-            # its own; the app's queue keeps the handling on its loop)
-            self._timer = self._app.set_timer(LOST_AFTER, lambda: self._app.post_message(KeyBarrier(serial)))
+        if not target.post_message(KeyBarrier(serial)):
+            return False
+        self._waiting = serial
+        # given up for lost: the same barrier, straight to the app (the timer runs in a task of
+        # its own; the app's queue keeps the handling on its loop)
+        self._timer = self._app.set_timer(LOST_AFTER, lambda: self._app.post_message(KeyBarrier(serial)))
+        return True
