@@ -77,8 +77,9 @@ async def test_escape_n_in_a_dialog_closes_it_and_merges_once():
 
 
 async def test_escape_n_during_a_run_cancels_it(monkeypatch):
-    """On the main screen escape cancels a run (and n, while it stops, is refused as it would be
-    pressed alone); as alt+n the escape was lost and the run went on to the end."""
+    """On the main screen escape cancels a run (and n, pressed while it stops, merges once its
+    state is back, as it would pressed alone); as alt+n the escape was lost and the run went on
+    to the end."""
     app = WorkbenchApp(settings=Settings(target=100_000))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -93,6 +94,30 @@ async def test_escape_n_during_a_run_cancels_it(monkeypatch):
         await settled(app, pilot)
         assert app.main.last_run is not None
         assert app.main.last_run.reason is FinishReason.CANCELLED
+        assert app.main.session.steps == app.main.last_run.done + 1
+
+
+async def test_keys_typed_while_a_run_stops_act_in_order_once_its_state_is_back(monkeypatch):
+    """Escape asks the run to stop; its state then takes up to a few hundred ms to come back.
+    An undo typed in that time was refused ("a run is going: escape cancels it") and lost. Now
+    the keys wait and act in order when the state is back, as if typed after it."""
+    app = WorkbenchApp(settings=Settings(target=100_000))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        learner_type = type(app.main.session.learner)
+        real_step = learner_type.step
+        monkeypatch.setattr(learner_type, "step", lambda self: (time.sleep(0.001), real_step(self))[1])
+        said = len(app.said)
+        post(app, "r")
+        await wait_for(lambda: app.main.running and app.main.snapshot.steps >= 5)  # shown as it goes
+        for key in ("escape", "u", "u", "n", "s"):
+            post(app, key)
+        await settled(app, pilot)
+        run = app.main.last_run
+        assert run is not None and run.reason is FinishReason.CANCELLED
+        assert app.main.session.steps == run.done - 1
+        assert type(app.screen).__name__ == "PromptDialog"  # s came last: its dialog is open
+        assert not [m for m in app.said[said:] if "can't act" in m or "run is going" in m]
 
 
 async def test_an_alt_key_something_binds_is_left_alone():

@@ -3,10 +3,12 @@ the save box remembering its name (issue 22)."""
 
 import pytest
 from recording import RecordingApp
+from test_app_key_order import post, settled
 from textual.widgets import Input, Static
 
-from tokworkbench.app.dialogs import PromptDialog
+from tokworkbench.app.dialogs import OpenDialog, PromptDialog
 from tokworkbench.core.errors import DecodeError, InvalidUtf8DecodeError
+from tokworkbench.core.text.samples import sample_paths
 
 
 def shown(app, selector: str) -> str:
@@ -179,3 +181,28 @@ def test_make_run_says_what_it_does_while_the_venv_builds(tmp_path):
     assert any("opening the workbench" in s for s in steps)
     install = [line for line in out.splitlines() if "pip install" in line and "-e" in line]
     assert install and "--quiet" not in install[0]
+
+
+async def test_when_the_first_corpus_cannot_be_loaded_open_still_opens_another(tmp_path):
+    """An empty (or binary) file given at start-up fails to load, and there is no session. Every
+    key then said "the corpus is still loading", Open too: quitting was the only way out."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    app = RecordingApp([str(empty)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.main.session is None
+        said = len(app.said)
+        post(app, "n")
+        await settled(app, pilot)
+        assert any("no corpus is loaded: o opens one" in m for m in app.said[said:])
+        assert not any("still loading" in m for m in app.said[said:])
+        post(app, "o")
+        await settled(app, pilot)
+        assert isinstance(app.screen, OpenDialog)
+        app.screen.query_one("#open-input").value = str(sample_paths()[0])
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.main.session is not None and app.main.session.corpus.documents

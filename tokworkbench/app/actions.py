@@ -35,6 +35,7 @@ class Need(Enum):
     """A condition an action needs; each knows how to say it is not met."""
 
     IDLE = "idle"  # a session, no run and no load
+    FREE = "free"  # no run and no load: opening a corpus needs no session (the first load may have failed)
     TRAINING = "training"  # a session that trains (not an inspected tokenizer)
     MADE = "made"  # a step has been made
     LEFT = "left"  # a step is left to make
@@ -49,6 +50,8 @@ class Need(Enum):
     def met(self, s: Situation) -> bool:
         if self is Need.IDLE:
             return s.has_session and not s.running and not s.loading
+        if self is Need.FREE:
+            return not s.running and not s.loading
         if self is Need.TRAINING:
             return not s.inspecting
         if self is Need.MADE:
@@ -60,12 +63,14 @@ class Need(Enum):
     def why(self, s: Situation) -> str:
         if self is Need.TRAINING:
             return "a loaded tokenizer is inspected, not trained (start without -m to train one)"
-        if self is Need.IDLE:
+        if self in (Need.IDLE, Need.FREE):
             if s.run_stopped:
                 return "the run has stopped and its state is coming back into the session: a moment"
             if s.running:
                 return "a run is going: escape cancels it"
-            return "the corpus is still loading"
+            if s.loading:
+                return "the corpus is still loading"
+            return "no corpus is loaded: o opens one"
         if self is Need.MADE:
             return f"nothing to undo: no {s.noun} has been made"
         if self is Need.LEFT:
@@ -153,7 +158,7 @@ ACTIONS: tuple[Action, ...] = (
            show=True, priority=True),
     Action("reset", "R", "Reset", "Back to the base vocabulary (Unigram: the seed)", UNDO, show=True,
            priority=True),
-    Action("open", "o", "Open", "Open corpus files or folders", DIALOG, show=True, priority=True),
+    Action("open", "o", "Open", "Open corpus files or folders", (Need.FREE,), show=True, priority=True),
     Action("export", "e", "Export", "Export to HF tokenizer.json, tiktoken, minbpe, SentencePiece .model or "
            "vocab.txt (as the kind allows), or the history as CSV",
            DIALOG, show=True, priority=True),

@@ -65,6 +65,9 @@ class WorkbenchApp(App):
         await self.key_order.retype(keys)
         self._when_settled()
 
+    def hold_keys(self) -> None:
+        self.key_order.hold()
+
     def notify(self, message: str, *, title: str = "", severity: str = "information",
                timeout: float | None = None, markup: bool = True) -> bool:
         """A message still on screen is not stacked again: a key held at an edge ("this is the

@@ -40,18 +40,29 @@ class KeyBarrier(Message):
 @runtime_checkable
 class Retyping(Protocol):
     """An app that keeps keys in line takes back the keys a box held (behind an enter) at the
-    head of the line: they passed it before every key still waiting there."""
+    head of the line: they passed it before every key still waiting there. It can also hold the
+    whole line until such keys come back (the main screen keeps the keys typed while a run
+    stops, for when its state is back)."""
 
     async def retype(self, keys: Iterable[events.Key]) -> None: ...
 
+    def hold_keys(self) -> None: ...
+
 
 async def retype(app: App, keys: Iterable[events.Key]) -> None:
-    """Keys a box held, routed again as if typed now: through the app's line where it keeps one."""
+    """Keys a box held, routed again as if typed now: through the app's line where it keeps one
+    (and the line moves again if it was held)."""
     if isinstance(app, Retyping):
         await app.retype(keys)
     else:
         for key in keys:
             await app.on_event(key)
+
+
+def hold_keys(app: App) -> None:
+    """The keys still to come wait in the app's line until `retype` gives some back."""
+    if isinstance(app, Retyping):
+        app.hold_keys()
 
 
 class KeyOrder:
@@ -66,6 +77,7 @@ class KeyOrder:
         self._held: deque[events.Event] = deque()
         self._waiting: int | None = None  # the serial of the barrier still on its way
         self._again: MessagePump | None = None  # where the second barrier goes, once the first is back
+        self._on_hold = False  # the line waits for keys to be given back (`hold`)
         self._serial = 0
         self._timer: Timer | None = None
 
@@ -77,16 +89,22 @@ class KeyOrder:
     @property
     def settled(self) -> bool:
         """No key on its way through the widgets and none waiting: what a burst set off has run."""
-        return self._waiting is None and not self._held
+        return self._waiting is None and not self._held and not self._on_hold
 
     async def arrive(self, event: events.Event) -> None:
         self._held.append(event)
         await self._drain()
 
     async def retype(self, keys: Iterable[events.Event]) -> None:
-        """Keys that went through the line once and were held by a box: first in line again."""
+        """Keys that went through the line once and were held by a box (or by the screen):
+        first in line again, and the line moves if it was on hold."""
         self._held.extendleft(reversed(list(keys)))
+        self._on_hold = False
         await self._drain()
+
+    def hold(self) -> None:
+        """Send no key until `retype`: the keys that come meanwhile wait, in order."""
+        self._on_hold = True
 
     async def returned(self, serial: int) -> None:
         if serial != self._waiting:
@@ -101,7 +119,7 @@ class KeyOrder:
         await self._drain()
 
     async def _drain(self) -> None:
-        while self._held and self._waiting is None:
+        while self._held and self._waiting is None and not self._on_hold:
             await self._send(self._held.popleft())
 
     async def _send(self, event: events.Event) -> None:

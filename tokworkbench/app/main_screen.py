@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
@@ -28,6 +28,7 @@ from tokworkbench.app.flows.run import TrainingRun
 from tokworkbench.app.flows.ui import Folders, Ui
 from tokworkbench.app.flows.writes import WriteFlows
 from tokworkbench.app.keyhelp import help_sections
+from tokworkbench.app.keyorder import hold_keys, retype
 from tokworkbench.app.kind_views import RIGHT_PANES, view_of
 from tokworkbench.app.labels import HELP_NOTES, describe_inspection, describe_settings, nothing_left, plural, step_noun
 from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
@@ -98,6 +99,7 @@ class MainScreen(Screen):
         self.inspect = inspect  # (model, name): every session shows this model instead of training
         self.settings = settings  # what the next load uses; the session keeps its own
         self.session: Session | None = None
+        self._after_run: list[events.Key] = []  # keys pressed after escape, for when the run's state is back
         self.view = View()
         self.loading_corpus = False  # a load worker is reading files (not `loading`: Textual's own reactive,
         # which covered the whole screen, progress line included, with its spinner)
@@ -111,7 +113,8 @@ class MainScreen(Screen):
                      lambda text: self.log.error(text))
         session = lambda: self.session  # noqa: E731  (the session of the moment: a load replaces it)
         self.writes = WriteFlows(self.ui, session, self.folders, inspecting=lambda: self.inspect is not None)
-        self.reads = ReadFlows(self.ui, session, self.folders, self.refresh_snapshot, self.start_load)
+        self.reads = ReadFlows(self.ui, session, self.folders, self.refresh_snapshot, self.start_load,
+                               lambda: self.settings)
         self.changes = ChangeFlows(self.ui, session, self.refresh_snapshot, self.start_load,
                                    title=lambda text: setattr(self.app, "sub_title", text),
                                    snapshot=lambda: self.snapshot)
@@ -217,6 +220,7 @@ class MainScreen(Screen):
             self.notify(f"{type(error).__name__}: {error}", title=f"{event.worker.description} failed "
                         "(your work is kept)", severity="error", timeout=15)
             self.refresh_snapshot()
+            self._keys_after_run()
 
     # -- loading ---------------------------------------------------------------------------
     def start_load(self, paths: list[str] | None, base: Session | None, settings: Settings) -> None:
@@ -524,6 +528,12 @@ class MainScreen(Screen):
             state = action.state(situation)
             if state is None:
                 event.stop()
+                if self.run.stopping and action.unmet(situation) in (Need.IDLE, Need.FREE):
+                    # escape's course ends with the run's state back: the key acts then, and the
+                    # keys behind it wait for it
+                    self._after_run.append(events.Key(event.key, event.character))  # this one was routed
+                    hold_keys(self.app)
+                    return
                 self.notify(action.why(situation), title=f"{action.label} can't act now", timeout=4)
                 return
             if state and action.priority:
@@ -571,6 +581,14 @@ class MainScreen(Screen):
 
     def on_train_finished(self, message: msg.TrainFinished) -> None:
         self.run.on_finished(message)
+        self._keys_after_run()
+
+    def _keys_after_run(self) -> None:
+        """The keys pressed while the run stopped, typed again now that it has ended (in the
+        app's own queue), ahead of the keys the line held behind them."""
+        if self._after_run:
+            keys, self._after_run = self._after_run, []
+            self.app.call_later(retype, self.app, keys)
 
     def action_cancel(self) -> None:
         self.run.cancel()

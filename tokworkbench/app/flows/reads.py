@@ -19,12 +19,15 @@ COMPARE_QUESTION = ("Tokenizer to compare with this one: any model file (tokwork
 
 
 class ReadFlows:
-    def __init__(self, ui: Ui, session: Callable[[], Session], folders: Folders, refresh: Callable[[], None],
-                 start_load: Callable[[list[str] | None, Session | None, Settings], None]):
+    def __init__(self, ui: Ui, session: Callable[[], Session | None], folders: Folders, refresh: Callable[[], None],
+                 start_load: Callable[[list[str] | None, Session | None, Settings], None],
+                 settings: Callable[[], Settings]):
         """`refresh`: read the session again after a change; `start_load(paths, base, settings)`:
-        a new session (the screen's loader)."""
+        a new session (the screen's loader); `settings`: what a load uses where there is no
+        session (the first load failed)."""
         self.ui = ui
         self.session = session
+        self.settings = settings
         self.folders = folders
         self.refresh = refresh
         self.start_load = start_load
@@ -34,8 +37,9 @@ class ReadFlows:
             if not paths:
                 return
             session = self.session()
-            go = lambda: self.start_load(paths, None, session.settings)  # noqa: E731
-            if session.unsaved:
+            settings = session.settings if session is not None else self.settings()
+            go = lambda: self.start_load(paths, None, settings)  # noqa: E731
+            if session is not None and session.unsaved:
                 self.ui.ask("Open another corpus? The trained model is not saved.", "Open", go)
             else:
                 go()

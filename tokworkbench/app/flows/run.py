@@ -39,6 +39,11 @@ class TrainingRun:
         self._worker: Worker | None = None
         self._todo = 0  # the steps the latest run set out to make (its progress bar's length)
 
+    @property
+    def stopping(self) -> bool:
+        """Escape was pressed and the run has not ended yet: its state is on its way back."""
+        return self.running and (self.stopped or (self._worker is not None and self._worker.is_cancelled))
+
     def _noun(self) -> str:
         return step_noun(self.session().learner.kind)
 
