@@ -3,6 +3,7 @@ wrapping them apart, with colours that alternate from the start of each line."""
 
 import asyncio
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
@@ -143,6 +144,43 @@ def test_a_click_after_a_named_invisible_names_the_char_under_it():
             assert view.offset_at(30, 1) is None
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("first", ["short", "none"])
+def test_text_that_brings_in_the_scrollbar_is_wrapped_to_the_width_left_beside_it(first):
+    """A window short enough to need no scrollbar, then one that does (the next document, a
+    corpus loaded in the background): it was wrapped to the whole width, and the scrollbar then
+    hid the last two chars of every line until the next merge or resize."""
+    async def go():
+        app = Pane()
+        async with app.run_test(size=(40, 10)) as pilot:
+            view = app.query_one(TokenText)
+            if first == "short":
+                view.show_tokens("a few words", _chars("a few words"), [], PALETTES["truecolor"])
+                await pilot.pause()
+                assert not view.show_vertical_scrollbar
+            text = " ".join(f"word{i:03d}" for i in range(200))
+            view.show_tokens(text, _chars(text), [], PALETTES["truecolor"])
+            await pilot.pause()
+            assert view.show_vertical_scrollbar
+            room = view.scrollable_content_region.width
+            assert room < 40 and max(length for _, length, _ in view._lines) <= room
+            drawn = "".join(seg.text for segments, _, _ in view._lines for seg in segments)
+            assert drawn == text  # every char drawn, none under the scrollbar
+            view.show_tokens("short again", _chars("short again"), [], PALETTES["truecolor"])
+            await pilot.pause()
+            assert not view.show_vertical_scrollbar and view.scrollable_content_region.width == 40
+
+    asyncio.run(go())
+
+
+def _chars(text: str) -> list[TokenSpan]:
+    """One token a word: spans over `text`'s words (a char's ordinal is its place)."""
+    out, at = [], 0
+    for k, word in enumerate(text.split(" ")):
+        out.append(TokenSpan(at, at + len(word), k, k, False))
+        at += len(word) + 1
+    return out
 
 
 @st.composite

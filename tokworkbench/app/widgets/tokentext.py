@@ -63,15 +63,16 @@ class TokenText(LineView, can_focus=True):
 
     def _rewrap(self, everything: bool = False) -> None:
         width = self.scrollable_content_region.width or 80
-        if not self._drawn:
-            lines = []
-        elif self._drawn[0] == "runs":
-            lines = wrap_runs(self._drawn[1], width)
-        else:
-            self._layout = lay_out_tokens(*self._drawn[1:], width, None if everything else self._layout)
-            lines = self._layout.lines
+        lines = self._wrapped(width, everything)
         before, self._lines = self._lines, lines
         self.set_virtual_size(Size(width, len(lines)), repaint=everything)
+        left = self.scrollable_content_region.width or 80
+        if left != width:
+            # the new length brought the scrollbar in (or took it away), and no resize follows:
+            # wrapped to the old width, every line lost its last two chars under it
+            self._lines = self._wrapped(left, True)
+            self.set_virtual_size(Size(left, len(self._lines)), repaint=True)
+            return
         if everything:
             return
         top, size = self.scroll_offset.y, self.size
@@ -80,6 +81,14 @@ class TokenText(LineView, can_focus=True):
                    if old is None or new is None or (old[0] is not new[0] and old[0] != new[0])]
         if changed:
             self.refresh(*changed)
+
+    def _wrapped(self, width: int, everything: bool) -> list[Line]:
+        if not self._drawn:
+            return []
+        if self._drawn[0] == "runs":
+            return wrap_runs(self._drawn[1], width)
+        self._layout = lay_out_tokens(*self._drawn[1:], width, None if everything else self._layout)
+        return self._layout.lines
 
     def offset_at(self, x: int, y: int) -> int | None:
         """The text offset of the character drawn at (x, y) of the view, or None past the text.
