@@ -455,3 +455,28 @@ async def test_the_corpus_windows_line_keeps_its_range_at_80_columns():
         await pilot.pause(0.2)
         line = app.main.query_one("#corpus-window", StyledLines)
         assert "chars 0–2,400 of 39,457" in line.drawn[0] and "… (1/12)" in line.drawn[0]
+
+
+async def test_the_range_stays_on_the_line_of_a_long_document_at_80_columns(tmp_path):
+    """A document of 1.6M chars: its range left no room for a name cut to 4 chars, the line
+    broke after the name, and the range (its second row) was not drawn."""
+    (tmp_path / "onelongline.txt").write_text("word " * 320_000, encoding="utf-8")
+    app = WorkbenchApp([str(tmp_path / "onelongline.txt")])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await ready(app, pilot)
+        await pilot.press("right_square_bracket")
+        await pilot.pause(0.2)
+        line = app.main.query_one("#corpus-window", StyledLines)
+        assert "of 1,600,000" in line.drawn[0] and len(line.drawn[0]) <= line.size.width
+
+
+@pytest.mark.parametrize(("room", "item"), [
+    (None, "a-long-name.txt (2/9)  ·  "), (26, "a-long-name.txt (2/9)  ·  "), (25, "a-long-name.t… (2/9)  ·  "),
+    (16, "a-lo… (2/9)  ·  "), (15, "(2/9)  ·  "), (10, "(2/9)  ·  "), (9, ""), (0, ""),
+])
+def test_the_document_item_gives_way_to_the_range(room, item):
+    from tokworkbench.app.widgets.corpus import _document_item
+
+    assert _document_item(["first.txt", "a-long-name.txt"] + ["x"] * 7, 1, room) == item
+    assert _document_item([], 0, room) == ""

@@ -170,15 +170,9 @@ class CorpusPane(Vertical):
             marks = pair_occurrences(window.spans, self.selected_pair) if self.selected_pair else []
         shown = marks + [self.cursor_span] if self.cursor_span else marks
         end = window.start + len(window.text)
-        names = self._names
         span = f"chars {window.start:,}–{end:,} of {window.doc_length:,}"
-        name = f"{names[window.doc]} ({window.doc + 1}/{len(names)})  ·  " if names else ""
         room = self.query_one("#corpus-window", StyledLines).size.width
-        if names and room and cell_len(name) + cell_len(span) > room:  # a narrow pane: the name gives way
-            doc = names[window.doc]
-            keep = max(4, room - cell_len(span) - cell_len(name) + cell_len(doc) - 1)
-            cut = chop_cells(doc, keep)[0]  # in cells: a CJK name too
-            name = f"{cut}… ({window.doc + 1}/{len(names)})  ·  "
+        name = _document_item(self._names, window.doc, room - cell_len(span) if room else None)
         # whole items while they fit: the occurrences before the keys, which help lists too
         where = (f"{name}{span}" + (f"  ·  {plural(len(marks), 'occurrence')} of the {what}" if marks else "")
                  + "  ·  [ ] window  , . document")
@@ -227,3 +221,21 @@ def word_occurrences(snap: Snapshot, word: str) -> list[tuple[int, int]]:
 
 def _fit(name: str, room: int) -> str:
     return name.ljust(room) if len(name) <= room else name[: room - 1] + "…"
+
+
+def _document_item(names: list[str], doc: int, room: int | None) -> str:
+    """The window line's first item, the document ("name (2/9)  ·  "), in `room` cells beside
+    the chars shown (None: any width). The chars shown are what a window key changes, so a
+    narrow pane cuts the name, then leaves it out, then the document's number: on a long
+    document at 80 columns the line broke after the name, and its second row (the chars) was
+    not drawn."""
+    if not names:
+        return ""
+    number, gap = f"({doc + 1}/{len(names)})", "  ·  "
+    whole = f"{names[doc]} {number}{gap}"
+    if room is None or cell_len(whole) <= room:
+        return whole
+    keep = room - cell_len(number) - cell_len(gap) - 2  # the space and the …
+    if keep >= 4:
+        return f"{chop_cells(names[doc], keep)[0]}… {number}{gap}"  # in cells: a CJK name too
+    return f"{number}{gap}" if cell_len(number) + cell_len(gap) <= room else ""
