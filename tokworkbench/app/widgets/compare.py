@@ -39,7 +39,7 @@ def describe_comparison(c: Comparison, name_b: str, differences: int = 4) -> Tex
     out.append(f"\nA this session  V {c.size_a:,}  fp {c.fingerprint_a[:SHORT_FP]}…")
     out.append(f"\nB {name_b}  V {c.size_b:,}  fp {c.fingerprint_b[:SHORT_FP]}…")
     if c.differing:
-        out.append(f"\n{plural(c.differing, 'id')} differ: ", "bold")
+        out.append(f"\n{plural(c.differing, 'id')} {_differ(c.differing)}: ", "bold")
         out.append(" · ".join(str(d) for d in c.first[:differences]))
         if c.differing > min(len(c.first), differences):
             out.append(f" … and {c.differing - min(len(c.first), differences):,} more", "dim")
@@ -51,6 +51,10 @@ def describe_comparison(c: Comparison, name_b: str, differences: int = 4) -> Tex
 ENCODE_INPUT = "the encode input"
 
 
+def _differ(n: int) -> str:
+    return "differs" if n == 1 else "differ"
+
+
 def describe_diff(d: ModelDiff, parting: Parting | None, text: str) -> Text:
     """The diff in two lines: what changed in the vocabulary, then where the ids part."""
     out = Text()
@@ -60,9 +64,9 @@ def describe_diff(d: ModelDiff, parting: Parting | None, text: str) -> Text:
     if d.merges is not None:
         parts.append(f"{plural(d.reranked.count, 'merge')} re-ranked")
     if d.specials:
-        parts.append(f"{plural(len(d.specials), 'special token')} differ")
+        parts.append(f"{plural(len(d.specials), 'special token')} {_differ(len(d.specials))}")
     if d.pipeline:
-        parts.append("pipeline: " + ", ".join(w for w, _, _ in d.pipeline) + " differ")
+        parts.append("pipeline: " + ", ".join(w for w, _, _ in d.pipeline) + f" {_differ(len(d.pipeline))}")
     out.append(" · ".join(parts))
     if not text:
         return out
