@@ -218,13 +218,21 @@ async def test_open_a_folder(tmp_path):
 
 
 async def test_tiny_terminal_shows_a_message_and_keeps_state():
+    """Only the notice shows there, so a key that would change what cannot be seen says so
+    and waits for room (n and u merged and undid unseen); q still quits."""
     app = WorkbenchApp()
     async with app.run_test(size=(60, 20)) as pilot:
         await ready(app, pilot)
         assert app.screen.has_class("too-small")
         assert "needs at least 80×24" in static_text(app, "#too-small")
-        await pilot.press("n")
+        said = len(app.said)
+        await pilot.press("n", "u", "N")
+        await pilot.pause()
+        assert len(learner(app).history) == 0
+        assert any("too small" in m for m in app.said[said:])
         await pilot.resize_terminal(120, 36)
+        await pilot.pause()
+        await pilot.press("n")
         await pilot.pause()
         assert not app.screen.has_class("too-small") and app.screen.has_class("-narrow")
         assert len(learner(app).history) == 1

@@ -27,6 +27,7 @@ class Situation:
     grabbed: bool  # a pane that takes the keys (the batches) has focus
     steps: int
     can_step: bool
+    cramped: bool  # the terminal is too small for the workbench: only the notice saying so shows
     exhausted: str  # why no step is left, in the words of the kind
     noun: str  # what one step is called (merge, round)
 
@@ -40,6 +41,7 @@ class Need(Enum):
     MADE = "made"  # a step has been made
     LEFT = "left"  # a step is left to make
     STOPPABLE = "stoppable"  # something escape leaves: a run, a text box, the batches pane
+    ROOM = "room"  # the workbench is on screen, so what the key does can be seen
 
     @property
     def hides(self) -> bool:
@@ -58,6 +60,8 @@ class Need(Enum):
             return s.steps > 0
         if self is Need.LEFT:
             return s.can_step
+        if self is Need.ROOM:
+            return not s.cramped
         return s.running or s.typing or s.grabbed
 
     def why(self, s: Situation) -> str:
@@ -75,6 +79,8 @@ class Need(Enum):
             return f"nothing to undo: no {s.noun} has been made"
         if self is Need.LEFT:
             return s.exhausted
+        if self is Need.ROOM:
+            return "the terminal is too small to show what it would do: make it larger (nothing is lost)"
         return "nothing to cancel or leave"
 
 
@@ -95,6 +101,7 @@ class Action:
     # then not kept waiting for the key's round trip through the focused widget's ancestors
     priority: bool = False
     in_box: bool = False
+    anywhere: bool = False  # it acts while the terminal is too small for the workbench (quit, escape)
 
     @property
     def key_list(self) -> list[str]:
@@ -105,7 +112,10 @@ class Action:
                        tooltip=self.tooltip)
 
     def unmet(self, s: Situation) -> Need | None:
-        """The first need not met now, or None."""
+        """The first need not met now, or None. A key acts on a screen too small to show the
+        workbench only if it says so (`anywhere`): n and u merged and undid unseen there."""
+        if s.cramped and not self.anywhere:
+            return Need.ROOM
         return next((need for need in self.needs if not need.met(s)), None)
 
     def state(self, s: Situation) -> bool | None:
@@ -144,13 +154,13 @@ ACTIONS: tuple[Action, ...] = (
     Action("step_ten", "N", "×10", "Ten merges (Unigram: ten rounds)", STEP, show=True, priority=True),
     Action("run", "r", "Run", "Run to the target vocabulary in the background", STEP, show=True),
     Action("escape", "escape", "Cancel", "Stop a running training between two steps; leave a text box",
-           (Need.STOPPABLE,), show=True, priority=True, in_box=True),
+           (Need.STOPPABLE,), show=True, priority=True, in_box=True, anywhere=True),
     Action("undo", "u,backspace", "Undo", "Undo the last merge (or round) exactly", UNDO, show=True,
            priority=True),
     Action("save", "s", "Save", "Save the model (atomic; asks before overwriting)", DIALOG, show=True,
            priority=True),
     Action("help", "question_mark", "Help", "All keys", show=True, priority=True),
-    Action("quit_app", "q", "Quit", "Quit (asks if the model is unsaved)", show=True, priority=True),
+    Action("quit_app", "q", "Quit", "Quit (asks if the model is unsaved)", show=True, priority=True, anywhere=True),
     Action("settings", "c", "Settings", "Model (BPE, Unigram or SentencePiece BPE), units, normalizer, "
            "pre-tokenizer, tie-break",
            (Need.TRAINING, Need.IDLE), show=True, priority=True),

@@ -203,7 +203,10 @@ class MainScreen(Screen):
         self._check_size(event.size.width, event.size.height)
 
     def _check_size(self, width: int, height: int) -> None:
-        self.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "too-small")
+        cramped = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        if cramped != self.has_class("too-small"):
+            self.set_class(cramped, "too-small")
+            self.refresh_bindings()  # the keys that act there are few
         self.set_class(width < 130, "-narrow")
         self.set_class(height < 40, "-short")
         self.query_one("#too-small", Static).update(
@@ -507,7 +510,7 @@ class MainScreen(Screen):
                          running=self.running, run_stopped=self.run_stopped, inspecting=self.inspect is not None,
                          typing=isinstance(self.focused, Input), grabbed=isinstance(self.focused, BatchesPanel),
                          steps=session.steps if session is not None else 0,
-                         can_step=snap.can_step if snap is not None else True,
+                         can_step=snap.can_step if snap is not None else True, cramped=self.has_class("too-small"),
                          exhausted=self._nothing_left(), noun=step_noun(self.kind))
 
     def check_action(self, action: str, parameters) -> bool | None:
