@@ -32,3 +32,43 @@ def test_a_batch_names_the_text_too(tmp_path):
     model = trained(tmp_path, "bpe")  # SentencePiece BPE encodes a list of lines at once
     with pytest.raises(EncodeError, match=r"at offset 1 of text 1"):
         model.encode_batch(["fine", "a\udfffb"])
+
+
+def _kinds(folder):
+    """A model of each kind that reads characters and has an unknown token: SentencePiece
+    Unigram and BPE without byte fallback, an HF WordPiece and a char-level BPE (HF's files)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    corpus = folder / "c.txt"
+    corpus.write_text("hello world this is a test of the tokenizer\n" * 200, encoding="utf-8")
+    out = {}
+    for kind in ("unigram", "bpe"):
+        spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / kind), vocab_size=23,
+                                       model_type=kind, minloglevel=2)
+        out[f"sp-{kind}"] = load_any(folder / f"{kind}.model")
+    for name, model, trainer in (
+        ("hf-wordpiece", models.WordPiece(unk_token="[UNK]"), trainers.WordPieceTrainer(vocab_size=60, special_tokens=["[UNK]"])),
+        ("hf-char-bpe", models.BPE(unk_token="[UNK]"), trainers.BpeTrainer(vocab_size=60, special_tokens=["[UNK]"])),
+    ):
+        tok = Tokenizer(model)
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        tok.train([str(corpus)], trainer)
+        tok.save(str(folder / f"{name}.json"))
+        out[name] = load_any(folder / f"{name}.json")
+    return out
+
+
+@pytest.fixture(scope="module")
+def char_models(tmp_path_factory):
+    return _kinds(tmp_path_factory.mktemp("kinds"))
+
+
+@pytest.mark.parametrize("name", ["sp-unigram", "sp-bpe", "hf-wordpiece", "hf-char-bpe"])
+@pytest.mark.parametrize("call", ["encode", "encode_ordinary", "encode_chunks"])
+def test_a_model_of_characters_refuses_it_too_rather_than_call_it_unknown(char_models, name, call):
+    """Without byte fallback the surrogate became <unk>, silently, where sentencepiece and HF
+    (which cannot take the str at all) refuse the text."""
+    model = char_models[name]
+    assert getattr(model, call)("hello world")
+    with pytest.raises(EncodeError, match=r"lone surrogate \(U\+DFFF\) at offset 3"):
+        getattr(model, call)("hel\udfffo")

@@ -35,6 +35,18 @@ class EncodeError(TokWorkbenchError):
     """Text cannot be encoded: unseen character without <unk>, or a disallowed special token."""
 
 
+def check_unicode(text: str | list[str]) -> None:
+    """Raise `lone_surrogate`'s error if `text` (or a text of the list) holds a lone surrogate.
+    A byte-level model meets it making UTF-8; a model of characters checks here, since
+    SentencePiece and HF refuse such text and, left in, it became <unk> without a word."""
+    for one in [text] if isinstance(text, str) else text:
+        if not one.isascii():
+            try:
+                one.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise lone_surrogate(text, exc) from None
+
+
 def lone_surrogate(text: str | list[str], error: UnicodeEncodeError) -> Exception:
     """What to raise for `error`, met encoding `text` (or a list of texts): Python's names a
     place in an internal piece ("position 0"); this names the first lone surrogate in what the

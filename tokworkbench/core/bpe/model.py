@@ -21,7 +21,7 @@ from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_flat
 from tokworkbench.core.bpe.chunkstore import ChunkStore
 from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_by_pairs, merge_ids
 from tokworkbench.core.bpe.rankguard import RankGuard, odd_tokens
-from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError
+from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError, check_unicode
 from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.models.added import AddedVocabulary
 from tokworkbench.core.models.idmap import IdMap
@@ -203,6 +203,7 @@ class Tokenizer:
         allowed_special: Collection[str] | str = (),
         disallowed_special: Collection[str] | str = "all",
     ) -> list[int]:
+        self._check_chars(text)
         if self.added is not None:
             return self.added.encode(text, allowed_special, disallowed_special, self._normalize, self.encode_normalized)
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special, self._encode_text)
@@ -210,6 +211,7 @@ class Tokenizer:
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode with special-token strings treated as plain text (an HF file's added tokens
         that are not special are still cut out, as HF does)."""
+        self._check_chars(text)
         if self.added is not None:
             return self.added.encode(text, (), (), self._normalize, self.encode_normalized)
         return self._encode_text(text, 0)
@@ -217,8 +219,15 @@ class Tokenizer:
     def _normalize(self, text: str) -> str:
         return normalize(text, self.normalizer)
 
+    def _check_chars(self, text: str) -> None:
+        """Bytes meet a lone surrogate making UTF-8 (the error names its offset); characters
+        would take it as an unknown character, which HF's char-level BPE refuses too."""
+        if not self.units.is_bytes:
+            check_unicode(text)
+
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw."""
+        self._check_chars(text)
         text = normalize(text, self.normalizer)
         out, at = [], 0
         for c in self.pre_tokenizer.split(text):

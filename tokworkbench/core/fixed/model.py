@@ -15,7 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
-from tokworkbench.core.errors import EncodeError, VocabFileError
+from tokworkbench.core.errors import EncodeError, VocabFileError, check_unicode
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.vocab import LongestMatch, check_ids, index_tokens
@@ -90,14 +90,17 @@ class FixedVocab:
 
     # -- encoding --------------------------------------------------------------------------
     def encode_ordinary(self, text: str) -> list[int]:
+        check_unicode(text)
         return self._segment(text, 0)
 
     def encode(self, text: str, allowed_special: Collection[str] | str = (),
                disallowed_special: Collection[str] | str = "all") -> list[int]:
+        check_unicode(text)
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special, self._segment)
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         """One chunk: a fixed vocabulary has no pre-tokenizer."""
+        check_unicode(text)
         return [(text, self._segment(text, 0))] if text else []
 
     def char_lengths(self, chunk: str, ids: list[int]) -> list[int]:

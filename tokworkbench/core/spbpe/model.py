@@ -28,7 +28,7 @@ from functools import cached_property
 
 import regex
 
-from tokworkbench.core.errors import lone_surrogate
+from tokworkbench.core.errors import check_unicode, lone_surrogate
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
@@ -211,6 +211,7 @@ class SpBpeModel:
                disallowed_special: Collection[str] | str = "all") -> list[int]:
         """The shared special-token rule; SentencePiece itself reads no control piece in text,
         so the text between allowed specials is encoded alone (a dummy ▁ in front of each)."""
+        check_unicode(text)
         try:
             return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
                                         lambda part, at: self._encode(part, at == 0))
@@ -227,6 +228,7 @@ class SpBpeModel:
         """`SentencePieceProcessor.encode(text)`'s ids (`display_chunks`'s, without the chunks):
         SentencePiece's own rule at sentencepiece's speed (fastencode.py); a model read from an HF
         tokenizer.json (its merges list, its Metaspace) by the reference path."""
+        check_unicode(text)
         try:
             return self._ordinary(text)
         except UnicodeEncodeError as exc:
@@ -241,6 +243,7 @@ class SpBpeModel:
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         """`encode_ordinary` of each text (models/protocol.py EncodesBatches): for a list of
         lines, as `sp.encode(lines)` is called, the new words of all are merged at once."""
+        check_unicode(texts)
         try:
             if self.from_hf:
                 return [self._encode(t, True) for t in texts]
@@ -270,6 +273,7 @@ class SpBpeModel:
         return out
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        check_unicode(text)
         try:
             return self._display_chunks(self.normalize_text(text))
         except UnicodeEncodeError as exc:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import regex
 
-from tokworkbench.core.errors import lone_surrogate
+from tokworkbench.core.errors import check_unicode, lone_surrogate
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
@@ -218,6 +218,7 @@ class UnigramModel:
                disallowed_special: Collection[str] | str = "all") -> list[int]:
         """The shared special-token rule: an allowed special string is its id, the text between
         is encoded alone (so metaspace prepends ▁ to each part, as HF does around added tokens)."""
+        check_unicode(text)
         try:
             return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
                                         lambda part, _: self._ordinary(part))
@@ -225,6 +226,7 @@ class UnigramModel:
             raise lone_surrogate(text, exc) from None
 
     def encode_ordinary(self, text: str) -> list[int]:
+        check_unicode(text)
         try:
             return self._ordinary(text)
         except UnicodeEncodeError as exc:
@@ -264,6 +266,7 @@ class UnigramModel:
         return self.text_normalizer.label if self.text_normalizer is not None else self.normalizer
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        check_unicode(text)
         try:
             return self._encode_list(self.chunks_of(text))
         except UnicodeEncodeError as exc:

@@ -18,7 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from tokworkbench.core.errors import VocabFileError
+from tokworkbench.core.errors import VocabFileError, check_unicode
 from tokworkbench.core.inspection.escape import quote
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
@@ -163,6 +163,7 @@ class WordPieceModel:
                disallowed_special: Collection[str] | str = "all") -> list[int]:
         """An allowed special string is its id and the text between is encoded alone, as HF does
         with its added tokens."""
+        check_unicode(text)
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
                                     lambda part, _: self.encode_ordinary(part))
 
@@ -184,6 +185,7 @@ class WordPieceModel:
                 for chunk in self.pre_tokenizer.split(shown)]
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        check_unicode(text)  # HF refuses such text; <unk> stood for it here
         return self.display_chunks(self.normalize_text(text))
 
     @property
