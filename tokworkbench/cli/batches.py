@@ -10,6 +10,7 @@ import unicodedata
 
 from tokworkbench.cli.options import MODEL_FLAGS, emit, emit_json, load, model_options
 from tokworkbench.core.batching import IGNORE, BatchSpec, document_ids, make_batch, save_json, save_npz, to_json
+from tokworkbench.core.batching.batch import MAX_CELLS, MAX_TEXT_CELLS
 from tokworkbench.core.errors import BatchError
 from tokworkbench.core.files.atomic import check_output, write_atomic
 from tokworkbench.core.inspection.escape import visible
@@ -79,19 +80,19 @@ def run(args) -> int:
         check_output(args.output, [str(f) for f, _ in list_files(args.paths)] + model_inputs(args.model))
     model = load(args, args.model)
     texts = documents(args)
-    batch = make_batch(model, texts, spec)
-    if args.format == "text":
-        text = "\n".join(describe(model, texts, batch, args.stream))
-    else:
-        text = json.dumps(to_json(batch), ensure_ascii=False)
-    if not args.output:
-        (emit if args.format == "text" else emit_json)(text)
-        return 0
+    batch = make_batch(model, texts, spec, MAX_CELLS if args.format == "npz" else MAX_TEXT_CELLS)
     if args.format == "npz":
         save_npz(batch, args.output)
-    elif args.format == "json":
+    elif args.format == "json" and args.output:
         save_json(batch, args.output)
     else:
+        if args.format == "text":
+            text = "\n".join(describe(model, texts, batch, args.stream))
+        else:
+            text = json.dumps(to_json(batch), ensure_ascii=False)
+        if not args.output:
+            (emit if args.format == "text" else emit_json)(text)
+            return 0
         write_atomic(args.output, (text + "\n").encode("utf-8"))
     b, t = batch.shape
     extra = f", {batch.valid_targets} valid targets" if batch.attention_mask is not None else ""

@@ -25,14 +25,25 @@ from tokworkbench.core.models.roles import encode_document, role_id
 IGNORE = -100
 MODES = ("starts", "stride", "random", "pad")
 MAX_CELLS = 1 << 27  # ids in one batch's inputs: 1 GiB of int64 each for inputs and targets
+MAX_TEXT_CELLS = 1 << 22  # and written as JSON or text, where an id is a Python int and its digits
 
 
-def _check_cells(rows: int, t: int, hint: str) -> None:
-    """Refuse, before allocating, a batch larger than MAX_CELLS (`-T 1e11 --pad-documents`
+def _check_cells(rows: int, t: int, hint: str, limit: int = MAX_CELLS) -> None:
+    """Refuse, before allocating, a batch larger than `limit` (`-T 1e11 --pad-documents`
     asked numpy for 745 GiB)."""
-    if rows * t > MAX_CELLS:
+    if rows * t > limit:
+        where = "" if limit == MAX_CELLS else " written as JSON or text (NPZ holds more: --format npz -o OUT.npz)"
         raise BatchError(f"a batch of {rows:,} rows × {t:,} ids is {rows * t:,} ids, more than the "
-                         f"{MAX_CELLS:,} one batch may hold; {hint}")
+                         f"{limit:,} one batch may hold{where}; {hint}")
+
+
+def check_writable_as_text(batch: "Batch") -> None:
+    """Refuse a batch too large to write as JSON or text: --batch 1e7 went past 11 GB of
+    Python numbers before it was killed. NPZ writes the arrays as they are."""
+    cells = batch.inputs.size
+    if cells > MAX_TEXT_CELLS:
+        raise BatchError(f"a batch of {cells:,} ids is more than {MAX_TEXT_CELLS:,} to write as JSON or text; "
+                         "write it as NPZ (--format npz -o OUT.npz), or ask for fewer rows")
 
 
 def _positive(value, what: str) -> None:
@@ -131,7 +142,9 @@ def document_stream(model, texts: Iterable[str]) -> np.ndarray:
     return np.fromiter((i for d in docs for i in d), np.int64, sum(map(len, docs)))
 
 
-def make_batch(model, texts: Iterable[str], spec: BatchSpec) -> Batch:
+def make_batch(model, texts: Iterable[str], spec: BatchSpec, limit: int = MAX_CELLS) -> Batch:
+    """`limit`: the ids the batch may hold, checked before its arrays are made (MAX_TEXT_CELLS
+    for a batch to be written as JSON or text)."""
     if spec.padded and role_id(model, "pad") is None:
         raise RoleError("padded batches need a PAD token, and this model has none "
                         "(give one a role: train or vocab with --pad TOKEN)")
@@ -144,15 +157,15 @@ def make_batch(model, texts: Iterable[str], spec: BatchSpec) -> Batch:
     common = dict(fingerprint=fingerprint(model), vocab_size=model.vocab_size, stream_length=len(stream),
                   document_starts=_frozen(doc_starts))
     if spec.padded:
-        return _padded(model, docs, doc_starts, spec, common)
-    starts = window_starts(len(stream), spec)
-    _check_cells(len(starts), spec.context, "use a smaller context, a larger stride or fewer rows (--batch)")
+        return _padded(model, docs, doc_starts, spec, common, limit)
+    starts = window_starts(len(stream), spec, limit)
+    _check_cells(len(starts), spec.context, "use a smaller context, a larger stride or fewer rows (--batch)", limit)
     at = starts[:, None] + np.arange(spec.context)
     inputs, targets = stream[at], stream[at + 1]
     return Batch(spec, _frozen(inputs), _frozen(targets), _frozen(starts), None, int(targets.size), None, **common)
 
 
-def window_starts(length: int, spec: BatchSpec) -> np.ndarray:
+def window_starts(length: int, spec: BatchSpec, limit: int = MAX_CELLS) -> np.ndarray:
     """The starts of the windows `spec` asks for in a stream of `length` ids."""
     t = spec.context
     if length <= t:
@@ -166,18 +179,20 @@ def window_starts(length: int, spec: BatchSpec) -> np.ndarray:
         starts = np.array(spec.starts, np.int64)
     elif spec.mode == "stride":
         starts = np.arange(0, last + 1, spec.stride or t, dtype=np.int64)
-    else:
-        starts = np.random.default_rng(spec.seed).integers(0, last + 1, size=spec.batch, dtype=np.int64)
-        return starts
+    else:  # checked before the draw: --batch 1e11 asked numpy for 745 GiB of starts
+        _check_cells(spec.batch, t, "ask for fewer rows (--batch)", limit)
+        return np.random.default_rng(spec.seed).integers(0, last + 1, size=spec.batch, dtype=np.int64)
     return starts[: spec.batch] if spec.batch is not None else starts
 
 
-def _padded(model, docs: Sequence[list[int]], doc_starts: np.ndarray, spec: BatchSpec, common: dict) -> Batch:
+def _padded(model, docs: Sequence[list[int]], doc_starts: np.ndarray, spec: BatchSpec, common: dict,
+            limit: int) -> Batch:
     pad = role_id(model, "pad")
     rows = docs[: spec.batch] if spec.batch is not None else docs
     b, t = len(rows), spec.context
     longest = max(map(len, rows))
-    _check_cells(b, t, f"the longest document has {longest:,} ids, so a context of {longest:,} holds every one whole")
+    _check_cells(b, t, f"the longest document has {longest:,} ids, so a context of {longest:,} holds every one whole",
+                 limit)
     inputs = np.full((b, t), pad, np.int64)
     targets = np.full((b, t), IGNORE, np.int64)
     mask = np.zeros((b, t), bool)

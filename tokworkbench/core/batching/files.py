@@ -10,13 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
-from tokworkbench.core.batching.batch import Batch
+from tokworkbench.core.batching.batch import Batch, check_writable_as_text
 from tokworkbench.core.files.atomic import write_atomic
 
 
 def to_json(batch: Batch) -> dict:
     """inputs, targets, starts and the fingerprint; a padded batch adds attention_mask (1 on
     real ids, 0 on PAD), valid_targets and uniform_loss."""
+    check_writable_as_text(batch)
     out = {
         "fingerprint": batch.fingerprint,
         "mode": batch.spec.mode,
