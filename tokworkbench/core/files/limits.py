@@ -22,6 +22,8 @@ MAX_TOKEN_BYTES = 64 << 10  # one token's UTF-8 bytes; a parameter of every load
 MAX_VOCAB_BYTES = 256 << 20  # all tokens' bytes together
 
 
+FLOAT32_MAX = 3.4028234663852886e38  # the largest float32: SentencePiece's scores are float32
+
 def read_model_file(path: str | Path, limit: int = MAX_MODEL_FILE_BYTES) -> bytes:
     return read_regular(path, limit, "model file", ModelFileError)
 

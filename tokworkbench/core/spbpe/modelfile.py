@@ -12,12 +12,22 @@ import struct
 
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_text, short
+from tokworkbench.core.files.limits import FLOAT32_MAX, MAX_TOKEN_BYTES, describe_json, is_text, short
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, TYPE_NAMES, UNK_SURFACE, UNKNOWN, SpBpeModel, byte_piece
 from tokworkbench.core.text import spnormalize
 
 _TYPES = {name: t for t, name in TYPE_NAMES.items()}
+
+
+def _finite(score) -> bool:
+    """A number that is finite as a float (an int of 400 digits is not: float() overflows)."""
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(score))
+    except OverflowError:
+        return False
 
 
 def to_json(model: SpBpeModel, corpus: dict | None = None) -> dict:
@@ -41,7 +51,8 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> SpBpeModel:
         raise ModelFileError(f"'pieces' must be a non-empty list of [text, score, type], not {describe_json(raw)}")
     pieces, scores, types = [], [], []
     for i, entry in enumerate(raw):
-        if not (isinstance(entry, list) and len(entry) == 3 and is_text(entry[0]) and entry[2] in _TYPES):
+        if not (isinstance(entry, list) and len(entry) == 3 and is_text(entry[0]) and is_text(entry[2])
+                and entry[2] in _TYPES):  # a list or an object as the type cannot be looked up
             raise ModelFileError(f"piece {i} is {short(entry)}; a piece is [text, score, type] with type one of "
                                  f"{', '.join(_TYPES)}")
         pieces.append(entry[0])
@@ -87,9 +98,9 @@ def checked_model(pieces: list, scores: list, types: list[int], norm, add_dummy_
     for i, (text, score, kind) in enumerate(zip(pieces, scores, types)):
         if not (is_text(text) and text):
             raise error(f"piece {i} is {short(text)}; a piece is a non-empty text")
-        if not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
+        if not _finite(score):
             raise error(f"piece {i} ({short(text)}) has the score {short(score)}; scores must be finite numbers")
-        if struct.unpack("<f", struct.pack("<f", score))[0] != score:
+        if abs(score) > FLOAT32_MAX or struct.unpack("<f", struct.pack("<f", score))[0] != score:
             raise error(f"piece {i} ({short(text)}) has the score {score!r}, which is no float32 value "
                         "(SentencePiece stores float32)")
         size = len(text.encode("utf-8"))

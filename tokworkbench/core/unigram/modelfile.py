@@ -18,7 +18,15 @@ import math
 
 from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, read_pre_tokenizer, short
+from tokworkbench.core.files.limits import (
+    FLOAT32_MAX,
+    MAX_TOKEN_BYTES,
+    describe_json,
+    is_count,
+    is_text,
+    read_pre_tokenizer,
+    short,
+)
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text import spnormalize
 from tokworkbench.core.text.bytepieces import byte_piece, piece_byte
@@ -88,6 +96,11 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     float32 = doc.get("float32", False)
     if not isinstance(float32, bool):
         raise ModelFileError(f"'float32' must be true or false, not {short(float32)}")
+    if float32:  # SentencePiece's scores: one past float32's range failed the first encode (OverflowError)
+        far = next((i for i, (_, score) in enumerate(pieces) if abs(score) > FLOAT32_MAX), None)
+        if far is not None:
+            raise ModelFileError(f"piece {far} ({short(pieces[far][0])}) has the score {pieces[far][1]!r}, beyond "
+                                 "float32's range, which a 'float32' model's scores are in (SentencePiece's)")
     hf_floats = doc.get("hf_floats", False)
     if not isinstance(hf_floats, bool):
         raise ModelFileError(f"'hf_floats' must be true or false, not {short(hf_floats)}")
