@@ -26,7 +26,7 @@ from tokworkbench.core.errors import (
     TokWorkbenchError,
     TrainingError,
 )
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES
+from tokworkbench.core.files.limits import MAX_ID, MAX_TOKEN_BYTES, short
 from tokworkbench.core.inspection.escape import json_printable, printable
 from tokworkbench.core.models.roles import ROLES, Roles
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, Kind, kind_named
@@ -259,6 +259,9 @@ def special_ids(items: list[str]) -> dict[str, int]:
         name, sep, tid = item.rpartition("=")
         if not sep or not name or not (tid.isascii() and tid.isdigit()):
             raise ModelFileError(f"--special {item!r} is not NAME=ID (e.g. '<|endoftext|>=100257')")
+        if len(tid) > len(str(MAX_ID)) or int(tid) > MAX_ID:  # the length first: int() of 5,000 digits raises
+            raise ModelFileError(f"--special {short(name)}: the id is a whole number from 0 to {MAX_ID:,} "
+                                 "(HF and tiktoken hold ids as u32)")
         if name in out:
             raise ModelFileError(f"--special gives {name!r} twice")
         out[name] = int(tid)

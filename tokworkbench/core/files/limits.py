@@ -110,6 +110,14 @@ def whole_number(digits: str, limit: int, what: str, error=ModelFileError) -> in
     return int(digits)
 
 
+MAX_ID = (1 << 32) - 1  # HF and tiktoken hold an id as u32: a larger one makes a file none of them reads
+
+
+def is_id(x) -> bool:
+    """A token id HF, tiktoken and our writers can hold: an int from 0 to MAX_ID."""
+    return type(x) is int and 0 <= x <= MAX_ID
+
+
 def is_count(x, minimum: int = 0) -> bool:
     """An int (not a bool, which JSON's true would give) of at least `minimum`."""
     return type(x) is int and x >= minimum

@@ -19,11 +19,12 @@ from tokworkbench.core.bytelevel import bytes_to_unicode
 from tokworkbench.core.errors import ExportError, ForeignModelError, PatternError
 from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.files.limits import (
+    MAX_ID,
     MAX_TOKEN_BYTES,
     check_token_length,
     check_token_lengths,
     describe_json,
-    is_count,
+    is_id,
     is_text,
     short,
 )
@@ -135,9 +136,9 @@ def read_vocab(vocab) -> dict[str, int]:
     for name, tid in vocab.items():
         if not is_text(name) or not name:
             raise ForeignModelError(f"vocabulary entry {short(name)} is not a token (empty, or a lone surrogate)")
-        if not is_count(tid):
+        if not is_id(tid):
             raise ForeignModelError(f"vocabulary entry {short(name)} has the id {short(tid)}; "
-                                    "ids are whole numbers from 0")
+                                    f"ids are whole numbers from 0 to {MAX_ID:,} (HF reads them as u32)")
         if tid in seen:
             raise ForeignModelError(f"id {tid} is given to both {short(seen[tid])} and {short(name)}")
         seen[tid] = name
@@ -169,7 +170,7 @@ def _added_tokens(added, vocab: dict[str, int]) -> list[AddedToken]:
         raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
     out: dict[str, AddedToken] = {}
     for k, t in enumerate(added):
-        if not (isinstance(t, dict) and is_text(t.get("content")) and t["content"] and is_count(t.get("id"))):
+        if not (isinstance(t, dict) and is_text(t.get("content")) and t["content"] and is_id(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a non-empty 'content' and a whole-number 'id'")
         content, tid = t["content"], t["id"]
         if content in out:

@@ -22,7 +22,7 @@ import regex
 
 from tokworkbench.core.errors import ExportError, ForeignModelError, TokWorkbenchError
 from tokworkbench.core.files.atomic import write_atomic
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, short
+from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_id, is_text, short
 from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text import spnormalize
@@ -254,7 +254,7 @@ def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
         raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
     out = set()
     for k, t in enumerate(added):
-        if not (isinstance(t, dict) and is_text(t.get("content")) and is_count(t.get("id"))):
+        if not (isinstance(t, dict) and is_text(t.get("content")) and is_id(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a text 'content' and a whole-number 'id'")
         tid, content = t["id"], t["content"]
         if tid >= len(pieces) or pieces[tid][0] != content:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tokworkbench.core.errors import ForeignModelError, TokWorkbenchError
 from tokworkbench.core.files.atomic import write_atomic
-from tokworkbench.core.files.limits import MAX_TOKEN_BYTES, describe_json, is_count, is_text, short
+from tokworkbench.core.files.limits import MAX_ID, MAX_TOKEN_BYTES, describe_json, is_id, is_text, short
 from tokworkbench.core.formats.hf_common import padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.bert import normalizer_from_hf, split_from_hf, split_to_hf
@@ -52,8 +52,9 @@ def _vocab(vocab, added, max_token_bytes: int) -> tuple[list[str], list[int]]:
         raise ForeignModelError(f"a WordPiece model's 'vocab' must map tokens to ids, not {describe_json(vocab)}")
     by_id: dict[int, str] = {}
     for token, tid in vocab.items():
-        if not is_count(tid):
-            raise ForeignModelError(f"token {short(token)} has the id {short(tid)}; ids are whole numbers")
+        if not is_id(tid):
+            raise ForeignModelError(f"token {short(token)} has the id {short(tid)}; ids are whole numbers from 0 to "
+                                    f"{MAX_ID:,} (HF reads them as u32)")
         if tid in by_id:
             raise ForeignModelError(f"tokens {short(by_id[tid])} and {short(token)} share the id {tid}")
         by_id[tid] = token
@@ -61,7 +62,7 @@ def _vocab(vocab, added, max_token_bytes: int) -> tuple[list[str], list[int]]:
         raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
     specials = []
     for k, t in enumerate(added):
-        if not (isinstance(t, dict) and is_text(t.get("content")) and is_count(t.get("id"))):
+        if not (isinstance(t, dict) and is_text(t.get("content")) and is_id(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a text 'content' and a whole-number 'id'")
         tid, content = t["id"], t["content"]
         if not t.get("special", False):

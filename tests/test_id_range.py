@@ -1,0 +1,47 @@
+"""Ids beyond u32, which HF and tiktoken cannot hold: refused where they come in (an HF file's
+vocabulary or added tokens, --special NAME=ID), not written into files nothing reads back."""
+
+import json
+
+import pytest
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+from tokworkbench.cli import main
+from tokworkbench.core.errors import ForeignModelError, ModelFileError
+from tokworkbench.core.files.limits import MAX_ID
+from tokworkbench.core.registry.load import load_any
+
+
+@pytest.fixture(scope="module")
+def hf_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hf")
+    corpus = folder / "c.txt"
+    corpus.write_text("the cat sat on the mat and the dog sat on the log\n" * 50, encoding="utf-8")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel()
+    tok.train([str(corpus)], trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>"],
+                                                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    path = folder / "tokenizer.json"
+    tok.save(str(path))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("where", ["vocab", "added"])
+@pytest.mark.parametrize("tid", [MAX_ID + 1, 10 ** 30])
+def test_an_hf_id_beyond_u32_is_refused(hf_file, tmp_path, where, tid):
+    doc = json.loads(json.dumps(hf_file))
+    if where == "vocab":
+        doc["model"]["vocab"]["Ġthe"] = tid
+    else:
+        doc["added_tokens"][0]["id"] = tid
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ForeignModelError):
+        load_any(path)
+
+
+@pytest.mark.parametrize("tid", [str(MAX_ID + 1), "99999999999999999999999", "9" * 5000])
+def test_a_special_id_beyond_u32_on_the_command_line_is_one_clear_line(tmp_path, capsys, tid):
+    code = main(["encode", "-m", "cl100k_base", "--special", f"<x>={tid}", "hello"])
+    err = capsys.readouterr().err
+    assert code != 0 and "from 0 to 4,294,967,295" in err and "Traceback" not in err and len(err) < 400
