@@ -45,3 +45,30 @@ def test_a_special_id_beyond_u32_on_the_command_line_is_one_clear_line(tmp_path,
     code = main(["encode", "-m", "cl100k_base", "--special", f"<x>={tid}", "hello"])
     err = capsys.readouterr().err
     assert code != 0 and "from 0 to 4,294,967,295" in err and "Traceback" not in err and len(err) < 400
+
+
+def _trial(hf_file, tmp_path, added):
+    doc = json.loads(json.dumps(hf_file))
+    doc["added_tokens"] = added
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return load_any(path), Tokenizer.from_file(str(path))
+
+
+@pytest.mark.parametrize("case", ["beyond", "reversed", "high-first", "mixed", "in-vocab-elsewhere"])
+def test_added_tokens_take_the_ids_hf_gives_them_not_the_files(hf_file, tmp_path, case):
+    """HF reads an added token's 'id' and does not use it: in the file's order, one the
+    vocabulary holds takes its id there, any other the next id past the vocabulary."""
+    size = len(hf_file["model"]["vocab"])
+    s = dict(hf_file["added_tokens"][0])  # <s>, which the vocabulary holds
+    added = {
+        "beyond": [s, {**s, "id": 5000, "content": "<x>"}],
+        "reversed": [s, {**s, "id": size + 3, "content": "<x>"}, {**s, "id": size + 1, "content": "<y>"}],
+        "high-first": [{**s, "id": size + 5, "content": "<z>"}, s],
+        "mixed": [s, {**s, "id": size + 1, "content": "<b>"}, {**s, "id": size, "content": "<a>", "special": False}],
+        "in-vocab-elsewhere": [s, {**s, "id": 7, "content": "<x>"}],
+    }[case]
+    ours, theirs = _trial(hf_file, tmp_path, added)
+    for t in added:
+        text = f"the {t['content']} cat"
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text, add_special_tokens=False).ids, t
