@@ -7,7 +7,7 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from tokworkbench.cli import main
-from tokworkbench.core.errors import ForeignModelError, ModelFileError
+from tokworkbench.core.errors import ForeignModelError
 from tokworkbench.core.files.limits import MAX_ID
 from tokworkbench.core.registry.load import load_any
 
