@@ -73,6 +73,10 @@ class Tokenizer:
     added: AddedVocabulary | None = None
     """A tokenizer.json's added tokens (outside ids): cut out of the text HF's way before the
     normalizer (models/added.py); None: special tokens by tiktoken's rule alone."""
+    matches_only: bool = False
+    """Encode only the text the pre-tokenizer's pattern matches and drop the text between, as
+    tiktoken does (its findall): set for a ranks file. Presets and the patterns tiktoken's own
+    files carry match every character, so it changes ids only for a custom pattern."""
 
     kind = "bpe"
 
@@ -226,13 +230,40 @@ class Tokenizer:
             check_unicode(text)
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
-        """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw."""
+        """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw.
+        Text a ranks file's custom pattern does not match is a chunk of no ids (see `_drops_gaps`)."""
         self._check_chars(text)
         text = normalize(text, self.normalizer)
+        if self._drops_gaps:
+            return self._matched_chunks(text)
         out, at = [], 0
         for c in self.pre_tokenizer.split(text):
             out.append((c, self.to_outside(self._encode_chunk(c, at))))  # an error names its offset in the text
             at += len(c)
+        return out
+
+    @cached_property
+    def _drops_gaps(self) -> bool:
+        """Whether text can go unencoded (`matches_only` with a custom pattern): a ranks file
+        read with `--split regex:\\w+` kept the text between the words, and gave ids for "," and
+        " " that tiktoken never gives."""
+        pre = self.pre_tokenizer
+        return self.matches_only and pre.pattern is not None and not pre.is_preset_pattern
+
+    @property
+    def drops_unmatched(self) -> bool:
+        """Text its pattern does not match is dropped, not encoded (tiktoken's rule)."""
+        return self._drops_gaps
+
+    def _matched_chunks(self, text: str) -> list[tuple[str, list[int]]]:
+        out, at = [], 0
+        for a, b in self.pre_tokenizer.matched_spans(text):
+            if a > at:
+                out.append((text[at:a], []))
+            out.append((text[a:b], self.to_outside(self._encode_chunk(text[a:b], a))))
+            at = b
+        if at < len(text):
+            out.append((text[at:], []))
         return out
 
     def encode_normalized(self, text: str, offset: int = 0) -> list[int]:
@@ -346,7 +377,7 @@ class Tokenizer:
             found = chunk_starts(pre.name, text)
             if found is not None:
                 return self._encode_by_offsets(text, offset, *found)
-        chunks = pre.split(text, at_start=offset == 0)
+        chunks = pre.matches(text) if self._drops_gaps else pre.split(text, at_start=offset == 0)
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()

@@ -323,6 +323,9 @@ def check_hf(tok: Tokenizer) -> None:
         raise ExportError("this model joins by tiktoken's rule over its ranks (tokens no merge makes, or "
                           "merges of later-ranked parts); the hf export writes one merge per token, which "
                           "would encode differently: export to tiktoken")
+    if tok.drops_unmatched:
+        raise ExportError("this model drops the text its pattern does not match, as tiktoken does; HF's Split "
+                          "keeps it, so its ids would differ (export to tiktoken, or give a preset split)")
     if tok.pre_tokenizer.rewrites:
         raise ExportError("the hf export of BPE writes a Split pattern; metaspace rewrites the text first "
                           "(a Unigram model with metaspace exports to hf)")

@@ -539,7 +539,8 @@ def merges_tokenizer(merges: list[tuple[int, int]], outside: list[int], pre: Pre
     exact = any(whole) or bool((pairs.max(axis=1, initial=0) >= 256 + np.arange(len(pairs))).any())
     fields = dict(units="byte", normalizer="none", pre_tokenizer=pre, tie_break="first", base=None,
                   merges=tuple(merges), special_tokens=tuple(order), ids=IdMap.of(ids), roles=roles,
-                  whole_tokens=tuple(whole), whole_chunk=exact, join="ranks" if exact else "merges")
+                  whole_tokens=tuple(whole), whole_chunk=exact, join="ranks" if exact else "merges",
+                  matches_only=True)  # tiktoken encodes what its pattern matches
     if tokens is not None:
         return Tokenizer.with_tokens(tokens, **fields)
     return Tokenizer(**fields)

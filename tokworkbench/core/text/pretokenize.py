@@ -158,6 +158,21 @@ class PreTokenizer:
             spans.append((pos, len(text)))
         return spans
 
+    def matched_spans(self, text: str) -> list[tuple[int, int]]:
+        """The spans of the pattern's non-empty matches alone, without the text between them:
+        what tiktoken encodes (its `findall`), which drops that text. Presets match every char."""
+        if self.pattern is None or self.rewrites:
+            return self.spans(text)
+        return [(a, b) for a, b in self._matches(text) if a < b]
+
+    def matches(self, text: str) -> list[str]:
+        """`matched_spans` as text: one `findall` where the matches tile the text (the patterns
+        of tiktoken's own files do), a match at a time where they leave text out."""
+        if self.pattern is None or self.rewrites or self.is_preset_pattern:
+            return self.split(text)
+        tiled = self._tiling(text)
+        return tiled if tiled is not None else [text[a:b] for a, b in self.matched_spans(text)]
+
     def _matches(self, text: str):
         return guarded_matches(_compiled(self.pattern), text, self.timeout)
 
