@@ -102,4 +102,8 @@ def test_the_compression_curve_is_drawn_from_the_history(tmp_path, capsys):
     assert f"{first.length + first.replacements:,}" in labels and f"{model.history[-1].length:,}" in labels
     assert str(len(model.history)) in labels
     assert main(["inspect", "gpt2", "--curve-svg", str(tmp_path / "no.svg")]) == 1
+    # one file named by both: the SVG replaced the CSV after "wrote ... steps" was said
+    both = tmp_path / "both.out"
+    assert main(["inspect", str(path), "--history-csv", str(both), "--curve-svg", str(tmp_path / "." / "both.out")]) == 1
+    assert "give each its own file" in capsys.readouterr().err and not both.exists()
     assert not (tmp_path / "no.svg").exists()

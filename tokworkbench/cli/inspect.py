@@ -5,7 +5,7 @@ import argparse
 
 from tokworkbench.cli.options import MODEL_FLAGS, emit, load, model_options
 from tokworkbench.core.compat import fingerprint
-from tokworkbench.core.errors import TrainingError
+from tokworkbench.core.errors import OutputError, TrainingError
 from tokworkbench.core.files.atomic import check_output, write_atomic
 from tokworkbench.core.files.historycsv import write_history_csv, write_rounds_csv
 from tokworkbench.core.inspection.escape import quote
@@ -27,9 +27,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    for out in (args.history_csv, args.curve_svg):
-        if out:
-            check_output(out, model_inputs(args.model))
+    targets = [check_output(out, model_inputs(args.model)) for out in (args.history_csv, args.curve_svg) if out]
+    if len(targets) == 2 and targets[0] == targets[1]:  # the SVG replaced the CSV, after "wrote" was said
+        raise OutputError(f"--history-csv and --curve-svg both name {args.curve_svg}; give each its own file")
     tok = load(args, args.model)
     if args.curve_svg and kind_of(tok) is not BPE:
         raise TrainingError(f"--curve-svg draws a BPE model's merges; {args.model} is a {kind_of(tok).noun}")
