@@ -72,3 +72,23 @@ def test_a_model_of_characters_refuses_it_too_rather_than_call_it_unknown(char_m
     assert getattr(model, call)("hello world")
     with pytest.raises(EncodeError, match=r"lone surrogate \(U\+DFFF\) at offset 3"):
         getattr(model, call)("hel\udfffo")
+
+
+def test_a_piece_holding_nul_is_refused_as_sentencepiece_refuses_it(tmp_path):
+    """sentencepiece will not load it ("piece must not include null character"); it loaded here."""
+    from tokworkbench.core.errors import ForeignModelError
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world this is a test of the tokenizer\n" * 200, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "m"), vocab_size=23,
+                                   model_type="unigram", minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    longest = max((sp.id_to_piece(i) for i in range(sp.get_piece_size())), key=len).encode("utf-8")
+    raw = (tmp_path / "m.model").read_bytes()
+    assert raw.count(longest) == 1 and len(longest) > 2 and longest[-1] < 0x80
+    damaged = tmp_path / "nul.model"
+    damaged.write_bytes(raw.replace(longest, longest[:-1] + b"\0"))  # the same length: the protobuf holds
+    with pytest.raises(RuntimeError, match="null"):
+        spm.SentencePieceProcessor(model_file=str(damaged))
+    with pytest.raises(ForeignModelError, match="NUL"):
+        load_any(damaged)

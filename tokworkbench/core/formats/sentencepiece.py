@@ -82,6 +82,10 @@ def from_sentencepiece(raw: bytes, max_token_bytes: int = MAX_TOKEN_BYTES) -> Un
         raise ForeignModelError(f"not a SentencePiece model: a piece cannot be read ({exc})") from None
     if not pieces:
         raise ForeignModelError("not a SentencePiece model: it holds no pieces")
+    nul = next((i for i, (text, _) in enumerate(pieces) if "\0" in text), None)
+    if nul is not None:  # sentencepiece refuses to load it: "piece must not include null character"
+        raise ForeignModelError(f"piece {nul} ({short(pieces[nul][0])}) holds a NUL character, which "
+                                "sentencepiece refuses in a piece")
     if trainer.int32(3, "model_type", 1) == 2:
         return _bpe_model(pieces, kinds, trainer, normalizer, denormalizer, max_token_bytes)
     _check_sp_spec(trainer, normalizer)
