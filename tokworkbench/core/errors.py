@@ -116,6 +116,11 @@ class ExportError(TokWorkbenchError):
     """The target format cannot carry this model exactly, or the file cannot be written."""
 
 
+class BinaryFileError(CorpusError):
+    """A corpus file holds a NUL byte near its start: binary, or text in UTF-16 or UTF-32.
+    Inside a folder such a file is passed over; named, it is this error."""
+
+
 class InvalidUtf8Error(CorpusError):
     """A file is not valid UTF-8. The message says where; a caller that offers a way to replace
     bad bytes (the CLI's --replace-invalid) adds that advice itself, since not every one can."""

@@ -41,6 +41,7 @@ from distributed.scheduler import KilledWorker
 from tokworkbench.core.errors import ClusterError, CorpusError, InvalidUtf8Error
 from tokworkbench.core.text.blocks import cut_in_file  # the cut rule, shared with the local block reader
 from tokworkbench.core.text.chunks import ChunkCounts
+from tokworkbench.core.text.corpus import binary_file
 from tokworkbench.core.text.corpus import os_reason as _os_reason
 from tokworkbench.core.text.normalize import normalize
 from tokworkbench.core.text.parallel import PIECE, cut_text
@@ -74,7 +75,7 @@ def shards_of(files, report=None) -> list[Shard]:
         nul = head.find(b"\x00")
         if nul >= 0:
             if folder is None or report is None:
-                raise CorpusError(f"{path}: looks like a binary file (NUL byte at offset {nul}); not a text corpus")
+                raise binary_file(path, head, nul)
             report.binary.append(str(path))
         else:
             out.append(Shard(str(path), str(path) if is_url(str(path)) else os.path.abspath(path), size))

@@ -38,6 +38,7 @@ from tokworkbench.core.text.chunks import ChunkCounts, count_chunks
 from tokworkbench.core.text.corpus import (
     MAX_CORPUS_FILE_BYTES,
     Skipped,
+    binary_file,
     iter_documents,
     list_files,
     opened_regular,
@@ -240,11 +241,11 @@ def text_files(paths: Iterable[str | Path], skipped: list[str] | None, report: S
     out: list[tuple[int, str, int]] = []
     texts_in: dict[Path, int] = {}
     for path, folder in list_files(paths, report):
-        size, nul = _sniff(path)
+        size, nul, head = _sniff(path)
         binary = nul >= 0
         if binary:
             if folder is None or skipped is None:
-                raise CorpusError(f"{path}: looks like a binary file (NUL byte at offset {nul}); not a text corpus")
+                raise binary_file(path, head, nul)
             skipped.append(str(path))
             report.binary.append(str(path))
         else:
@@ -257,9 +258,9 @@ def text_files(paths: Iterable[str | Path], skipped: list[str] | None, report: S
     return out
 
 
-def _sniff(path: Path, limit: int = MAX_CORPUS_FILE_BYTES) -> tuple[int, int]:
-    """The size of a regular file of at most `limit` bytes and where its first NUL byte sits
-    within SNIFF bytes (-1: none), checked as `read_regular` checks a file."""
+def _sniff(path: Path, limit: int = MAX_CORPUS_FILE_BYTES) -> tuple[int, int, bytes]:
+    """The size of a regular file of at most `limit` bytes, where its first NUL byte sits
+    within SNIFF bytes (-1: none) and those bytes, checked as `read_regular` checks a file."""
     with opened_regular(path, limit, "corpus file") as (fd, size):
         head = os.read(fd, SNIFF)
-    return size, head.find(b"\x00")
+    return size, head.find(b"\x00"), head

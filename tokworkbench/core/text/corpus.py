@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tokworkbench.core.errors import CorpusError, InvalidUtf8Error, TokWorkbenchError
+from tokworkbench.core.errors import BinaryFileError, CorpusError, InvalidUtf8Error, TokWorkbenchError
 
 _BINARY_SNIFF = 8192
 MAX_CORPUS_FILE_BYTES = 4 << 30  # one corpus file; more is almost surely a mistake (or /dev/zero)
@@ -169,11 +169,33 @@ def too_big(path, what: str, limit: int, size: int | None) -> str:
     return f"{path}{found}; a {what} may be at most {describe_size(limit)}"
 
 
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"), (b"\xff\xfe", "UTF-16LE"),
+              (b"\xfe\xff", "UTF-16BE"))
+
+
+def binary_file(name, head: bytes, nul: int) -> BinaryFileError:
+    """The error for a file whose `head` holds a NUL at `nul`: UTF-16 or UTF-32 text, by its
+    byte-order mark or its NULs every other byte (ASCII as UTF-16), is named with the way to
+    convert it; anything else is a binary file."""
+    wide = next((codec for bom, codec in _WIDE_BOMS if head.startswith(bom)), None)
+    source = wide.rstrip("LBE") if wide is not None else None  # iconv reads the mark; without one, name the order
+    if wide is None and len(head) >= 8:
+        even, odd = head[0:64:2], head[1:64:2]
+        if odd.count(0) == len(odd) and 0 not in even:
+            wide = "UTF-16LE"
+        elif even.count(0) == len(even) and 0 not in odd:
+            wide = "UTF-16BE"
+    if wide is not None:
+        return BinaryFileError(f"{name}: looks like {wide} text, not UTF-8; convert it first "
+                               f"(iconv -f {source or wide} -t UTF-8 FILE > FILE.utf8)")
+    return BinaryFileError(f"{name}: looks like a binary file (NUL byte at offset {nul}); not a text corpus")
+
+
 def decode_document(name: str, data: bytes, errors: str = "strict") -> Document:
     """Decode one file's bytes; `errors="replace"` turns bad bytes into U+FFFD instead of failing."""
     nul = data.find(b"\x00", 0, _BINARY_SNIFF)
     if nul >= 0:
-        raise CorpusError(f"{name}: looks like a binary file (NUL byte at offset {nul}); not a text corpus")
+        raise binary_file(name, data[:_BINARY_SNIFF], nul)
     try:
         return Document(name, data.decode("utf-8", errors=errors))
     except UnicodeDecodeError as exc:
@@ -290,7 +312,7 @@ def iter_documents(
         try:
             doc = read_document(f, errors)
         except CorpusError as exc:
-            if folder is None or "binary file" not in str(exc) or skipped is None:
+            if folder is None or not isinstance(exc, BinaryFileError) or skipped is None:
                 raise
             skipped.append(str(f))
             report.binary.append(str(f))
