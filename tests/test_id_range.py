@@ -72,3 +72,14 @@ def test_added_tokens_take_the_ids_hf_gives_them_not_the_files(hf_file, tmp_path
     for t in added:
         text = f"the {t['content']} cat"
         assert ours.encode(text, allowed_special="all") == theirs.encode(text, add_special_tokens=False).ids, t
+
+
+@pytest.mark.parametrize("raw", ["١٢٠", "1_0_4", "-5", "+5", "1e3", str(MAX_ID + 1), "9" * 5000])
+def test_decode_takes_ascii_whole_numbers_in_range_only(raw):
+    from tokworkbench.core.errors import DecodeError
+    from tokworkbench.core.inspection.roundtrip import parse_ids
+
+    with pytest.raises(DecodeError, match="is not an id") as caught:
+        parse_ids(f"1 {raw} 2")
+    assert len(str(caught.value)) < 200
+    assert parse_ids("[1, 2,3]  4") == [1, 2, 3, 4] and parse_ids(str(MAX_ID)) == [MAX_ID]

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tokworkbench.core.errors import DecodeError, TokWorkbenchError
+from tokworkbench.core.files.limits import MAX_ID, short
 from tokworkbench.core.inspection.segments import TokenSpan, text_spans
 
 
@@ -73,12 +74,13 @@ def utf8_problems(data: bytes) -> tuple[Utf8Problem, ...]:
 
 
 def parse_ids(raw: str) -> list[int]:
+    """Ids written in ASCII digits, separated by spaces or commas (a JSON list too). int() alone
+    took '١٢٠' (Arabic-Indic digits) and '1_0_4' for ids, and quoted 5,000 digits back."""
     ids = []
     for part in raw.replace(",", " ").replace("[", " ").replace("]", " ").split():
-        try:
-            ids.append(int(part))
-        except ValueError:
-            raise DecodeError(f"{part!r} is not an id (ids are whole numbers)") from None
+        if not (part.isascii() and part.isdigit()) or len(part) > len(str(MAX_ID)) or int(part) > MAX_ID:
+            raise DecodeError(f"{short(part)} is not an id (ids are whole numbers from 0 to {MAX_ID:,})")
+        ids.append(int(part))
     return ids
 
 
