@@ -92,3 +92,19 @@ def test_a_piece_holding_nul_is_refused_as_sentencepiece_refuses_it(tmp_path):
         spm.SentencePieceProcessor(model_file=str(damaged))
     with pytest.raises(ForeignModelError, match="NUL"):
         load_any(damaged)
+
+
+def test_the_command_encodes_special_strings_as_ordinary_text_when_asked(tmp_path, capsys):
+    """sp.encode reads '<s>' in text as characters; the command refused such text and had no
+    way to say 'ordinary text' (--ordinary now), only --allow-special's control id."""
+    from tokworkbench.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world this is a test of the tokenizer\n" * 200, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "m"), vocab_size=23, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    text = "hi <s> there</s>"
+    assert main(["encode", "-m", str(tmp_path / "m.model"), "--ordinary", text]) == 0
+    assert capsys.readouterr().out.split() == [str(i) for i in sp.encode(text)]
+    assert main(["encode", "-m", str(tmp_path / "m.model"), text]) == 1
+    assert "--ordinary as ordinary text" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from tokworkbench.core.models.roles import encode_document, with_boundaries
 from tokworkbench.core.registry.kinds import UNIGRAM, kind_of
 from tokworkbench.core.unigram.sampling import unigram_nbest, unigram_sample
 
-FLAGS = MODEL_FLAGS
+FLAGS = MODEL_FLAGS | {"ordinary"}
 SCORED = (UNIGRAM,)  # the kinds whose models score their pieces, so a text has other segmentations
 
 
@@ -21,7 +21,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     enc.add_argument("-m", "--model", required=True)
     text_options(enc)
     enc.add_argument("--format", choices=("ids", "tokens", "json"), default="ids")
-    enc.add_argument("--allow-special", action="store_true", help="encode special-token strings as special ids")
+    specials = enc.add_mutually_exclusive_group()
+    specials.add_argument("--allow-special", action="store_true", help="encode special-token strings as special ids")
+    specials.add_argument("--ordinary", action="store_true",
+                          help="encode special-token strings as ordinary text (what sp.encode and tiktoken's "
+                               "encode_ordinary do); without either flag such a string is an error")
     enc.add_argument("--add-special", action="store_true",
                      help="encode as a document: BOS + text + EOS (each once) where the model has those roles")
     enc.add_argument("--nbest", type=int, metavar="K", help="Unigram: the K best segmentations, best first")
@@ -40,7 +44,12 @@ def run(args) -> int:
     if args.nbest is not None or args.sample:
         return _segmentations(args, tok, text)
     _note_no_boundaries(args, tok)
-    ids = encode_document(tok, text, allowed, strict=True) if args.add_special else tok.encode(text, allowed_special=allowed)
+    if args.ordinary:
+        ids = encode_document(tok, text) if args.add_special else tok.encode_ordinary(text)
+    elif args.add_special:
+        ids = encode_document(tok, text, allowed, strict=True)
+    else:
+        ids = tok.encode(text, allowed_special=allowed)
     if args.format == "json" and kind_of(tok) in SCORED:
         scores = [tok.score(i) for i in ids]
         emit_json(json.dumps({"ids": ids, "tokens": [tok.token_text(i) for i in ids], "score": math.fsum(scores),

@@ -22,6 +22,7 @@ from tokworkbench.core.errors import (
     NeedsPatternError,
     OutputError,
     SettingError,
+    SpecialTokenInTextError,
     TokenLimitError,
     TokWorkbenchError,
     TrainingError,
@@ -334,6 +335,8 @@ HINTS = (
     (NeedsPatternError, "split", lambda exc, args: f"{exc} with --split"),
     (TokenLimitError, "max_token_bytes", lambda exc, args: f"{exc} with --max-token-bytes N"),
     (InvalidUtf8DecodeError, "errors", lambda exc, args: exc.worded("--errors replace")),
+    (SpecialTokenInTextError, "ordinary", lambda exc, args: f"{str(exc).split(';')[0]}; --allow-special encodes "
+                                                          "it as its special id, --ordinary as ordinary text"),
 )
 
 
