@@ -127,3 +127,19 @@ async def test_the_rows_cells_follow_their_merge_and_the_replay_mark():
         panel.set_reactive(MergesPanel.snapshot, SimpleNamespace(replay_total=2))
         replayed = panel.cells(rows((1, 2), (5, 6)), 0)
         assert [c[0] for c in replayed] == [("↺1", "italic"), ("↺2", "bold italic underline")]
+
+
+async def test_the_newest_merge_stays_in_view_when_the_pane_shrinks():
+    """At 80x24 the Arena tab takes room from the merges pane: it showed merge 8 of 10 (the
+    cursor's row hidden) until the next step."""
+    app = RecordingApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("N")
+        await pilot.pause()
+        history = app.main.query_one("#merges")
+        await pilot.press("8")  # the Arena tab
+        await pilot.pause()
+        await pilot.pause()
+        top, rows = history.scroll_offset.y, history._visible_rows()
+        assert history.size.height < 4 and top <= history.cursor == 9 < top + rows

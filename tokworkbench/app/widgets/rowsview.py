@@ -145,6 +145,8 @@ class RowsView(LineView, can_focus=True):
     def on_resize(self) -> None:
         if self.fit is not None:
             self._lay_out_columns()
+        # a pane that shrank (a roomy tab opened below it) showed merge 8 of 10 until the next step
+        self.call_after_refresh(self._keep_cursor_visible)
 
     def _check_drawn_as(self, width: int) -> None:
         """Lines are made whole (as wide as the view, on its base style): a change of any of
