@@ -509,3 +509,20 @@ async def test_replaying_a_unigram_model_is_worded_in_rounds_and_its_vocabulary_
         assert said == [f"replaying {saved}: its vocabulary ({vocab:,} pieces on this corpus) is round 0, "
                         "and each round after it prunes it: n one round, r to the target"], app.said
         assert app.main.session.steps == 0 and app.main.snapshot.vocab_size == vocab
+
+
+async def test_escape_gives_the_lattices_keys_back_to_the_corpus(course_files):
+    """L gives the lattice < and > (its word); escape gave nothing back, as it does for the
+    batches pane: only tab did."""
+    app = course_app(course_files)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("L")
+        await pilot.pause()
+        assert app.main.focused is app.main.query_one("#lattice-view")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.main.focused is None
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert app.main.cursor_span is not None  # the corpus token cursor moved

@@ -24,7 +24,7 @@ class Situation:
     run_stopped: bool  # the run's child has stopped; its state is still coming back
     inspecting: bool  # a loaded tokenizer shown frozen (-m)
     typing: bool  # a text box has focus: every printable key is a character for it
-    grabbed: bool  # a pane that takes the keys (the batches) has focus
+    grabbed: bool  # a pane that takes the keys (the batches, the lattice) has focus
     steps: int
     can_step: bool
     cramped: bool  # the terminal is too small for the workbench: only the notice saying so shows

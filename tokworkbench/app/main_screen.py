@@ -40,7 +40,7 @@ from tokworkbench.app.widgets.compare import ComparePanel
 from tokworkbench.app.widgets.corpus import CorpusPane
 from tokworkbench.app.widgets.encode import EncodePanel
 from tokworkbench.app.widgets.keys_footer import KeysFooter
-from tokworkbench.app.widgets.lattice import LatticePanel
+from tokworkbench.app.widgets.lattice import LatticePanel, LatticeView
 from tokworkbench.app.widgets.merges import HistoryTable, MergesPanel
 from tokworkbench.app.widgets.mergetree import MergeTreeDialog, tree_for
 from tokworkbench.app.widgets.pairs import PairsPanel
@@ -61,6 +61,7 @@ from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.text.samples import sample_paths
 
 MIN_SIZE = (80, 24)
+KEY_PANES = (BatchesPanel, LatticeView)  # panes that take the keys when focused (b, L); escape gives them back
 ROOMY_TABS = {"tab-batches", "tab-compare", "tab-arena"}  # tabs that take more of the screen while shown
 
 
@@ -508,7 +509,7 @@ class MainScreen(Screen):
         session, snap = self.session, self.snapshot
         return Situation(kind=self.kind, has_session=session is not None, loading=self.loading_corpus,
                          running=self.running, run_stopped=self.run_stopped, inspecting=self.inspect is not None,
-                         typing=isinstance(self.focused, Input), grabbed=isinstance(self.focused, BatchesPanel),
+                         typing=isinstance(self.focused, Input), grabbed=isinstance(self.focused, KEY_PANES),
                          steps=session.steps if session is not None else 0,
                          can_step=snap.can_step if snap is not None else True, cramped=self.has_class("too-small"),
                          exhausted=self._nothing_left(), noun=step_noun(self.kind))
@@ -624,8 +625,8 @@ class MainScreen(Screen):
     def action_escape(self) -> None:
         """Leave a text box (the pair filter clears itself), else cancel the run. A priority
         binding, so the box is left before the next key is routed."""
-        if isinstance(self.focused, BatchesPanel) and not self.running:
-            self.set_focus(None)  # its keys (+ − < > m g p w) go back to being the screen's
+        if isinstance(self.focused, KEY_PANES) and not self.running:
+            self.set_focus(None)  # its keys (the batches' + − < > m g p w, the lattice's < >) go back to the screen
             return
         if isinstance(self.focused, Input):
             if self.focused.id == "pair-filter":
