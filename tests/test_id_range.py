@@ -83,3 +83,11 @@ def test_decode_takes_ascii_whole_numbers_in_range_only(raw):
         parse_ids(f"1 {raw} 2")
     assert len(str(caught.value)) < 200
     assert parse_ids("[1, 2,3]  4") == [1, 2, 3, 4] and parse_ids(str(MAX_ID)) == [MAX_ID]
+
+
+@pytest.mark.parametrize(("query", "noted"), [("x:zz", True), ("0xq1", True), ("x:e6 97", False), ("the", False),
+                                              ("x:zz normal", True), ("", False)])
+def test_a_hex_query_that_is_not_hex_says_it_was_searched_as_text(query, noted):
+    from tokworkbench.core.inspection.vocab import query_note
+
+    assert (query_note(query) is not None) is noted

@@ -31,6 +31,7 @@ from tokworkbench.core.inspection.vocab import (
     Vocab,
     VocabPage,
     kinds_present,
+    query_note,
     search,
     vocab_of,
 )
@@ -254,6 +255,9 @@ class VocabPanel(Panel):
         what = f"{min(len(page.rows), page.matched):,} of {plural(page.matched, 'token')}"
         if self.query:
             what += " matching"
+            note = query_note(self.query)
+            if note:
+                what += f" ({self.query.strip()}: {note})"
         if filtered:
             what += f" · {filtered}"
         if self.order == "count" and counts is None:

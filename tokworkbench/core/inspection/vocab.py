@@ -228,6 +228,15 @@ def parse_query(query: str) -> tuple[str, object]:
     return "text", query.translate(_MARKS).encode("utf-8", errors="surrogatepass")
 
 
+def query_note(query: str) -> str | None:
+    """What to say of a query that asks for hex bytes (x:, 0x, \\x) but is not hex: it is
+    searched as text, which found nothing for `x:zz`, and nothing said why."""
+    q = split_kind_words(query)[0].strip().lower()
+    if q.startswith(("x:", "0x", "\\x")) and parse_query(q)[0] == "text":
+        return "not hex bytes (pairs of 0-9 a-f), so searched as text"
+    return None
+
+
 def matching_rows(vocab: Vocab, query: str, keep: np.ndarray | None = None) -> np.ndarray:
     """The rows whose token the query finds, in inside order; only rows where `keep` (a mask
     over rows) is set, when given."""
