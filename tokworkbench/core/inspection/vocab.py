@@ -233,7 +233,7 @@ def query_note(query: str) -> str | None:
     searched as text, which found nothing for `x:zz`, and nothing said why."""
     q = split_kind_words(query)[0].strip().lower()
     if q.startswith(("x:", "0x", "\\x")) and parse_query(q)[0] == "text":
-        return "not hex bytes (pairs of 0-9 a-f), so searched as text"
+        return "not hex, so searched as text"
     return None
 
 
