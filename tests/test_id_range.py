@@ -91,3 +91,13 @@ def test_a_hex_query_that_is_not_hex_says_it_was_searched_as_text(query, noted):
     from tokworkbench.core.inspection.vocab import query_note
 
     assert (query_note(query) is not None) is noted
+
+
+def test_an_empty_output_path_and_a_negative_count_are_said_plainly(capsys):
+    from tokworkbench.core.text.samples import sample_paths
+
+    corpus = str(sample_paths()[0])
+    assert main(["train", "--merges", "5", "-o", "", corpus]) == 1
+    assert "the output path is empty" in capsys.readouterr().err  # was "cannot write : Is a directory"
+    assert main(["train", "--merges", "-1", "-o", "x.json", corpus]) == 1
+    assert "must be 0 or more" in capsys.readouterr().err  # 0 merges is a model: not "must be positive"

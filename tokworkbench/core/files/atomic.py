@@ -53,6 +53,8 @@ def resolve_output(path: str | Path) -> Path:
     The file is looked at through `path` itself first, so a link such as /dev/stdout is judged
     by what it reaches (a pipe, a terminal) rather than by the name it resolves to."""
     shown = str(path)
+    if not shown:  # os.stat("") is the working directory's: "cannot write : Is a directory"
+        raise OutputError("the output path is empty; name a file")
     try:
         st = os.stat(path)
     except FileNotFoundError:

@@ -10,5 +10,5 @@ def steps_to_make(learner: Learner, vocab_size: int | None, count: int | None, n
     if (vocab_size is None) == (count is None):
         raise TrainingError(f"give exactly one of a vocabulary size or a number of {noun}")
     if count is not None and count < 0:
-        raise TrainingError(f"number of {noun} must be positive, not {count}")
+        raise TrainingError(f"number of {noun} must be 0 or more, not {count}")
     return learner.steps_for_vocab(vocab_size) if vocab_size is not None else count
