@@ -1,4 +1,4 @@
-"""A ranks file read with a custom pattern encodes as tiktoken does: only what the pattern
+"""A ranks file reads text as tiktoken does. With a custom pattern it encodes only what the pattern
 matches; the text between is dropped (tiktoken's findall). It was kept, and got ids for ", "
 and "! " that tiktoken never gives."""
 
@@ -45,7 +45,19 @@ def test_such_a_model_keeps_the_rule_in_its_file_and_is_not_exported_to_hf(ranks
     ours = load_any(path, r"regex:\w+")
     modelfile.save(ours, tmp_path / "m.json")
     again = load_any(tmp_path / "m.json")
-    assert again.matches_only and again.encode_ordinary("a, b") == ours.encode_ordinary("a, b")
+    assert again.tiktoken_text and again.encode_ordinary("a, b") == ours.encode_ordinary("a, b")
     with pytest.raises(ExportError, match="drops the text its pattern does not match"):
         hf_bpe.check_hf(ours)
     assert not load_any(path, "gpt4").drops_unmatched  # a preset matches every character
+
+
+@pytest.mark.parametrize("text", ["ab\ud800cd", "x\ud83d\ude00y", "\udfff", "a\udc80\ud800b hello", "plain"])
+def test_lone_surrogates_are_read_as_tiktoken_reads_them(ranks_file, text):
+    """tiktoken sends a str Rust refuses through UTF-16 (a pair is its character, a lone one
+    U+FFFD); a ranks model refused it, where tiktoken gives ids. Other models still refuse it."""
+    path, ranks = ranks_file
+    ours = load_any(path, "gpt4")
+    theirs = tiktoken.Encoding("t", pat_str=ours.pre_tokenizer.pattern, mergeable_ranks=ranks, special_tokens={})
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert ours.encode(text) == theirs.encode(text)
+    assert [i for _, ids in ours.encode_chunks(text) for i in ids] == theirs.encode_ordinary(text)

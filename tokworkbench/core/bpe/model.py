@@ -9,6 +9,7 @@ The dataclass fields define the model. Lookup tables are derived from them once,
 what the model is, and none travel when it is pickled.
 """
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,6 +38,7 @@ UNK = "<unk>"
 JOINS = ("merges", "ranks", "pairs")
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _DERIVED = ("ranked_tokens", "_inside_of", "_byte_ranks", "_pair_table", "_ranks", "_char_index", "_merge_table",
             "_chunk_cache", "_outside_array", "_chunk_store", "_rank_guard")
 
@@ -73,10 +75,12 @@ class Tokenizer:
     added: AddedVocabulary | None = None
     """A tokenizer.json's added tokens (outside ids): cut out of the text HF's way before the
     normalizer (models/added.py); None: special tokens by tiktoken's rule alone."""
-    matches_only: bool = False
-    """Encode only the text the pre-tokenizer's pattern matches and drop the text between, as
-    tiktoken does (its findall): set for a ranks file. Presets and the patterns tiktoken's own
-    files carry match every character, so it changes ids only for a custom pattern."""
+    tiktoken_text: bool = False
+    """Read text as tiktoken does (set for a ranks file): only what the pattern matches is
+    encoded and the text between is dropped (its findall; presets and the patterns tiktoken's
+    own files carry match every character, so that changes ids only for a custom pattern), and
+    a text holding lone surrogates goes through UTF-16 first, so a pair is its character and a
+    lone one U+FFFD. Other models refuse such text, as HF, sentencepiece and minbpe do."""
 
     kind = "bpe"
 
@@ -208,6 +212,8 @@ class Tokenizer:
         disallowed_special: Collection[str] | str = "all",
     ) -> list[int]:
         self._check_chars(text)
+        if self.tiktoken_text:
+            text = _as_tiktoken_reads(text)
         if self.added is not None:
             return self.added.encode(text, allowed_special, disallowed_special, self._normalize, self.encode_normalized)
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special, self._encode_text)
@@ -216,6 +222,8 @@ class Tokenizer:
         """Encode with special-token strings treated as plain text (an HF file's added tokens
         that are not special are still cut out, as HF does)."""
         self._check_chars(text)
+        if self.tiktoken_text:
+            text = _as_tiktoken_reads(text)
         if self.added is not None:
             return self.added.encode(text, (), (), self._normalize, self.encode_normalized)
         return self._encode_text(text, 0)
@@ -233,6 +241,8 @@ class Tokenizer:
         """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw.
         Text a ranks file's custom pattern does not match is a chunk of no ids (see `_drops_gaps`)."""
         self._check_chars(text)
+        if self.tiktoken_text:
+            text = _as_tiktoken_reads(text)
         text = normalize(text, self.normalizer)
         if self._drops_gaps:
             return self._matched_chunks(text)
@@ -244,11 +254,11 @@ class Tokenizer:
 
     @cached_property
     def _drops_gaps(self) -> bool:
-        """Whether text can go unencoded (`matches_only` with a custom pattern): a ranks file
+        """Whether text can go unencoded (`tiktoken_text` with a custom pattern): a ranks file
         read with `--split regex:\\w+` kept the text between the words, and gave ids for "," and
         " " that tiktoken never gives."""
         pre = self.pre_tokenizer
-        return self.matches_only and pre.pattern is not None and not pre.is_preset_pattern
+        return self.tiktoken_text and pre.pattern is not None and not pre.is_preset_pattern
 
     @property
     def drops_unmatched(self) -> bool:
@@ -568,3 +578,11 @@ class _ChunkCache(dict):
             exc.chunk = chunk  # so the caller can name the offset in the whole text
             raise
         return ids
+
+
+def _as_tiktoken_reads(text: str) -> str:
+    """`text` as tiktoken encodes it: one holding a surrogate goes through UTF-16 (a pair
+    becomes its character, a lone one U+FFFD), as its encode does when Rust refuses the str."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

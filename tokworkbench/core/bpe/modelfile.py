@@ -65,8 +65,8 @@ def _exact_fields(tok: Tokenizer) -> dict:
         out["whole_chunk"] = True
     if tok.join != "merges":
         out["join"] = tok.join
-    if tok.matches_only:
-        out["matches_only"] = True
+    if tok.tiktoken_text:
+        out["tiktoken_text"] = True
     if tok.pairs:
         out["pairs"] = [list(p) for p in tok.pairs]
     if tok.added is not None:
@@ -91,9 +91,9 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
     whole_chunk = doc.get("whole_chunk", False)
     if not isinstance(whole_chunk, bool):
         raise ModelFileError(f"'whole_chunk' must be true or false, not {short(whole_chunk)}")
-    matches_only = doc.get("matches_only", False)
-    if not isinstance(matches_only, bool):
-        raise ModelFileError(f"'matches_only' must be true or false, not {short(matches_only)}")
+    tiktoken_text = doc.get("tiktoken_text", False)
+    if not isinstance(tiktoken_text, bool):
+        raise ModelFileError(f"'tiktoken_text' must be true or false, not {short(tiktoken_text)}")
     base_lengths = [1] * base_size if units.is_bytes else [len(c.encode("utf-8")) for c in base]
     if join == "merges":
         merges = _merges(doc["merges"], base_size)
@@ -117,7 +117,7 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> Tokenizer:
         raise ModelFileError(f"'roles': {exc}") from None
     added = read_added(doc["added_tokens"], ModelFileError) if "added_tokens" in doc else None
     tok = Tokenizer(units, normalizer, pretok, tie_break, base, tuple(merges), tuple(specials), history, ids, roles,
-                    whole, whole_chunk, join, pairs, added, matches_only)
+                    whole, whole_chunk, join, pairs, added, tiktoken_text)
     if added is not None:
         _check_added(tok, added)
     if pairs:

@@ -540,7 +540,7 @@ def merges_tokenizer(merges: list[tuple[int, int]], outside: list[int], pre: Pre
     fields = dict(units="byte", normalizer="none", pre_tokenizer=pre, tie_break="first", base=None,
                   merges=tuple(merges), special_tokens=tuple(order), ids=IdMap.of(ids), roles=roles,
                   whole_tokens=tuple(whole), whole_chunk=exact, join="ranks" if exact else "merges",
-                  matches_only=True)  # tiktoken encodes what its pattern matches
+                  tiktoken_text=True)  # tiktoken encodes what its pattern matches
     if tokens is not None:
         return Tokenizer.with_tokens(tokens, **fields)
     return Tokenizer(**fields)
