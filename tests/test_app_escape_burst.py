@@ -130,3 +130,23 @@ async def test_an_alt_key_something_binds_is_left_alone():
         await pilot.pause()
         parts = escape_then_key(app, events.Key("alt+n", "n"))
         assert [(k.key, k.character) for k in parts] == [("escape", "\x1b"), ("n", "n")]
+
+
+async def test_keys_held_for_a_run_that_never_ends_are_let_go(monkeypatch):
+    """Keys typed while a run stops wait for its end; a run whose end never comes (its worker
+    cancelled before it started) must not keep every key from then on, q included."""
+    from tokworkbench.app import main_screen
+
+    monkeypatch.setattr(main_screen, "AFTER_RUN_LIMIT", 0.3)
+    app = WorkbenchApp(settings=Settings(target=300))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        main = app.main
+        main.run.running = main.run.stopped = True  # stopping, and nothing will end it
+        said = len(app.said)
+        post(app, "u")
+        await pilot.pause()
+        assert not app.key_order.settled  # held
+        await wait_for(lambda: app.key_order.settled)
+        assert any("coming back" in m for m in app.said[said:])  # let go, then refused as it stands
+        main.run.running = main.run.stopped = False

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -61,6 +62,7 @@ from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.text.samples import sample_paths
 
 MIN_SIZE = (80, 24)
+AFTER_RUN_LIMIT = 5.0  # seconds keys typed after escape wait for the run's end (it takes under 0.2 s)
 KEY_PANES = (BatchesPanel, LatticeView)  # panes that take the keys when focused (b, L); escape gives them back
 ROOMY_TABS = {"tab-batches", "tab-compare", "tab-arena"}  # tabs that take more of the screen while shown
 
@@ -101,6 +103,8 @@ class MainScreen(Screen):
         self.settings = settings  # what the next load uses; the session keeps its own
         self.session: Session | None = None
         self._after_run: list[events.Key] = []  # keys pressed after escape, for when the run's state is back
+        self._waits_for_run = True  # keys typed while a run stops wait for it (until AFTER_RUN_LIMIT)
+        self._wait_timer: Timer | None = None
         self.view = View()
         self.loading_corpus = False  # a load worker is reading files (not `loading`: Textual's own reactive,
         # which covered the whole screen, progress line included, with its spinner)
@@ -532,9 +536,12 @@ class MainScreen(Screen):
             state = action.state(situation)
             if state is None:
                 event.stop()
-                if self.run.stopping and action.unmet(situation) in (Need.IDLE, Need.FREE):
+                waits = self.run.stopping and self._waits_for_run
+                if waits and action.unmet(situation) in (Need.IDLE, Need.FREE):
                     # escape's course ends with the run's state back: the key acts then, and the
                     # keys behind it wait for it
+                    if not self._after_run:  # a run that never ends (its worker cancelled unstarted)
+                        self._wait_timer = self.set_timer(AFTER_RUN_LIMIT, self._stop_waiting)  # must not keep them
                     self._after_run.append(events.Key(event.key, event.character))  # this one was routed
                     hold_keys(self.app)
                     return
@@ -586,10 +593,21 @@ class MainScreen(Screen):
     def on_train_finished(self, message: msg.TrainFinished) -> None:
         self.run.on_finished(message)
         self._keys_after_run()
+        self._waits_for_run = True
+
+    def _stop_waiting(self) -> None:
+        """The run did not end in time: its keys go now (and are refused, saying why), and the
+        keys after them are not held for it."""
+        if self._after_run:
+            self._waits_for_run = False
+            self._keys_after_run()
 
     def _keys_after_run(self) -> None:
         """The keys pressed while the run stopped, typed again now that it has ended (in the
         app's own queue), ahead of the keys the line held behind them."""
+        if self._wait_timer is not None:
+            self._wait_timer.stop()
+            self._wait_timer = None
         if self._after_run:
             keys, self._after_run = self._after_run, []
             self.app.call_later(retype, self.app, keys)
