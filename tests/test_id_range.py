@@ -4,7 +4,7 @@ vocabulary or added tokens, --special NAME=ID), not written into files nothing r
 import json
 
 import pytest
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from tokworkbench.cli import main
 from tokworkbench.core.errors import ForeignModelError
@@ -101,3 +101,31 @@ def test_an_empty_output_path_and_a_negative_count_are_said_plainly(capsys):
     assert "the output path is empty" in capsys.readouterr().err  # was "cannot write : Is a directory"
     assert main(["train", "--merges", "-1", "-o", "x.json", corpus]) == 1
     assert "must be 0 or more" in capsys.readouterr().err  # 0 merges is a model: not "must be positive"
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "unigram"])
+def test_a_wordpiece_or_unigram_added_token_takes_hfs_id_not_the_files(tmp_path, kind):
+    """HF gives an added token that is in the vocabulary its vocabulary id, whatever the
+    file's 'id' says; these readers refused such a file."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat and the dog sat on the log\n" * 50, encoding="utf-8")
+    if kind == "wordpiece":
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        trainer = trainers.WordPieceTrainer(vocab_size=80, special_tokens=["[UNK]", "[SEP]"])
+    else:
+        tok = Tokenizer(models.Unigram())
+        trainer = trainers.UnigramTrainer(vocab_size=60, special_tokens=["<unk>", "<sep>"], unk_token="<unk>")
+    tok.pre_tokenizer = pre_tokenizers.Whitespace() if kind == "wordpiece" else pre_tokenizers.Metaspace()
+    if kind == "unigram":
+        tok.decoder = decoders.Metaspace()
+    tok.train([str(corpus)], trainer)
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    sep = next(t for t in doc["added_tokens"] if t["content"] in ("[SEP]", "<sep>"))
+    sep["id"] = 57  # another token's id in the file; HF still gives it its own
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    theirs = Tokenizer.from_file(str(path))
+    ours = load_any(path)
+    text = f"the cat {sep['content']} sat"
+    assert ours.encode(text, allowed_special="all") == theirs.encode(text, add_special_tokens=False).ids

@@ -314,12 +314,22 @@ def _doc(**changes) -> dict:
     ({"model__vocab": {"a": 0, "[UNK]": 2}, "added_tokens": []}, "no token with id 1"),
     ({"model__max_input_chars_per_word": -1}, "'max_input_chars_per_word' must be a whole number"),
     ({"added_tokens": [{"id": 0, "content": "[PAD]", "special": False}]}, "'\\[PAD\\]' \\(id 0\\) is not special"),
-    ({"added_tokens": [{"id": 1, "content": "[PAD]", "special": True}]}, "which the vocabulary gives another token"),
     ({"normalizer": {"type": "BertNormalizer", "lowercase": "yes"}}, "'lowercase' must be true or false"),
 ])
 def test_what_hf_files_hold_that_we_do_not_reproduce_is_refused(changes, message):
     with pytest.raises(ForeignModelError, match=message):
         from_hf(_doc(**changes))
+
+
+def test_an_added_token_under_another_tokens_id_takes_its_own_as_in_hf():
+    """HF gives an added token in the vocabulary its vocabulary id, whatever the file says
+    (this was refused: 'which the vocabulary gives another token')."""
+    pad = {"id": 1, "content": "[PAD]", "special": True, "single_word": False, "lstrip": False, "rstrip": False,
+           "normalized": False}
+    doc = _doc(added_tokens=[pad])
+    theirs = HFTokenizer.from_str(json.dumps(doc))
+    ours = from_hf(doc)
+    assert ours.special_ids["[PAD]"] == theirs.token_to_id("[PAD]")
 
 
 def test_a_damaged_model_file_names_the_field(bert_ours):

@@ -28,7 +28,14 @@ from tokworkbench.core.files.limits import (
     is_text,
     short,
 )
-from tokworkbench.core.formats.hf_common import check_hf_pattern, hf_pattern, padding_of, post_processor_of, read_roles
+from tokworkbench.core.formats.hf_common import (
+    check_hf_pattern,
+    hf_added_ids,
+    hf_pattern,
+    padding_of,
+    post_processor_of,
+    read_roles,
+)
 from tokworkbench.core.models.added import AddedToken, AddedVocabulary
 from tokworkbench.core.text.hfpretok import (
     ByteLevelStep,
@@ -165,26 +172,18 @@ def read_merge_pairs(merges) -> list[tuple[str, str]]:
 
 
 def _added_tokens(added, vocab: dict[str, int]) -> list[AddedToken]:
-    """The file's added tokens with their flags, and the ids HF gives them: HF reads the file's
-    'id' but does not use it. In the file's order, a token the vocabulary holds takes its id
-    there; any other takes the vocabulary's size, or one more than the largest id given so far
-    once that is past it. A file HF wrote has those ids anyway; an edited one with <x> at 5000
-    in a vocabulary of 1,000 gave 5000 here and 1000 in HF."""
+    """The file's added tokens with their flags, and the ids HF gives them (`hf_added_ids`):
+    an edited file with <x> at 5000 in a vocabulary of 1,000 gave 5000 here and 1000 in HF."""
     if not isinstance(added, list):
         raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
-    out: dict[str, AddedToken] = {}
-    size, largest = len(vocab), None
     for k, t in enumerate(added):
         if not (isinstance(t, dict) and is_text(t.get("content")) and t["content"] and is_id(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a non-empty 'content' and a whole-number 'id'")
+    out: dict[str, AddedToken] = {}
+    for t, tid in zip(added, hf_added_ids([t["content"] for t in added], vocab)):
         content = t["content"]
         if content in out:
             raise ForeignModelError(f"added token {short(content)} appears twice")
-        if content in vocab:
-            tid = vocab[content]
-        else:
-            tid = size if largest is None or (largest < size and size) else largest + 1
-        largest = tid if largest is None else max(largest, tid)
         special = _added_flag(t, "special", False, content)
         flags = {key: _added_flag(t, key, False, content) for key in ("lstrip", "rstrip", "single_word")}
         out[content] = AddedToken(content, tid, special, _added_flag(t, "normalized", not special, content), **flags)

@@ -124,3 +124,17 @@ def padding_of(tok: Model) -> dict | None:
             "pad_id": tok.special_ids[pad], "pad_type_id": 0, "pad_token": pad}
 
 
+def hf_added_ids(contents: list[str], vocab: dict[str, int]) -> list[int]:
+    """The ids HF gives a file's added tokens, which it reads but does not take from the file
+    (`AddedVocabulary::add_tokens`): in the file's order, a token the model's vocabulary holds
+    takes its id there; any other takes the vocabulary's size, or one past the largest id given
+    so far once that is past it. A file HF wrote has those ids anyway; an edited one may not."""
+    out: list[int] = []
+    size, largest = len(vocab), None
+    for content in contents:
+        tid = vocab.get(content)
+        if tid is None:
+            tid = size if largest is None or (largest < size and size) else largest + 1
+        largest = tid if largest is None else max(largest, tid)
+        out.append(tid)
+    return out

@@ -259,13 +259,15 @@ def _hf_added(added, pieces: list[tuple[str, float]]) -> set[int]:
     if not isinstance(added, list):
         raise ForeignModelError(f"'added_tokens' must be a list, not {describe_json(added)}")
     out = set()
+    index = {text: i for i, (text, _) in enumerate(pieces)}
     for k, t in enumerate(added):
         if not (isinstance(t, dict) and is_text(t.get("content")) and is_id(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a text 'content' and a whole-number 'id'")
-        tid, content = t["id"], t["content"]
-        if tid >= len(pieces) or pieces[tid][0] != content:
-            raise ForeignModelError(f"added token {short(content)} (id {tid}) is not the model's piece {tid}; this "
-                                    "tool reads added tokens that are pieces of the Unigram vocabulary")
+        content = t["content"]
+        tid = index.get(content)  # HF takes a piece's own id, whatever the file says (hf_added_ids)
+        if tid is None:
+            raise ForeignModelError(f"added token {short(content)} is not a piece of the model; this tool reads "
+                                    "added tokens that are pieces of the Unigram vocabulary")
         if not t.get("special", False):
             raise ForeignModelError(f"added token {short(content)} (id {tid}) is not special; HF matches such a "
                                     "token before the model, which this tool does not reproduce")

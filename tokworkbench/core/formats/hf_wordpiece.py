@@ -16,7 +16,7 @@ from pathlib import Path
 from tokworkbench.core.errors import ForeignModelError, TokWorkbenchError
 from tokworkbench.core.files.atomic import write_atomic
 from tokworkbench.core.files.limits import MAX_ID, MAX_TOKEN_BYTES, describe_json, is_id, is_text, short
-from tokworkbench.core.formats.hf_common import padding_of, post_processor_of, read_roles
+from tokworkbench.core.formats.hf_common import hf_added_ids, padding_of, post_processor_of, read_roles
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.text.bert import normalizer_from_hf, split_from_hf, split_to_hf
 from tokworkbench.core.wordpiece.model import WordPieceModel
@@ -64,7 +64,8 @@ def _vocab(vocab, added, max_token_bytes: int) -> tuple[list[str], list[int]]:
     for k, t in enumerate(added):
         if not (isinstance(t, dict) and is_text(t.get("content")) and is_id(t.get("id"))):
             raise ForeignModelError(f"added token {k} must have a text 'content' and a whole-number 'id'")
-        tid, content = t["id"], t["content"]
+    for t, tid in zip(added, hf_added_ids([t["content"] for t in added], vocab)):  # HF's ids, not the file's
+        content = t["content"]
         if not t.get("special", False):
             raise ForeignModelError(f"added token {short(content)} (id {tid}) is not special; HF matches such a "
                                     "token before the model, which this tool does not reproduce")
