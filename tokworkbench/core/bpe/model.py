@@ -239,12 +239,12 @@ class Tokenizer:
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw.
-        Text a ranks file's custom pattern does not match is a chunk of no ids (see `_drops_gaps`)."""
+        Text a ranks file's custom pattern does not match is a chunk of no ids (see `drops_unmatched`)."""
         self._check_chars(text)
         if self.tiktoken_text:
             text = _as_tiktoken_reads(text)
         text = normalize(text, self.normalizer)
-        if self._drops_gaps:
+        if self.drops_unmatched:
             return self._matched_chunks(text)
         out, at = [], 0
         for c in self.pre_tokenizer.split(text):
@@ -252,18 +252,13 @@ class Tokenizer:
             at += len(c)
         return out
 
-    @cached_property
-    def _drops_gaps(self) -> bool:
-        """Whether text can go unencoded (`tiktoken_text` with a custom pattern): a ranks file
-        read with `--split regex:\\w+` kept the text between the words, and gave ids for "," and
-        " " that tiktoken never gives."""
-        pre = self.pre_tokenizer
-        return self.tiktoken_text and pre.pattern is not None and not pre.is_preset_pattern
-
     @property
     def drops_unmatched(self) -> bool:
-        """Text its pattern does not match is dropped, not encoded (tiktoken's rule)."""
-        return self._drops_gaps
+        """Whether text its pattern does not match is dropped, not encoded (`tiktoken_text` with
+        a custom pattern): a ranks file read with `--split regex:\\w+` kept the text between
+        the words, and gave ids for "," and " " that tiktoken never gives."""
+        pre = self.pre_tokenizer
+        return self.tiktoken_text and pre.pattern is not None and not pre.is_preset_pattern
 
     def _matched_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         out, at = [], 0
@@ -387,7 +382,7 @@ class Tokenizer:
             found = chunk_starts(pre.name, text)
             if found is not None:
                 return self._encode_by_offsets(text, offset, *found)
-        chunks = pre.matches(text) if self._drops_gaps else pre.split(text, at_start=offset == 0)
+        chunks = pre.matches(text) if self.drops_unmatched else pre.split(text, at_start=offset == 0)
         cache = self._chunk_cache
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
