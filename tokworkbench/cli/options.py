@@ -27,7 +27,7 @@ from tokworkbench.core.errors import (
     TokWorkbenchError,
     TrainingError,
 )
-from tokworkbench.core.files.limits import MAX_ID, MAX_TOKEN_BYTES, short
+from tokworkbench.core.files.limits import MAX_ID, MAX_TOKEN_BYTES, short, within
 from tokworkbench.core.inspection.escape import json_printable, printable
 from tokworkbench.core.models.roles import ROLES, Roles
 from tokworkbench.core.registry.kinds import KINDS, TRAINABLE, Kind, kind_named
@@ -260,7 +260,7 @@ def special_ids(items: list[str]) -> dict[str, int]:
         name, sep, tid = item.rpartition("=")
         if not sep or not name or not (tid.isascii() and tid.isdigit()):
             raise ModelFileError(f"--special {item!r} is not NAME=ID (e.g. '<|endoftext|>=100257')")
-        if len(tid) > len(str(MAX_ID)) or int(tid) > MAX_ID:  # the length first: int() of 5,000 digits raises
+        if not within(tid, MAX_ID):
             raise ModelFileError(f"--special {short(name)}: the id is a whole number from 0 to {MAX_ID:,} "
                                  "(HF and tiktoken hold ids as u32)")
         if name in out:

@@ -9,6 +9,7 @@ published vocabularies are a few hundred bytes; the limits leave ample room abov
 
 import codecs
 import json
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -20,9 +21,9 @@ from tokworkbench.core.text.pretokenize import PreTokenizer, pre_tokenizer
 MAX_MODEL_FILE_BYTES = 256 << 20  # a model file (and a tiktoken companion) is read up to this
 MAX_TOKEN_BYTES = 64 << 10  # one token's UTF-8 bytes; a parameter of every loader
 MAX_VOCAB_BYTES = 256 << 20  # all tokens' bytes together
-
-
+MAX_ID = (1 << 32) - 1  # HF and tiktoken hold an id as u32: a larger one makes a file none of them reads
 FLOAT32_MAX = 3.4028234663852886e38  # the largest float32: SentencePiece's scores are float32
+
 
 def read_model_file(path: str | Path, limit: int = MAX_MODEL_FILE_BYTES) -> bytes:
     return read_regular(path, limit, "model file", ModelFileError)
@@ -101,21 +102,32 @@ def is_text(s) -> bool:
     return True
 
 
+def within(digits: str, limit: int) -> bool:
+    """Whether ASCII `digits` name a number of at most `limit`, told by their length before
+    Python converts them (which raises ValueError past 4,300 digits)."""
+    return len(digits) <= len(str(limit)) and int(digits) <= limit
+
+
 def whole_number(digits: str, limit: int, what: str, error=ModelFileError) -> int:
     """ASCII digits as an int of at most `limit`; a number of far too many digits is refused
-    before Python converts it (which raises ValueError past 4,300 digits)."""
-    if len(digits) > len(str(limit)) or int(digits) > limit:
+    before Python converts it."""
+    if not within(digits, limit):
         shown = digits if len(digits) <= 24 else f"{digits[:20]}… ({len(digits):,} digits)"
         raise error(f"{what} {shown} is larger than {limit:,}")
     return int(digits)
 
 
-MAX_ID = (1 << 32) - 1  # HF and tiktoken hold an id as u32: a larger one makes a file none of them reads
-
-
 def is_id(x) -> bool:
     """A token id HF, tiktoken and our writers can hold: an int from 0 to MAX_ID."""
     return type(x) is int and 0 <= x <= MAX_ID
+
+
+def is_finite_number(x) -> bool:
+    """A JSON number that is a finite float (not a bool; an integer too large for a float is not)."""
+    try:
+        return type(x) in (int, float) and math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 def is_count(x, minimum: int = 0) -> bool:

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tokworkbench.core.errors import DecodeError, TokWorkbenchError
-from tokworkbench.core.files.limits import MAX_ID, short
+from tokworkbench.core.files.limits import MAX_ID, short, within
 from tokworkbench.core.inspection.segments import TokenSpan, text_spans
 
 
@@ -78,7 +78,7 @@ def parse_ids(raw: str) -> list[int]:
     took '١٢٠' (Arabic-Indic digits) and '1_0_4' for ids, and quoted 5,000 digits back."""
     ids = []
     for part in raw.replace(",", " ").replace("[", " ").replace("]", " ").split():
-        if not (part.isascii() and part.isdigit()) or len(part) > len(str(MAX_ID)) or int(part) > MAX_ID:
+        if not (part.isascii() and part.isdigit() and within(part, MAX_ID)):
             raise DecodeError(f"{short(part)} is not an id (ids are whole numbers from 0 to {MAX_ID:,})")
         ids.append(int(part))
     return ids

@@ -7,27 +7,16 @@
 readers use too, so every way in refuses the same damaged model the same way.
 """
 
-import math
 import struct
 
 from tokworkbench.core.errors import ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
-from tokworkbench.core.files.limits import FLOAT32_MAX, MAX_TOKEN_BYTES, describe_json, is_text, short
+from tokworkbench.core.files.limits import FLOAT32_MAX, MAX_TOKEN_BYTES, describe_json, is_finite_number, is_text, short
 from tokworkbench.core.models.roles import Roles
 from tokworkbench.core.spbpe.model import BYTE, CONTROL, KIND, TYPE_NAMES, UNK_SURFACE, UNKNOWN, SpBpeModel, byte_piece
 from tokworkbench.core.text import spnormalize
 
 _TYPES = {name: t for t, name in TYPE_NAMES.items()}
-
-
-def _finite(score) -> bool:
-    """A number that is finite as a float (an int of 400 digits is not: float() overflows)."""
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(score))
-    except OverflowError:
-        return False
 
 
 def to_json(model: SpBpeModel, corpus: dict | None = None) -> dict:
@@ -98,7 +87,7 @@ def checked_model(pieces: list, scores: list, types: list[int], norm, add_dummy_
     for i, (text, score, kind) in enumerate(zip(pieces, scores, types)):
         if not (is_text(text) and text):
             raise error(f"piece {i} is {short(text)}; a piece is a non-empty text")
-        if not _finite(score):
+        if not is_finite_number(score):
             raise error(f"piece {i} ({short(text)}) has the score {short(score)}; scores must be finite numbers")
         if abs(score) > FLOAT32_MAX or struct.unpack("<f", struct.pack("<f", score))[0] != score:
             raise error(f"piece {i} ({short(text)}) has the score {score!r}, which is no float32 value "

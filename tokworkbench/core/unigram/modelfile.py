@@ -14,8 +14,6 @@ read any score and encode with it as it is (their own tests use 2.0, 5.0, 10.0),
 either keeps its scores and its ids.
 """
 
-import math
-
 from tokworkbench.core.errors import ForeignModelError, ModelFileError, TokWorkbenchError
 from tokworkbench.core.files.envelope import header
 from tokworkbench.core.files.limits import (
@@ -23,6 +21,7 @@ from tokworkbench.core.files.limits import (
     MAX_TOKEN_BYTES,
     describe_json,
     is_count,
+    is_finite_number,
     is_text,
     read_pre_tokenizer,
     short,
@@ -86,7 +85,7 @@ def from_json(doc: dict, max_token_bytes: int = MAX_TOKEN_BYTES) -> UnigramModel
     if algorithm not in ("", "course", "em"):
         raise ModelFileError(f"algorithm {short(algorithm)} is not course or em")
     start_cost = doc.get("start_cost", 0.0)
-    if not _finite(start_cost):
+    if not is_finite_number(start_cost):
         raise ModelFileError(f"'start_cost' must be a finite number, not {short(start_cost)}")
     history = _history(doc.get("history", []))
     try:
@@ -192,7 +191,7 @@ def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tup
         if not (isinstance(entry, list) and len(entry) == 2 and is_text(entry[0]) and entry[0]):
             raise error(f"piece {i} is {short(entry)}; a piece is [text, score] with non-empty text")
         text, score = entry
-        if not _finite(score):
+        if not is_finite_number(score):
             raise error(f"piece {i} ({short(text)}) has the score {short(score)}; scores must be finite numbers")
         size = len(text.encode("utf-8"))
         if size > max_token_bytes:
@@ -205,21 +204,13 @@ def check_pieces(pieces, max_token_bytes: int, error=ModelFileError) -> list[tup
     return out
 
 
-def _finite(x) -> bool:
-    """A JSON number that is a finite float (an integer too large for a float is not)."""
-    try:
-        return type(x) in (int, float) and math.isfinite(x)
-    except OverflowError:
-        return False
-
-
 def _history(history) -> tuple[RoundRow, ...]:
     if not isinstance(history, list):
         raise ModelFileError(f"'history' must be a list of rounds, not {describe_json(history)}")
     out = []
     for k, h in enumerate(history):
         if not (isinstance(h, dict) and is_count(h.get("round")) and is_count(h.get("vocab_size"))
-                and _finite(h.get("loss")) and isinstance(h.get("removed"), list)
+                and is_finite_number(h.get("loss")) and isinstance(h.get("removed"), list)
                 and all(is_text(p) for p in h["removed"]) and is_count(h.get("tokens", 0))):
             raise ModelFileError(f"history round {k} must have whole numbers for round and vocab_size, a finite "
                                  "loss and a list of removed pieces")
