@@ -212,11 +212,8 @@ class SpBpeModel:
         """The shared special-token rule; SentencePiece itself reads no control piece in text,
         so the text between allowed specials is encoded alone (a dummy ▁ in front of each)."""
         check_unicode(text)
-        try:
-            return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
-                                        lambda part, at: self._encode(part, at == 0))
-        except UnicodeEncodeError as exc:
-            raise lone_surrogate(text, exc) from None
+        return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
+                                    lambda part, at: self._encode(part, at == 0))
 
     @property
     def from_hf(self) -> bool:
@@ -229,10 +226,7 @@ class SpBpeModel:
         SentencePiece's own rule at sentencepiece's speed (fastencode.py); a model read from an HF
         tokenizer.json (its merges list, its Metaspace) by the reference path."""
         check_unicode(text)
-        try:
-            return self._ordinary(text)
-        except UnicodeEncodeError as exc:
-            raise lone_surrogate(text, exc) from None
+        return self._ordinary(text)
 
     @cached_property
     def _ordinary(self):
@@ -244,12 +238,9 @@ class SpBpeModel:
         """`encode_ordinary` of each text (models/protocol.py EncodesBatches): for a list of
         lines, as `sp.encode(lines)` is called, the new words of all are merged at once."""
         check_unicode(texts)
-        try:
-            if self.from_hf:
-                return [self._encode(t, True) for t in texts]
-            return self._fast.encode_batch(list(texts))
-        except UnicodeEncodeError as exc:
-            raise lone_surrogate(list(texts), exc) from None
+        if self.from_hf:
+            return [self._encode(t, True) for t in texts]
+        return self._fast.encode_batch(list(texts))
 
     @cached_property
     def _fast(self) -> FastEncoder:
@@ -274,10 +265,7 @@ class SpBpeModel:
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         check_unicode(text)
-        try:
-            return self._display_chunks(self.normalize_text(text))
-        except UnicodeEncodeError as exc:
-            raise lone_surrogate(text, exc) from None
+        return self._display_chunks(self.normalize_text(text))
 
     def display_chunks(self, shown: str) -> list[tuple[str, list[int]]]:
         """Normalized text's words with their ids (a run of unknowns fused across words, as

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import regex
 
-from tokworkbench.core.errors import check_unicode, lone_surrogate
+from tokworkbench.core.errors import check_unicode
 from tokworkbench.core.models.roles import NO_ROLES, Roles
 from tokworkbench.core.models.specials import encode_with_specials
 from tokworkbench.core.models.tokenkinds import TokenKind
@@ -219,18 +219,12 @@ class UnigramModel:
         """The shared special-token rule: an allowed special string is its id, the text between
         is encoded alone (so metaspace prepends ▁ to each part, as HF does around added tokens)."""
         check_unicode(text)
-        try:
-            return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
-                                        lambda part, _: self._ordinary(part))
-        except UnicodeEncodeError as exc:
-            raise lone_surrogate(text, exc) from None
+        return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special,
+                                    lambda part, _: self._ordinary(part))
 
     def encode_ordinary(self, text: str) -> list[int]:
         check_unicode(text)
-        try:
-            return self._ordinary(text)
-        except UnicodeEncodeError as exc:
-            raise lone_surrogate(text, exc) from None
+        return self._ordinary(text)
 
     def _ordinary(self, text: str) -> list[int]:
         out: list[int] = []
@@ -267,10 +261,7 @@ class UnigramModel:
 
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         check_unicode(text)
-        try:
-            return self._encode_list(self.chunks_of(text))
-        except UnicodeEncodeError as exc:
-            raise lone_surrogate(text, exc) from None
+        return self._encode_list(self.chunks_of(text))
 
     def chunks_of(self, text: str) -> list[str]:
         """The chunks Viterbi solves one after the other (joined: the sentence it sees)."""
