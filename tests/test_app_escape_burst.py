@@ -76,6 +76,14 @@ async def test_escape_n_in_a_dialog_closes_it_and_merges_once():
         assert app.main.session.steps == before + 2
 
 
+def slow_steps(app, monkeypatch) -> None:
+    """1 ms a step: the compiled merge loop could end the whole run before the escape (13 s for
+    the samples' 12,876 merges keeps it going when escape comes). The run's child inherits it."""
+    learner_type = type(app.main.session.learner)
+    real_step = learner_type.step
+    monkeypatch.setattr(learner_type, "step", lambda self: (time.sleep(0.001), real_step(self))[1])
+
+
 async def test_escape_n_during_a_run_cancels_it(monkeypatch):
     """On the main screen escape cancels a run (and n, pressed while it stops, merges once its
     state is back, as it would pressed alone); as alt+n the escape was lost and the run went on
@@ -83,11 +91,7 @@ async def test_escape_n_during_a_run_cancels_it(monkeypatch):
     app = WorkbenchApp(settings=Settings(target=100_000))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        # the compiled merge loop could end the whole run before the escape: 1 ms a step
-        # (13 s for the samples' 12,876 merges) keeps it going when escape comes
-        learner_type = type(app.main.session.learner)
-        real_step = learner_type.step
-        monkeypatch.setattr(learner_type, "step", lambda self: (time.sleep(0.001), real_step(self))[1])
+        slow_steps(app, monkeypatch)
         post(app, "r")
         await wait_for(lambda: app.main.running)
         post_burst(app, "n")
@@ -104,9 +108,7 @@ async def test_keys_typed_while_a_run_stops_act_in_order_once_its_state_is_back(
     app = WorkbenchApp(settings=Settings(target=100_000))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        learner_type = type(app.main.session.learner)
-        real_step = learner_type.step
-        monkeypatch.setattr(learner_type, "step", lambda self: (time.sleep(0.001), real_step(self))[1])
+        slow_steps(app, monkeypatch)
         said = len(app.said)
         post(app, "r")
         await wait_for(lambda: app.main.running and app.main.snapshot.steps >= 5)  # shown as it goes
