@@ -35,6 +35,11 @@ class EncodeError(TokWorkbenchError):
     """Text cannot be encoded: unseen character without <unk>, or a disallowed special token."""
 
 
+class LoneSurrogateError(EncodeError):
+    """Text holding a lone surrogate, which is not valid Unicode: a ranks model reads it again as
+    tiktoken does (through UTF-16), every other model refuses it."""
+
+
 def check_unicode(text: str | list[str]) -> None:
     """Raise `lone_surrogate`'s error if `text` (or a text of the list) holds a lone surrogate.
     A byte-level model meets it making UTF-8; a model of characters checks here, since
@@ -56,7 +61,7 @@ def lone_surrogate(text: str | list[str], error: UnicodeEncodeError) -> Exceptio
         at = next((i for i, ch in enumerate(one) if "\ud800" <= ch <= "\udfff"), None)
         if at is not None:
             where = f"offset {at}" if isinstance(text, str) else f"offset {at} of text {k}"
-            return EncodeError(f"cannot encode lone surrogate (U+{ord(one[at]):04X}) at {where}: "
+            return LoneSurrogateError(f"cannot encode lone surrogate (U+{ord(one[at]):04X}) at {where}: "
                                "the text is not valid Unicode")
     return error
 

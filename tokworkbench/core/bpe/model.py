@@ -9,10 +9,9 @@ The dataclass fields define the model. Lookup tables are derived from them once,
 what the model is, and none travel when it is pickled.
 """
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, wraps
 from itertools import chain
 from typing import Any
 
@@ -22,7 +21,7 @@ from tokworkbench.core.bpe.batchbpe import MergeTable, bpe_flat
 from tokworkbench.core.bpe.chunkstore import ChunkStore
 from tokworkbench.core.bpe.encode import lowest_rank_parts, merge_by_pairs, merge_ids
 from tokworkbench.core.bpe.rankguard import RankGuard, odd_tokens
-from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError, check_unicode
+from tokworkbench.core.errors import DecodeError, EncodeError, InvalidUtf8DecodeError, LoneSurrogateError, check_unicode
 from tokworkbench.core.inspection.escape import render_bytes
 from tokworkbench.core.models.added import AddedVocabulary
 from tokworkbench.core.models.idmap import IdMap
@@ -38,9 +37,23 @@ UNK = "<unk>"
 JOINS = ("merges", "ranks", "pairs")
 _CACHE_LIMIT = 1 << 18
 _BATCH_FROM = 256  # new chunks: below this, one `merge_ids` call each costs less than numpy rounds
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _DERIVED = ("ranked_tokens", "_inside_of", "_byte_ranks", "_pair_table", "_ranks", "_char_index", "_merge_table",
             "_chunk_cache", "_outside_array", "_chunk_store", "_rank_guard")
+
+
+def _surrogates_as_tiktoken(method):
+    """A ranks model (`tiktoken_text`) whose text holds a lone surrogate reads it again as
+    tiktoken's encode does once Rust refuses the str: through UTF-16, a pair becoming its
+    character and a lone one U+FFFD. Only after the refusal, so valid text pays nothing."""
+    @wraps(method)
+    def read(self, text: str, *args, **kwargs):
+        try:
+            return method(self, text, *args, **kwargs)
+        except LoneSurrogateError:
+            if not self.tiktoken_text:
+                raise
+            return method(self, text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), *args, **kwargs)
+    return read
 
 
 @dataclass(frozen=True)
@@ -79,8 +92,8 @@ class Tokenizer:
     """Read text as tiktoken does (set for a ranks file): only what the pattern matches is
     encoded and the text between is dropped (its findall; presets and the patterns tiktoken's
     own files carry match every character, so that changes ids only for a custom pattern), and
-    a text holding lone surrogates goes through UTF-16 first, so a pair is its character and a
-    lone one U+FFFD. Other models refuse such text, as HF, sentencepiece and minbpe do."""
+    a text holding lone surrogates is read again through UTF-16, so a pair is its character and
+    a lone one U+FFFD (`_surrogates_as_tiktoken`). Other models refuse such text, as HF, sentencepiece and minbpe do."""
 
     kind = "bpe"
 
@@ -205,6 +218,7 @@ class Tokenizer:
         return render_bytes(tok) if isinstance(tok, bytes) else tok
 
     # -- encoding --------------------------------------------------------------------------
+    @_surrogates_as_tiktoken
     def encode(
         self,
         text: str,
@@ -212,18 +226,15 @@ class Tokenizer:
         disallowed_special: Collection[str] | str = "all",
     ) -> list[int]:
         self._check_chars(text)
-        if self.tiktoken_text:
-            text = _as_tiktoken_reads(text)
         if self.added is not None:
             return self.added.encode(text, allowed_special, disallowed_special, self._normalize, self.encode_normalized)
         return encode_with_specials(text, self.special_ids, allowed_special, disallowed_special, self._encode_text)
 
+    @_surrogates_as_tiktoken
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode with special-token strings treated as plain text (an HF file's added tokens
         that are not special are still cut out, as HF does)."""
         self._check_chars(text)
-        if self.tiktoken_text:
-            text = _as_tiktoken_reads(text)
         if self.added is not None:
             return self.added.encode(text, (), (), self._normalize, self.encode_normalized)
         return self._encode_text(text, 0)
@@ -237,12 +248,11 @@ class Tokenizer:
         if not self.units.is_bytes:
             check_unicode(text)
 
+    @_surrogates_as_tiktoken
     def encode_chunks(self, text: str) -> list[tuple[str, list[int]]]:
         """Each pre-tokenizer chunk of the normalized text with its ids: what the views draw.
         Text a ranks file's custom pattern does not match is a chunk of no ids (see `drops_unmatched`)."""
         self._check_chars(text)
-        if self.tiktoken_text:
-            text = _as_tiktoken_reads(text)
         text = normalize(text, self.normalizer)
         if self.drops_unmatched:
             return self._matched_chunks(text)
@@ -472,7 +482,7 @@ class Tokenizer:
             try:
                 data = chunk.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise EncodeError(f"cannot encode lone surrogate at offset {offset + exc.start}") from None
+                raise LoneSurrogateError(f"cannot encode lone surrogate at offset {offset + exc.start}") from None
             if self.whole_chunk:
                 whole = self._inside_of.get(data)
                 if whole is not None:
@@ -575,9 +585,3 @@ class _ChunkCache(dict):
         return ids
 
 
-def _as_tiktoken_reads(text: str) -> str:
-    """`text` as tiktoken encodes it: one holding a surrogate goes through UTF-16 (a pair
-    becomes its character, a lone one U+FFFD), as its encode does when Rust refuses the str."""
-    if text.isascii() or not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
