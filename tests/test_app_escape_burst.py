@@ -137,9 +137,9 @@ async def test_an_alt_key_something_binds_is_left_alone():
 async def test_keys_held_for_a_run_that_never_ends_are_let_go(monkeypatch):
     """Keys typed while a run stops wait for its end; a run whose end never comes (its worker
     cancelled before it started) must not keep every key from then on, q included."""
-    from tokworkbench.app import main_screen
+    from tokworkbench.app import afterrun
 
-    monkeypatch.setattr(main_screen, "AFTER_RUN_LIMIT", 0.3)
+    monkeypatch.setattr(afterrun, "LIMIT", 0.3)
     app = WorkbenchApp(settings=Settings(target=300))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()

@@ -10,17 +10,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
-from textual import events, work
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tokworkbench.app import messages as msg
 from tokworkbench.app.actions import ACTIONS, Need, Situation, lookup
+from tokworkbench.app.afterrun import KeysAfterRun
 from tokworkbench.app.dialogs import HelpDialog, PromptDialog
 from tokworkbench.app.flows.changes import ChangeFlows
 from tokworkbench.app.flows.copying import copied_note, copied_text, what_to_copy
@@ -29,7 +29,6 @@ from tokworkbench.app.flows.run import TrainingRun
 from tokworkbench.app.flows.ui import Folders, Ui
 from tokworkbench.app.flows.writes import WriteFlows
 from tokworkbench.app.keyhelp import help_sections
-from tokworkbench.app.keyorder import hold_keys, retype
 from tokworkbench.app.kind_views import RIGHT_PANES, view_of
 from tokworkbench.app.labels import HELP_NOTES, describe_inspection, describe_settings, nothing_left, plural, step_noun
 from tokworkbench.app.loading import ModelLoader, build_inspection, build_session, loads_quickly, throttled
@@ -62,7 +61,6 @@ from tokworkbench.core.session.snapshot import Snapshot, View
 from tokworkbench.core.text.samples import sample_paths
 
 MIN_SIZE = (80, 24)
-AFTER_RUN_LIMIT = 5.0  # seconds keys typed after escape wait for the run's end (it takes under 0.2 s)
 KEY_PANES = (BatchesPanel, LatticeView)  # panes that take the keys when focused (b, L); escape gives them back
 ROOMY_TABS = {"tab-batches", "tab-compare", "tab-arena"}  # tabs that take more of the screen while shown
 
@@ -102,9 +100,7 @@ class MainScreen(Screen):
         self.inspect = inspect  # (model, name): every session shows this model instead of training
         self.settings = settings  # what the next load uses; the session keeps its own
         self.session: Session | None = None
-        self._after_run: list[events.Key] = []  # keys pressed after escape, for when the run's state is back
-        self._waits_for_run = True  # keys typed while a run stops wait for it (until AFTER_RUN_LIMIT)
-        self._wait_timer: Timer | None = None
+        self.after_run = KeysAfterRun(self)  # keys typed while a run stops, for when its state is back
         self.view = View()
         self.loading_corpus = False  # a load worker is reading files (not `loading`: Textual's own reactive,
         # which covered the whole screen, progress line included, with its spinner)
@@ -228,7 +224,7 @@ class MainScreen(Screen):
             self.notify(f"{type(error).__name__}: {error}", title=f"{event.worker.description} failed "
                         "(your work is kept)", severity="error", timeout=15)
             self.refresh_snapshot()
-            self._keys_after_run()
+            self.after_run.release()
 
     # -- loading ---------------------------------------------------------------------------
     def start_load(self, paths: list[str] | None, base: Session | None, settings: Settings) -> None:
@@ -536,14 +532,9 @@ class MainScreen(Screen):
             state = action.state(situation)
             if state is None:
                 event.stop()
-                waits = self.run.stopping and self._waits_for_run
+                waits = self.run.stopping and self.after_run.waits
                 if waits and action.unmet(situation) in (Need.IDLE, Need.FREE):
-                    # escape's course ends with the run's state back: the key acts then, and the
-                    # keys behind it wait for it
-                    if not self._after_run:  # a run that never ends (its worker cancelled unstarted)
-                        self._wait_timer = self.set_timer(AFTER_RUN_LIMIT, self._stop_waiting)  # must not keep them
-                    self._after_run.append(events.Key(event.key, event.character))  # this one was routed
-                    hold_keys(self.app)
+                    self.after_run.keep(event)  # escape's course ends with the run's state back: it acts then
                     return
                 self.notify(action.why(situation), title=f"{action.label} can't act now", timeout=4)
                 return
@@ -592,25 +583,7 @@ class MainScreen(Screen):
 
     def on_train_finished(self, message: msg.TrainFinished) -> None:
         self.run.on_finished(message)
-        self._keys_after_run()
-        self._waits_for_run = True
-
-    def _stop_waiting(self) -> None:
-        """The run did not end in time: its keys go now (and are refused, saying why), and the
-        keys after them are not held for it."""
-        if self._after_run:
-            self._waits_for_run = False
-            self._keys_after_run()
-
-    def _keys_after_run(self) -> None:
-        """The keys pressed while the run stopped, typed again now that it has ended (in the
-        app's own queue), ahead of the keys the line held behind them."""
-        if self._wait_timer is not None:
-            self._wait_timer.stop()
-            self._wait_timer = None
-        if self._after_run:
-            keys, self._after_run = self._after_run, []
-            self.app.call_later(retype, self.app, keys)
+        self.after_run.run_ended()
 
     def action_cancel(self) -> None:
         self.run.cancel()
